@@ -1,0 +1,121 @@
+#include "cli/cli.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "core/clock.h"
+#include "core/units.h"
+#include "report/atomic_file.h"
+#include "report/csv.h"
+#include "report/json.h"
+#include "report/text.h"
+#include "telemetry/identify.h"
+
+namespace writelab {
+namespace {
+
+std::atomic<bool> g_interrupted{false};  // written only by the signal handler
+
+void OnSignal(int) { g_interrupted.store(true, std::memory_order_relaxed); }
+
+void InstallSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sa.sa_flags = SA_RESETHAND;  // a second signal ends the process the default way
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+std::string OneLine(std::string s) {
+  for (char& c : s)
+    if (c == '\n') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string CommandLine(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) out += (i ? " " : "") + std::string(argv[i]);
+  return out;
+}
+
+}  // namespace
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "writelab: %s\n", OneLine(message).c_str());
+}
+
+void AddOutputOptions(CLI::App& sub, OutputOptions& out) {
+  sub.add_option("--json", out.json, "Write the results as JSON to FILE (docs/results.md)")
+      ->option_text("FILE");
+  sub.add_option("--csv", out.csv, "Write the figures as CSV to FILE")->option_text("FILE");
+}
+
+std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text) {
+  auto v = ParseSize(text);
+  if (!v) return std::unexpected(std::string(name) + ": " + v.error());
+  return *v;
+}
+
+std::expected<uint64_t, std::string> DurationOption(const char* name, const std::string& text) {
+  auto v = ParseDurationNs(text);
+  if (!v) return std::unexpected(std::string(name) + ": " + v.error());
+  return *v;
+}
+
+int Finish(Document& doc, const OutputOptions& out, const Status& run) {
+  doc.finished_at = UtcNowIso8601();
+  if (!run) doc.errors.push_back(run.error().Message());
+  std::fputs(RenderText(doc).c_str(), stdout);
+  std::fflush(stdout);
+  int code = run ? kExitOk : kExitRunFailed;
+  if (!out.json.empty()) {
+    if (Status s = WriteFileAtomically(out.json, ToJson(doc)); !s) {
+      PrintError(s.error().Message());
+      code = kExitRunFailed;
+    }
+  }
+  if (!out.csv.empty()) {
+    if (Status s = WriteFileAtomically(out.csv, RenderCsv(doc)); !s) {
+      PrintError(s.error().Message());
+      code = kExitRunFailed;
+    }
+  }
+  if (!run) PrintError(run.error().Message());
+  return code;
+}
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{
+      "writelab: reproduces classic Linux write-path experiments on your kernel, file system "
+      "and device, the old way and the modern way side by side.\n"
+      "Exit codes: 0 ok, 1 run failed or interrupted (results so far are still written), "
+      "2 usage error."};
+  app.name("writelab");
+  app.set_version_flag("--version", std::string("writelab ") + WRITELAB_VERSION);
+  app.require_subcommand(1);
+  CommandAction action;
+  AddStreamCommand(app, &action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    PrintError(std::string(e.what()) + " (see writelab --help)");
+    return kExitUsage;
+  }
+  InstallSignalHandlers();
+  RunContext ctx;
+  ctx.interrupted = &g_interrupted;
+  ctx.progress = isatty(STDOUT_FILENO) ? stdout : nullptr;
+  Document doc;
+  doc.writelab_version = WRITELAB_VERSION;
+  doc.command_line = CommandLine(argc, argv);
+  doc.started_at = UtcNowIso8601();
+  doc.host = IdentifyHost();
+  return action(ctx, doc);
+}
+
+}  // namespace writelab

@@ -1,0 +1,53 @@
+// The command line: parsing, validation into experiment specs, and the
+// boundary where errors become exit codes. Exit codes (also in README.md):
+//   0  success
+//   1  run failed or interrupted (results measured before it are still written)
+//   2  usage: bad option, bad value, missing directory
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <string>
+
+#include "core/result.h"
+#include "experiments/context.h"
+#include "writelab/error.h"
+
+namespace writelab {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRunFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+// Where results go, shared by every experiment command.
+struct OutputOptions {
+  std::string json;
+  std::string csv;
+};
+void AddOutputOptions(CLI::App& sub, OutputOptions& out);
+
+// "--size: '12q' is not a size" on failure.
+std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text);
+std::expected<uint64_t, std::string> DurationOption(const char* name, const std::string& text);
+
+// A subcommand's work once parsing succeeded: validate (usage errors →
+// exit 2), run, and report into doc (host, version and command line already
+// filled in). Returns the exit code.
+using CommandAction = std::function<int(const RunContext&, Document& doc)>;
+
+// Prints the document, writes --json/--csv, and maps a run error to exit 1.
+int Finish(Document& doc, const OutputOptions& out, const Status& run);
+
+// Each experiment registers its subcommand here; the action is stored in
+// *action when that subcommand is the one parsed.
+void AddStreamCommand(CLI::App& app, CommandAction* action);
+
+int RunCli(int argc, char** argv);
+
+// Prints "writelab: MESSAGE" as one line on stderr.
+void PrintError(const std::string& message);
+
+}  // namespace writelab

@@ -1,0 +1,96 @@
+// `writelab stream`: options → StreamSpec → RunStream → reporters.
+#include <memory>
+#include <string>
+
+#include "cli/cli.h"
+#include "experiments/stream.h"
+
+namespace writelab {
+namespace {
+
+struct StreamOptions {
+  StreamSpec spec;
+  std::string size = "1G";
+  std::string block = "8M";
+  std::string interval = "1s";
+  std::vector<std::string> strategies;
+  bool probe = false;  // --probe: the default, accepted for symmetry
+  bool no_probe = false;
+  OutputOptions out;
+};
+
+std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
+  StreamSpec spec = o.spec;
+  auto size = SizeOption("--size", o.size);
+  if (!size) return std::unexpected(size.error());
+  auto block = SizeOption("--block", o.block);
+  if (!block) return std::unexpected(block.error());
+  auto interval = DurationOption("--interval", o.interval);
+  if (!interval) return std::unexpected(interval.error());
+  spec.size = *size;
+  spec.block = *block;
+  spec.interval_ns = *interval;
+  spec.probe = !o.no_probe;
+  for (const std::string& name : o.strategies) {
+    bool found = false;
+    for (const auto& info : kStreamStrategies) {
+      if (name == info.name) {
+        spec.strategies.push_back(info.id);
+        found = true;
+      }
+    }
+    if (!found) return std::unexpected("--strategy: unknown strategy '" + name + "'");
+  }
+  if (auto ok = ValidateStreamSpec(spec); !ok) return std::unexpected(ok.error());
+  return spec;
+}
+
+std::string StrategyHelp() {
+  std::string text = "Strategies to run, comma-separated (default: all):";
+  for (const auto& info : kStreamStrategies)
+    text += std::string("\n  ") + info.name + ": " + info.summary;
+  return text;
+}
+
+}  // namespace
+
+void AddStreamCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<StreamOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "stream",
+      "Streaming-write strategies (overwrite.c, LKML 2009): throughput, dirty pages, page "
+      "cache left behind, and the stall a bystander's fsync sees. See docs/stream.md.");
+  auto* where = sub->add_option_group("target", "Where to write (exactly one)");
+  where->add_option("--dir", o->spec.dir, "Write a new file in DIR, removed afterwards")
+      ->option_text("DIR");
+  where->add_option("--file", o->spec.file, "Write PATH (created or truncated; left in place "
+                                            "if it existed, removed if writelab created it)")
+      ->option_text("PATH");
+  where->require_option(1);
+  sub->add_flag("--keep", o->spec.keep, "Keep the last file written (with --dir)");
+  sub->add_option("--size", o->size, "Bytes per trial, e.g. 1G, 64M, 1.5GiB")
+      ->capture_default_str();
+  sub->add_option("--block", o->block, "Bytes per write call")->capture_default_str();
+  sub->add_option("--strategy", o->strategies, StrategyHelp())->delimiter(',');
+  sub->add_option("--interval", o->interval, "Telemetry sampling interval, e.g. 500ms")
+      ->capture_default_str();
+  sub->add_option("--repeat", o->spec.repeat, "Rounds; the strategy order rotates each round")
+      ->capture_default_str();
+  auto* probe = sub->add_flag("--probe", o->probe, "Run the bystander fsync probe (default)");
+  sub->add_flag("--no-probe", o->no_probe, "Do not run the bystander probe")->excludes(probe);
+  AddOutputOptions(*sub, o->out);
+  sub->callback([o, action] {
+    *action = [o](const RunContext& ctx, Document& doc) {
+      auto spec = BuildSpec(*o);
+      if (!spec) {
+        PrintError(spec.error());
+        return kExitUsage;
+      }
+      doc.experiments.emplace_back();
+      Status run = RunStream(*spec, ctx, doc.experiments.back());
+      return Finish(doc, o->out, run);
+    };
+  });
+}
+
+}  // namespace writelab

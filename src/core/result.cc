@@ -1,0 +1,49 @@
+#include "core/result.h"
+
+namespace writelab {
+
+Latency Latency::From(const Histogram& h, std::string key, std::string label,
+                      std::string includes) {
+  Latency l;
+  l.key = std::move(key);
+  l.label = std::move(label);
+  l.includes = std::move(includes);
+  l.count = h.count();
+  l.min_ns = h.min();
+  l.max_ns = h.max();
+  l.mean_ns = h.mean();
+  l.stddev_ns = h.stddev();
+  if (h.count() > 0) {
+    for (double p : {50.0, 90.0, 99.0, 99.9}) l.percentiles_ns.emplace_back(p, h.Percentile(p));
+  }
+  return l;
+}
+
+std::optional<uint64_t> Latency::At(double percentile) const {
+  for (const auto& [p, ns] : percentiles_ns)
+    if (p == percentile) return ns;
+  return std::nullopt;
+}
+
+const char* RowStatusName(RowStatus s) {
+  switch (s) {
+    case RowStatus::kOk: return "ok";
+    case RowStatus::kUnsupported: return "unsupported";
+    case RowStatus::kFailed: return "failed";
+  }
+  return "?";
+}
+
+const Figure* Row::FindFigure(const std::string& key) const {
+  for (const Figure& f : figures)
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+const Latency* Row::FindLatency(const std::string& key) const {
+  for (const Latency& l : latencies)
+    if (l.key == key) return &l;
+  return nullptr;
+}
+
+}  // namespace writelab

@@ -1,0 +1,136 @@
+// The typed result tree. Experiments fill it; reporters (text, JSON, CSV, and
+// later HTML) read it and nothing else. It knows nothing of options, JSON or
+// terminals. Every number carries its unit; every figure says what its timing
+// includes. docs/results.md documents the JSON form field by field.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/histogram.h"
+#include "core/stats.h"
+
+namespace writelab {
+
+constexpr int kSchemaVersion = 1;
+
+using ParamValue = std::variant<bool, int64_t, double, std::string>;
+
+struct Param {
+  std::string key;
+  ParamValue value;
+  std::string unit;  // "" when the value has none
+};
+
+// One figure of a row, summarised over the trials that measured it.
+struct Figure {
+  std::string key;       // stable identifier: "mb_s"
+  std::string label;     // for people: "MB/s overall"
+  std::string unit;      // "MB/s", "s", "bytes", "pages"...
+  std::string includes;  // what the figure covers: "writes and the final fsync"
+  Summary value;
+};
+
+// A latency distribution, merged over all trials of a row.
+struct Latency {
+  std::string key;    // "write", "probe"
+  std::string label;  // "bystander 4 KiB write+fdatasync"
+  std::string includes;
+  uint64_t count = 0;
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  double mean_ns = 0;
+  double stddev_ns = 0;
+  std::vector<std::pair<double, uint64_t>> percentiles_ns;  // (percentile, ns)
+
+  static Latency From(const Histogram& h, std::string key, std::string label,
+                      std::string includes);
+  std::optional<uint64_t> At(double percentile) const;
+};
+
+struct Column {
+  std::string name;
+  std::string unit;
+};
+
+// Values sampled at a fixed interval during one trial. Column 0 is the time
+// since the trial started ("t", "s").
+struct Series {
+  std::string key;  // "timeline", "per_gib"
+  int trial = 0;    // 0-based trial (round) index
+  double interval_s = 0;
+  std::vector<Column> columns;
+  std::vector<std::vector<double>> points;
+};
+
+enum class RowStatus { kOk, kUnsupported, kFailed };
+const char* RowStatusName(RowStatus s);
+
+struct Row {
+  std::string name;
+  RowStatus status = RowStatus::kOk;
+  int error_code = 0;      // errno behind kUnsupported / kFailed
+  std::string message;     // "pwritev2 RWF_DONTCACHE: Operation not supported"
+  std::vector<std::string> notes;  // "library picked dontcache"
+  std::vector<Figure> figures;
+  std::vector<Latency> latencies;
+  std::vector<Series> series;
+
+  const Figure* FindFigure(const std::string& key) const;
+  const Latency* FindLatency(const std::string& key) const;
+};
+
+struct Host {
+  std::string hostname;
+  std::string kernel;   // uname release, e.g. "6.18.44"
+  std::string version;  // uname version
+  std::string machine;  // "x86_64"
+  int cpus = 0;
+  uint64_t memory_bytes = 0;
+  std::map<std::string, int64_t> vm;  // vm.dirty_* sysctls, as the kernel reports them
+};
+
+struct Target {
+  std::string path;           // the directory or file measured
+  std::string fs_type;        // "ext4", "tmpfs"
+  std::string mount_point;
+  std::string mount_source;   // "/dev/vda", "tmpfs"
+  std::string mount_options;  // "rw,relatime,..."
+  std::string device;         // whole block device under the file system: "vda"; "" if none
+  std::vector<std::string> stack;  // how it was found: "vda1 (partition of vda)", "loop0 -> /x.img"
+  std::string model;
+  std::string scheduler;      // active scheduler
+  std::vector<std::string> schedulers;  // offered
+  std::optional<bool> rotational;
+  std::optional<uint64_t> logical_block_size;
+  std::optional<uint64_t> physical_block_size;
+  std::optional<uint64_t> max_sectors_kb;
+};
+
+struct ExperimentResult {
+  std::string name;        // "stream"
+  std::string reproduces;  // one line naming the original experiment
+  Target target;
+  std::vector<Param> params;
+  std::vector<std::string> table;  // figure keys for the terminal table, in order
+  std::vector<Row> rows;
+  std::vector<std::string> notes;
+};
+
+struct Document {
+  int schema_version = kSchemaVersion;
+  std::string writelab_version;
+  std::string command_line;
+  std::string started_at;   // ISO 8601 UTC
+  std::string finished_at;
+  Host host;
+  std::vector<ExperimentResult> experiments;
+  std::vector<std::string> errors;  // why a run stopped early; what was measured is kept
+};
+
+}  // namespace writelab

@@ -1,0 +1,33 @@
+// Sizes and durations as people type them, and as writelab prints them.
+//
+// Sizes: a non-negative number with an optional binary suffix. "4096", "4k",
+// "8M", "1G", "4KiB", "1.5GiB", "2T" (k, K, KB, KiB all mean 1024; no decimal
+// multiples: storage people type 4k and mean 4096). Fractions are allowed
+// when the result is a whole number of bytes.
+// Durations: a number and a unit: "500ms", "3s", "2m", "1h", "250us",
+// "100ns"; a bare number is seconds.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <string_view>
+
+namespace writelab {
+
+// On failure the error text is "'12q' is not a size" (the caller prefixes the
+// option name).
+std::expected<uint64_t, std::string> ParseSize(std::string_view text);
+std::expected<uint64_t, std::string> ParseDurationNs(std::string_view text);
+
+// "8 MiB", "1.50 GiB", "512 B": binary units, for sizes.
+std::string FormatBytes(double bytes);
+// "812 ns", "3.41 us", "12.0 ms", "1.52 s": for latencies.
+std::string FormatNs(double ns);
+
+constexpr double kMB = 1e6;  // throughput figures are in MB/s (10^6 bytes/s), as dd and fio print
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * kKiB;
+constexpr uint64_t kGiB = 1024 * kMiB;
+
+}  // namespace writelab

@@ -1,0 +1,21 @@
+// What every experiment gets from the command line besides its spec: where
+// progress goes and whether the user asked to stop. No globals (STYLE.md 9).
+#pragma once
+
+#include <atomic>
+#include <cstdio>
+
+namespace writelab {
+
+struct RunContext {
+  // Live progress line ("\r...") when stdout is a terminal; null for none.
+  std::FILE* progress = nullptr;
+  // Set by the SIGINT/SIGTERM handler; experiments stop at the next block.
+  const std::atomic<bool>* interrupted = nullptr;
+
+  bool Interrupted() const {
+    return interrupted && interrupted->load(std::memory_order_relaxed);
+  }
+};
+
+}  // namespace writelab

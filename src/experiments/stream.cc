@@ -1,0 +1,242 @@
+#include "experiments/stream.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/units.h"
+#include "experiments/stream_trial.h"
+#include "telemetry/identify.h"
+
+namespace writelab {
+namespace {
+
+constexpr const char* kReproduces =
+    "overwrite.c, LKML thread \"Linux 2.6.29\" (Torvalds, Garzik, April 2009): 8 MiB writes "
+    "with sync_file_range windows, then with posix_fadvise(DONTNEED)";
+
+std::string DirOf(const StreamSpec& spec) {
+  if (!spec.dir.empty()) return spec.dir;
+  auto slash = spec.file.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : spec.file.substr(0, slash);
+}
+
+// Everything measured for one strategy, across its trials.
+struct Accumulator {
+  RowStatus status = RowStatus::kOk;
+  int error = 0;
+  std::string message;
+  std::map<std::string, std::vector<double>> figures;
+  Histogram write_latency;
+  Histogram probe_latency;
+  std::vector<Series> series;
+  std::vector<std::string> notes;
+};
+
+void AddTrial(const StreamSpec& spec, int round, const TrialResult& t, Accumulator& acc) {
+  if (t.status != RowStatus::kOk) {
+    acc.status = t.status;
+    acc.error = t.error;
+    acc.message = t.message;
+    return;
+  }
+  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
+  double bytes = static_cast<double>(t.bytes);
+  add("mb_s", t.total_s() > 0 ? bytes / t.total_s() / kMB : 0);
+  add("write_mb_s", t.write_s > 0 ? bytes / t.write_s / kMB : 0);
+  add("sync_s", t.sync_s);
+  add("total_s", t.total_s());
+  add("bytes", bytes);
+  add("calls", static_cast<double>(t.counters.calls));
+  add("short_writes", static_cast<double>(t.counters.short_writes));
+  add("eintr_retries", static_cast<double>(t.counters.eintr_retries));
+  uint64_t dirty_peak = 0, writeback_peak = 0;
+  for (const SamplePoint& p : t.samples) {
+    dirty_peak = std::max(dirty_peak, p.dirty);
+    writeback_peak = std::max(writeback_peak, p.writeback);
+  }
+  add("dirty_peak", static_cast<double>(dirty_peak));
+  add("writeback_peak", static_cast<double>(writeback_peak));
+  if (t.residency) add("cached_end", static_cast<double>(t.residency->cached_bytes()));
+  if (t.probed && t.probe_latency.count() > 0) {
+    add("probe_p50_ms", static_cast<double>(t.probe_latency.Percentile(50)) / 1e6);
+    add("probe_p99_ms", static_cast<double>(t.probe_latency.Percentile(99)) / 1e6);
+    add("probe_max_ms", static_cast<double>(t.probe_latency.max()) / 1e6);
+  }
+  acc.write_latency.Merge(t.write_latency);
+  acc.probe_latency.Merge(t.probe_latency);
+  acc.series.push_back(TimelineSeries(t.samples, round, static_cast<double>(spec.interval_ns) / 1e9));
+  Series gib;
+  gib.key = "per_gib";
+  gib.trial = round;
+  gib.columns = {{"gib", "GiB index"}, {"throughput", "MB/s"}};
+  for (size_t i = 0; i < t.gib_mb_s.size(); ++i)
+    gib.points.push_back({static_cast<double>(i + 1), t.gib_mb_s[i]});
+  acc.series.push_back(std::move(gib));
+  if (!t.library_choice.empty()) acc.notes.push_back("round " + std::to_string(round + 1) +
+                                                     ": library picked " + t.library_choice);
+  if (!t.residency_error.empty()) acc.notes.push_back("page cache: " + t.residency_error);
+  if (t.probe_error)
+    acc.notes.push_back("probe: a write or fdatasync failed: " + ErrnoError(t.probe_error, "").Message());
+}
+
+struct FigureInfo {
+  const char* key;
+  const char* label;
+  const char* unit;
+  const char* includes;
+};
+
+constexpr FigureInfo kFigures[] = {
+    {"mb_s", "MB/s", "MB/s", "all writes, the strategy's own syscalls and the final fsync"},
+    {"write_mb_s", "write MB/s", "MB/s", "the write phase only, up to the last write returning"},
+    {"sync_s", "final sync", "s", "the final fsync (library: StreamWriter::Finish)"},
+    {"total_s", "elapsed", "s", "write phase plus the final fsync"},
+    {"bytes", "written", "bytes", "bytes accepted by the kernel"},
+    {"calls", "write calls", "calls", "write system calls (library: Append calls)"},
+    {"short_writes", "short writes", "calls", "calls that wrote less than asked"},
+    {"eintr_retries", "EINTR retries", "calls", "calls interrupted and retried"},
+    {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty in /proc/meminfo sampled"},
+    {"writeback_peak", "peak Writeback", "bytes", "largest system-wide Writeback sampled"},
+    {"cached_end", "left cached", "bytes", "the file's pages in the page cache after the final sync"},
+    {"probe_p50_ms", "probe p50", "ms", "bystander 4 KiB pwrite + fdatasync, median"},
+    {"probe_p99_ms", "probe p99", "ms", "bystander 4 KiB pwrite + fdatasync, 99th percentile"},
+    {"probe_max_ms", "probe max", "ms", "bystander 4 KiB pwrite + fdatasync, worst"},
+};
+
+Row MakeRow(StreamStrategy s, Accumulator& acc) {
+  Row row;
+  row.name = StreamStrategyName(s);
+  row.status = acc.status;
+  row.error_code = acc.error;
+  row.message = acc.message;
+  row.notes = std::move(acc.notes);
+  for (const FigureInfo& f : kFigures) {
+    auto it = acc.figures.find(f.key);
+    if (it == acc.figures.end()) continue;
+    row.figures.push_back({f.key, f.label, f.unit, f.includes, Summarize(it->second)});
+  }
+  if (acc.write_latency.count())
+    row.latencies.push_back(Latency::From(acc.write_latency, "write", "write call",
+                                          "one write system call (library: one Append)"));
+  if (acc.probe_latency.count())
+    row.latencies.push_back(Latency::From(acc.probe_latency, "probe", "bystander probe",
+                                          "4 KiB pwrite + fdatasync on another file"));
+  row.series = std::move(acc.series);
+  return row;
+}
+
+void AddParams(const StreamSpec& spec, const std::string& path, ExperimentResult& out) {
+  std::string names;
+  for (StreamStrategy s : spec.strategies) names += (names.empty() ? "" : ",") + std::string(StreamStrategyName(s));
+  out.params = {
+      {"path", path, ""},
+      {"size", static_cast<int64_t>(spec.size), "bytes"},
+      {"block", static_cast<int64_t>(spec.block), "bytes"},
+      {"strategies", names, ""},
+      {"repeat", static_cast<int64_t>(spec.repeat), "trials"},
+      {"interval", static_cast<double>(spec.interval_ns) / 1e9, "s"},
+      {"probe", spec.probe, ""},
+      {"probe_period", static_cast<double>(spec.probe_period_ns) / 1e9, "s"},
+      {"keep", spec.keep, ""},
+  };
+}
+
+}  // namespace
+
+const char* StreamStrategyName(StreamStrategy s) {
+  for (const auto& info : kStreamStrategies)
+    if (info.id == s) return info.name;
+  return "?";
+}
+
+std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
+  if (spec.dir.empty() == spec.file.empty())
+    return std::unexpected("give exactly one of --dir and --file");
+  if (!spec.dir.empty()) {
+    struct stat st;
+    if (stat(spec.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return std::unexpected("--dir: '" + spec.dir + "' is not a directory");
+    if (access(spec.dir.c_str(), W_OK) != 0)
+      return std::unexpected("--dir: '" + spec.dir + "' is not writable");
+  }
+  if (!spec.file.empty()) {
+    struct stat st;
+    if (stat(spec.file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      return std::unexpected("--file: '" + spec.file + "' is not a regular file");
+    std::string dir = DirOf(spec);
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return std::unexpected("--file: directory '" + dir + "' does not exist");
+  }
+  if (spec.size == 0) return std::unexpected("--size: must be greater than 0");
+  if (spec.block == 0) return std::unexpected("--block: must be greater than 0");
+  if (spec.block > spec.size)
+    return std::unexpected("--block: " + FormatBytes(static_cast<double>(spec.block)) +
+                           " is larger than --size " + FormatBytes(static_cast<double>(spec.size)));
+  if (spec.block > (uint64_t{1} << 30)) return std::unexpected("--block: at most 1 GiB");
+  if (spec.repeat < 1) return std::unexpected("--repeat: must be at least 1");
+  if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
+  if (spec.strategies.empty())
+    for (const auto& info : kStreamStrategies) spec.strategies.push_back(info.id);
+  return {};
+}
+
+Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult& out) {
+  const std::string dir = DirOf(spec);
+  out.name = "stream";
+  out.reproduces = kReproduces;
+  out.target = IdentifyTarget(dir);
+  out.table = {"mb_s", "write_mb_s", "sync_s", "dirty_peak", "cached_end", "probe_p99_ms",
+               "probe_max_ms"};
+  AddParams(spec, spec.file.empty() ? dir : spec.file, out);
+
+  size_t align = std::max<uint64_t>(4096, out.target.logical_block_size.value_or(4096));
+  AlignedBuffer data(spec.block, align);
+  data.FillPattern(1);
+  std::unique_ptr<BystanderProbe> probe;
+  if (spec.probe) {
+    auto p = BystanderProbe::Create(dir, spec.probe_period_ns);
+    if (!p) return std::unexpected(p.error());
+    probe = std::move(*p);
+  }
+  struct stat st;
+  const bool user_file_existed = !spec.file.empty() && stat(spec.file.c_str(), &st) == 0;
+
+  const size_t n = spec.strategies.size();
+  std::vector<Accumulator> acc(n);
+  Status status;
+  for (int round = 0; round < spec.repeat && status; ++round) {
+    for (size_t k = 0; k < n && status; ++k) {
+      size_t i = (k + static_cast<size_t>(round)) % n;  // rotate the order each round
+      if (acc[i].status != RowStatus::kOk) continue;      // unsupported or failed already
+      StreamStrategy s = spec.strategies[i];
+      bool last = round == spec.repeat - 1 && k == n - 1;
+      TrialEnv env{spec, ctx, out.target.device, align, data, probe.get(),
+                   std::string(StreamStrategyName(s)) + ", round " + std::to_string(round + 1) +
+                       "/" + std::to_string(spec.repeat),
+                   user_file_existed || (spec.keep && last)};
+      TrialResult t = RunStreamTrial(s, env);
+      if (t.interrupted) {  // a partial trial is no measurement
+        status = std::unexpected(PlainError("interrupted"));
+        break;
+      }
+      AddTrial(spec, round, t, acc[i]);
+      if (t.status == RowStatus::kFailed)
+        status = std::unexpected(PlainError(std::string(StreamStrategyName(s)) + ": " + t.message));
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (acc[i].status == RowStatus::kOk && acc[i].figures.empty()) {
+      acc[i].status = RowStatus::kFailed;
+      acc[i].message = "not measured: the run stopped before this strategy";
+    }
+    out.rows.push_back(MakeRow(spec.strategies[i], acc[i]));
+  }
+  out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
+  return status;
+}
+
+}  // namespace writelab

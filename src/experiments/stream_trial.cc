@@ -1,0 +1,231 @@
+#include "experiments/stream_trial.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "core/clock.h"
+#include "core/units.h"
+#include "experiments/probe.h"
+#include "io/linux_compat.h"
+#include "writelab/stream_writer.h"
+
+namespace writelab {
+namespace {
+
+// Opens the trial's file with the strategy's flags.
+std::expected<UniqueFd, Error> OpenTrialFile(StreamStrategy s, const StreamSpec& spec,
+                                             std::string* path) {
+  int flags = O_WRONLY | (s == StreamStrategy::kDirect ? O_DIRECT : 0);
+  if (!spec.file.empty()) {
+    *path = spec.file;
+    return OpenFile(spec.file, flags | O_CREAT | O_TRUNC);
+  }
+  return CreateOwnFile(spec.dir, "stream", flags, path);
+}
+
+// Records when each GiB boundary is crossed; no allocation while writing.
+class GibClock {
+ public:
+  GibClock(uint64_t size, uint64_t start_ns) : start_ns_(start_ns) {
+    marks_.reserve(size / kGiB + 2);
+  }
+  void Advance(uint64_t bytes) {
+    if (bytes >= next_) {
+      marks_.push_back({bytes, NowNs()});
+      next_ = (bytes / kGiB + 1) * kGiB;
+    }
+  }
+  std::vector<double> MbPerSecond(uint64_t total, uint64_t end_ns) {
+    if (marks_.empty() || marks_.back().bytes != total) marks_.push_back({total, end_ns});
+    std::vector<double> out;
+    uint64_t prev_bytes = 0, prev_ns = start_ns_;
+    for (const Mark& m : marks_) {
+      if (m.bytes == prev_bytes) continue;
+      double s = static_cast<double>(m.ns - prev_ns) / 1e9;
+      out.push_back(s > 0 ? static_cast<double>(m.bytes - prev_bytes) / s / kMB : 0);
+      prev_bytes = m.bytes;
+      prev_ns = m.ns;
+    }
+    return out;
+  }
+
+ private:
+  struct Mark {
+    uint64_t bytes;
+    uint64_t ns;
+  };
+  uint64_t start_ns_;
+  uint64_t next_ = kGiB;
+  std::vector<Mark> marks_;
+};
+
+void Unsupported(TrialResult& r, int err, std::string message) {
+  r.status = RowStatus::kUnsupported;
+  r.error = err;
+  r.message = std::move(message);
+}
+
+void Failed(TrialResult& r, int err, std::string message) {
+  r.status = RowStatus::kFailed;
+  r.error = err;
+  r.message = std::move(message);
+}
+
+// The original loops: write a block, then the strategy's own calls.
+void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runner,
+               GibClock& gib, TrialResult& r) {
+  const uint64_t size = env.spec.size, block = env.spec.block;
+  for (uint64_t off = 0; off < size; off += block) {
+    if (env.ctx.Interrupted()) {
+      r.interrupted = true;
+      return;
+    }
+    uint64_t n = std::min(block, size - off);
+    if (int rc = runner.WriteFully(env.data.data(), n, off); rc != 0) {
+      bool refused = off == 0 && (rc == -EOPNOTSUPP || rc == -EINVAL) &&
+                     (s == StreamStrategy::kDontcache || s == StreamStrategy::kDirect);
+      std::string what = s == StreamStrategy::kDontcache ? "pwritev2 RWF_DONTCACHE" : "write";
+      auto msg = ErrnoError(-rc, what + " at " + std::to_string(off)).Message();
+      refused ? Unsupported(r, -rc, msg) : Failed(r, -rc, msg);
+      return;
+    }
+    if (s == StreamStrategy::kWindow || s == StreamStrategy::kWindowDrop) {
+      sync_file_range(fd, static_cast<off_t>(off), static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
+      if (off >= block) {
+        auto prev = static_cast<off_t>(off - block);
+        sync_file_range(fd, prev, static_cast<off_t>(block),
+                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                            SYNC_FILE_RANGE_WAIT_AFTER);
+        if (s == StreamStrategy::kWindowDrop)
+          posix_fadvise(fd, prev, static_cast<off_t>(block), POSIX_FADV_DONTNEED);
+      }
+    }
+    gib.Advance(off + n);
+  }
+}
+
+// The library strategy: the application's view, one Append() per block.
+void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progress,
+                 GibClock& gib, TrialResult& r, uint64_t& sync_start) {
+  StreamWriterOptions options;
+  options.window_bytes = env.spec.block;
+  auto writer = StreamWriter::Adopt(std::move(fd), r.path, options);
+  if (!writer) return Failed(r, writer.error().code, writer.error().Message());
+  const uint64_t size = env.spec.size, block = env.spec.block;
+  for (uint64_t off = 0; off < size; off += block) {
+    if (env.ctx.Interrupted()) {
+      r.interrupted = true;
+      break;
+    }
+    uint64_t n = std::min(block, size - off);
+    uint64_t t0 = NowNs();
+    Status st = writer->Append({env.data.data(), n});
+    r.write_latency.Record(NowNs() - t0);
+    if (!st) return Failed(r, st.error().code, st.error().Message());
+    r.counters.bytes += n;
+    ++r.counters.calls;
+    progress.store(off + n, std::memory_order_relaxed);
+    gib.Advance(off + n);
+  }
+  sync_start = NowNs();
+  if (Status st = writer->Finish(); !st) return Failed(r, st.error().code, st.error().Message());
+  r.library_choice = writer->choice();
+}
+
+Sampler::Observer ProgressPrinter(const TrialEnv& env) {
+  if (!env.ctx.progress) return nullptr;
+  return [out = env.ctx.progress, label = env.label, size = env.spec.size,
+          last = SamplePoint{}](const SamplePoint& p) mutable {
+    double dt = p.t_s - last.t_s;
+    double rate = dt > 0 ? static_cast<double>(p.bytes - last.bytes) / dt / kMB : 0;
+    std::fprintf(out, "\r\033[K  stream %s: %s of %s, %.0f MB/s, %s dirty", label.c_str(),
+                 FormatBytes(static_cast<double>(p.bytes)).c_str(),
+                 FormatBytes(static_cast<double>(size)).c_str(), rate,
+                 FormatBytes(static_cast<double>(p.dirty)).c_str());
+    std::fflush(out);
+    last = p;
+  };
+}
+
+// Measures what the file left in the page cache, then drops it and (unless
+// kept) removes the file, so the next trial inherits nothing.
+void Settle(int fd, TrialResult& r, bool keep) {
+  auto res = MeasureResidency(fd, r.path);
+  if (res) {
+    r.residency = *res;
+  } else {
+    r.residency_error = res.error().Message();
+  }
+  fsync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  if (!keep) unlink(r.path.c_str());
+}
+
+
+std::unique_ptr<WriteEngine> MakeEngine(StreamStrategy s, int fd, size_t alignment) {
+  if (s == StreamStrategy::kDontcache) return MakePwritev2Engine(fd, RWF_DONTCACHE);
+  return MakePwriteEngine(fd, s == StreamStrategy::kDirect ? alignment : 1);
+}
+
+// Writes, syncs and times; fills r with what the trial measured.
+void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
+  std::atomic<uint64_t> progress{0};
+  auto engine = MakeEngine(s, fd, env.direct_alignment);
+  WriteRunner runner(*engine, r.write_latency, &progress);
+  Sampler sampler(env.device, env.spec.interval_ns, &progress, ProgressPrinter(env));
+  if (env.probe) env.probe->Start();
+  sampler.Start();
+  uint64_t t0 = NowNs();
+  uint64_t sync_start = 0;
+  GibClock gib(env.spec.size, t0);
+  if (s == StreamStrategy::kLibrary) {
+    LibraryLoop(UniqueFd(dup(fd)), env, progress, gib, r, sync_start);
+  } else {
+    WriteLoop(s, fd, env, runner, gib, r);
+    r.counters = runner.counters();
+    sync_start = NowNs();
+    if (r.status == RowStatus::kOk && !r.interrupted && fsync(fd) != 0)
+      Failed(r, errno, ErrnoError(errno, "fsync " + r.path).Message());
+  }
+  uint64_t t2 = NowNs();
+  r.samples = sampler.Stop();
+  if (env.probe) {
+    r.probed = true;
+    r.probe_latency = env.probe->Stop();
+    r.probe_error = env.probe->error();
+  }
+  if (env.ctx.progress) std::fprintf(env.ctx.progress, "\r\033[K");
+  if (sync_start == 0) sync_start = t2;
+  r.bytes = r.counters.bytes;
+  r.write_s = static_cast<double>(sync_start - t0) / 1e9;
+  r.sync_s = static_cast<double>(t2 - sync_start) / 1e9;
+  r.gib_mb_s = gib.MbPerSecond(r.bytes, sync_start);
+}
+
+}  // namespace
+
+TrialResult RunStreamTrial(StreamStrategy s, const TrialEnv& env) {
+  TrialResult r;
+  auto fd = OpenTrialFile(s, env.spec, &r.path);
+  if (!fd) {
+    bool refused = s == StreamStrategy::kDirect && fd.error().code == EINVAL;
+    refused ? Unsupported(r, EINVAL, fd.error().Message() + " (O_DIRECT refused)")
+            : Failed(r, fd.error().code, fd.error().Message());
+    return r;
+  }
+  const size_t align = env.direct_alignment;
+  if (s == StreamStrategy::kDirect && (env.spec.block % align || env.spec.size % align)) {
+    Unsupported(r, EINVAL,
+                "O_DIRECT needs --block and --size in multiples of " + std::to_string(align) +
+                    " bytes (the target's direct I/O alignment)");
+  } else {
+    Measure(s, fd->get(), env, r);
+  }
+  Settle(fd->get(), r, env.keep_file && r.status == RowStatus::kOk);
+  return r;
+}
+
+}  // namespace writelab

@@ -1,0 +1,55 @@
+// One trial of one `stream` strategy: write the file, sync it, measure what
+// it left behind, remove it. Internal to the stream experiment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/histogram.h"
+#include "experiments/probe.h"
+#include "experiments/stream.h"
+#include "io/file.h"
+#include "io/runner.h"
+#include "telemetry/pagecache.h"
+#include "telemetry/sampler.h"
+
+namespace writelab {
+
+struct TrialEnv {
+  const StreamSpec& spec;
+  const RunContext& ctx;
+  std::string device;        // for the sampler: "vda", "" for none
+  size_t direct_alignment;   // O_DIRECT alignment of the target
+  const AlignedBuffer& data;  // one block of pattern, aligned for O_DIRECT
+  BystanderProbe* probe;      // null with --no-probe
+  std::string label;         // "window-drop, round 2/3" for the progress line
+  bool keep_file;            // leave the file in place (--keep, last trial)
+};
+
+struct TrialResult {
+  RowStatus status = RowStatus::kOk;
+  int error = 0;
+  std::string message;
+  bool interrupted = false;
+  uint64_t bytes = 0;
+  double write_s = 0;  // first write to last write returning (strategy syscalls included)
+  double sync_s = 0;   // the final fsync (library: Finish())
+  WriteCounters counters;
+  Histogram write_latency;  // per write call (library: per Append)
+  bool probed = false;
+  int probe_error = 0;
+  Histogram probe_latency;
+  std::vector<SamplePoint> samples;
+  std::vector<double> gib_mb_s;  // MB/s of each GiB written (last one may be partial)
+  std::optional<CacheResidency> residency;
+  std::string residency_error;
+  std::string library_choice;
+  std::string path;  // the file written (kept only with keep_file)
+
+  double total_s() const { return write_s + sync_s; }
+};
+
+TrialResult RunStreamTrial(StreamStrategy strategy, const TrialEnv& env);
+
+}  // namespace writelab

@@ -1,0 +1,63 @@
+#include "io/file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace writelab {
+
+std::expected<UniqueFd, Error> OpenFile(const std::string& path, int flags, mode_t mode) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  if (fd < 0) return std::unexpected(ErrnoError(errno, "open " + path));
+  return UniqueFd(fd);
+}
+
+std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::string& prefix,
+                                             int extra_flags, std::string* path) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string candidate = dir + "/writelab-" + prefix + "-" + std::to_string(getpid()) + "-" +
+                            std::to_string(counter++);
+    int fd = ::open(candidate.c_str(), O_CREAT | O_EXCL | O_CLOEXEC | extra_flags, 0644);
+    if (fd >= 0) {
+      *path = candidate;
+      return UniqueFd(fd);
+    }
+    if (errno != EEXIST) return std::unexpected(ErrnoError(errno, "create " + candidate));
+  }
+  return std::unexpected(ErrnoError(EEXIST, "create a new file in " + dir));
+}
+
+AlignedBuffer::AlignedBuffer(size_t size, size_t alignment) : size_(size) {
+  void* p = nullptr;
+  size_t rounded = (size + alignment - 1) / alignment * alignment;
+  if (posix_memalign(&p, alignment, rounded ? rounded : alignment) != 0) throw std::bad_alloc();
+  data_.reset(static_cast<std::byte*>(p));
+}
+
+void AlignedBuffer::Free::operator()(std::byte* p) const { std::free(p); }
+
+void AlignedBuffer::FillPattern(uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < size_; i += sizeof x) {
+    x ^= x << 13;  // xorshift64
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(data_.get() + i, &x, std::min(sizeof x, size_ - i));
+  }
+}
+
+Status SyncParentDir(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  auto fd = OpenFile(dir, O_RDONLY | O_DIRECTORY);
+  if (!fd) return std::unexpected(fd.error());
+  if (fsync(fd->get()) != 0) return std::unexpected(ErrnoError(errno, "fsync " + dir));
+  return {};
+}
+
+}  // namespace writelab

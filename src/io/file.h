@@ -1,0 +1,47 @@
+// Files and buffers for experiments: opening with context-rich errors,
+// creating files that are writelab's own, and aligned buffers for O_DIRECT.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <expected>
+#include <memory>
+#include <string>
+
+#include "writelab/error.h"
+#include "writelab/unique_fd.h"
+
+namespace writelab {
+
+std::expected<UniqueFd, Error> OpenFile(const std::string& path, int flags, mode_t mode = 0644);
+
+// Creates a new file "DIR/writelab-PREFIX-PID-N" with O_CREAT|O_EXCL, so it
+// never touches a file that writelab did not make. Sets *path.
+std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::string& prefix,
+                                             int extra_flags, std::string* path);
+
+// A heap buffer aligned for O_DIRECT (alignment a power of two).
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  AlignedBuffer(size_t size, size_t alignment);
+  std::byte* data() { return data_.get(); }
+  const std::byte* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  // Fills with a non-repeating, non-zero byte pattern derived from seed, so
+  // no layer can take a shortcut for zero pages.
+  void FillPattern(uint64_t seed);
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  std::unique_ptr<std::byte, Free> data_;
+  size_t size_ = 0;
+};
+
+// fsync the directory that holds path, so a create or rename is durable.
+Status SyncParentDir(const std::string& path);
+
+}  // namespace writelab

@@ -1,0 +1,55 @@
+// Synchronous engines: one system call per request, completed in Queue().
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "io/engine.h"
+
+namespace writelab {
+namespace {
+
+class PwriteEngine final : public WriteEngine {
+ public:
+  PwriteEngine(int fd, size_t alignment) : fd_(fd), alignment_(alignment) {}
+  Submit Queue(IoRequest& req) override {
+    ssize_t n = ::pwrite(fd_, req.buf, req.len, static_cast<off_t>(req.offset));
+    req.res = n >= 0 ? n : -errno;
+    return Submit::kCompleted;
+  }
+  EngineCaps caps() const override { return {.alignment = alignment_}; }
+  std::string_view name() const override { return alignment_ > 1 ? "pwrite-direct" : "pwrite"; }
+
+ private:
+  int fd_;
+  size_t alignment_;
+};
+
+class Pwritev2Engine final : public WriteEngine {
+ public:
+  Pwritev2Engine(int fd, int flags) : fd_(fd), flags_(flags) {}
+  Submit Queue(IoRequest& req) override {
+    iovec iov{const_cast<void*>(req.buf), req.len};
+    ssize_t n = ::pwritev2(fd_, &iov, 1, static_cast<off_t>(req.offset), flags_);
+    req.res = n >= 0 ? n : -errno;
+    return Submit::kCompleted;
+  }
+  EngineCaps caps() const override { return {.vectored = true}; }
+  std::string_view name() const override { return "pwritev2"; }
+
+ private:
+  int fd_;
+  int flags_;
+};
+
+}  // namespace
+
+std::unique_ptr<WriteEngine> MakePwriteEngine(int fd, size_t alignment) {
+  return std::make_unique<PwriteEngine>(fd, alignment);
+}
+
+std::unique_ptr<WriteEngine> MakePwritev2Engine(int fd, int rwf_flags) {
+  return std::make_unique<Pwritev2Engine>(fd, rwf_flags);
+}
+
+}  // namespace writelab

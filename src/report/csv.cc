@@ -1,0 +1,50 @@
+#include "report/csv.h"
+
+#include <fmt/format.h>
+
+namespace writelab {
+namespace {
+
+std::string Quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string Num(double v) { return fmt::format("{}", v); }
+
+}  // namespace
+
+std::string RenderCsv(const Document& doc) {
+  std::string out =
+      "experiment,target,row,status,errno,figure,unit,n,median,min,max,mean,ci95_low,ci95_high,"
+      "includes\n";
+  for (const ExperimentResult& e : doc.experiments) {
+    for (const Row& r : e.rows) {
+      std::string head = Quote(e.name) + "," + Quote(e.target.path) + "," + Quote(r.name) + "," +
+                         RowStatusName(r.status) + "," + std::to_string(r.error_code) + ",";
+      if (r.status != RowStatus::kOk) {
+        out += head + ",,0,,,,,,," + Quote(r.message) + "\n";
+        continue;
+      }
+      for (const Figure& f : r.figures) {
+        const Summary& s = f.value;
+        out += head + Quote(f.key) + "," + Quote(f.unit) + "," + std::to_string(s.n) + "," +
+               Num(s.median) + "," + Num(s.min) + "," + Num(s.max) + "," + Num(s.mean) + "," +
+               (s.ci95 ? Num(s.ci95->low) + "," + Num(s.ci95->high) : std::string(",")) + "," +
+               Quote(f.includes) + "\n";
+      }
+      for (const Latency& l : r.latencies) {
+        for (const auto& [p, ns] : l.percentiles_ns) {
+          out += head + Quote(fmt::format("{}_p{}", l.key, p)) + ",ns," +
+                 std::to_string(l.count) + "," + std::to_string(ns) + ",,,,,," +
+                 Quote(l.includes) + "\n";
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace writelab

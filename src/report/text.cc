@@ -1,0 +1,153 @@
+#include "report/text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/units.h"
+
+namespace writelab {
+namespace {
+
+std::string Cell(const Figure& f) {
+  const Summary& s = f.value;
+  std::string text = FormatValue(s.median, f.unit);
+  if (s.n > 1 && s.min != s.max)
+    text += " (" + FormatValue(s.min, f.unit) + "-" + FormatValue(s.max, f.unit) + ")";
+  return text;
+}
+
+std::string TargetLine(const Target& t) {
+  std::string line = t.path + ": " + (t.fs_type.empty() ? "unknown file system" : t.fs_type);
+  if (!t.mount_source.empty()) line += " from " + t.mount_source;
+  if (!t.device.empty()) {
+    line += ", device " + t.device;
+    if (!t.model.empty()) line += " (" + t.model + ")";
+    if (!t.scheduler.empty()) line += ", scheduler " + t.scheduler;
+    if (t.rotational) line += *t.rotational ? ", rotational" : ", non-rotational";
+    if (t.logical_block_size) line += fmt::format(", {}-byte logical blocks", *t.logical_block_size);
+  } else {
+    line += ", no block device";
+  }
+  return line;
+}
+
+std::string ParamText(const Param& p) {
+  std::string v = std::visit(
+      [&](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return x ? "yes" : "no";
+        else if constexpr (std::is_same_v<T, std::string>) return x;
+        else if (p.unit == "bytes") return FormatBytes(static_cast<double>(x));
+        else return fmt::format("{}{}", x, p.unit.empty() ? "" : " " + p.unit);
+      },
+      p.value);
+  return p.key + " " + v;
+}
+
+std::string LatencyTable(const ExperimentResult& e) {
+  TextTable table({"latency", "count", "min", "p50", "p90", "p99", "p99.9", "max"});
+  bool any = false;
+  for (const Row& r : e.rows) {
+    for (const Latency& l : r.latencies) {
+      auto at = [&](double p) { return l.At(p) ? FormatNs(static_cast<double>(*l.At(p))) : "-"; };
+      table.AddRow({r.name + " " + l.label, std::to_string(l.count),
+                    FormatNs(static_cast<double>(l.min_ns)), at(50), at(90), at(99), at(99.9),
+                    FormatNs(static_cast<double>(l.max_ns))});
+      any = true;
+    }
+  }
+  return any ? table.Render() : "";
+}
+
+}  // namespace
+
+std::string FormatValue(double v, const std::string& unit) {
+  if (unit == "bytes") return FormatBytes(v);
+  if (unit == "MB/s") return fmt::format("{:.0f} MB/s", v);
+  if (unit == "s") return FormatNs(v * 1e9);
+  if (unit == "ms") return FormatNs(v * 1e6);
+  if (v == static_cast<double>(static_cast<int64_t>(v))) return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{:.3g}", v);
+}
+
+std::string TextTable::Render() const {
+  std::vector<size_t> width(header_.size(), 0);
+  auto widen = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], cells[i].size());
+  };
+  widen(header_);
+  for (const auto& r : rows_) widen(r);
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i < cells.size() && i < width.size(); ++i) {
+      if (i == 0) out += fmt::format("{:<{}}", cells[i], width[i]);
+      else out += fmt::format("  {:>{}}", cells[i], width[i]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header_);
+  for (const auto& r : rows_) {
+    if (r.size() == 2 && header_.size() > 2) {  // a row that spans: "name  message"
+      out += fmt::format("{:<{}}  {}\n", r[0], width[0], r[1]);
+      continue;
+    }
+    out += line(r);
+  }
+  return out;
+}
+
+std::string RenderExperimentText(const ExperimentResult& e) {
+  std::string out = fmt::format("writelab {}: reproduces {}\n", e.name, e.reproduces);
+  out += "target: " + TargetLine(e.target) + "\n";
+  std::string params;
+  for (const Param& p : e.params) params += (params.empty() ? "" : ", ") + ParamText(p);
+  out += "parameters: " + params + "\n\n";
+
+  std::vector<std::string> header = {e.name == "stream" ? "strategy" : "row"};
+  std::vector<const Figure*> legend(e.table.size(), nullptr);
+  for (const std::string& key : e.table) header.push_back(key);
+  for (const Row& r : e.rows)
+    for (size_t i = 0; i < e.table.size(); ++i)
+      if (const Figure* f = r.FindFigure(e.table[i])) {
+        header[i + 1] = f->label;
+        legend[i] = f;
+      }
+  TextTable table(header);
+  for (const Row& r : e.rows) {
+    if (r.status != RowStatus::kOk) {
+      table.AddRow({r.name, std::string(RowStatusName(r.status)) + ": " + r.message});
+      continue;
+    }
+    std::vector<std::string> cells = {r.name};
+    for (const std::string& key : e.table) {
+      const Figure* f = r.FindFigure(key);
+      cells.push_back(f ? Cell(*f) : "-");
+    }
+    table.AddRow(std::move(cells));
+  }
+  out += table.Render();
+  int trials = 0;
+  for (const Row& r : e.rows)
+    for (const Figure& f : r.figures) trials = std::max(trials, f.value.n);
+  out += fmt::format("\nEach cell: median of {} trial{}, (min-max) when they differ.\n", trials,
+                     trials == 1 ? "" : "s");
+  for (const Figure* f : legend)
+    if (f) out += fmt::format("  {}: {}\n", f->label, f->includes);
+  if (std::string lat = LatencyTable(e); !lat.empty()) out += "\n" + lat;
+  for (const Row& r : e.rows)
+    for (const std::string& n : r.notes) out += r.name + ": " + n + "\n";
+  for (const std::string& n : e.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+std::string RenderText(const Document& doc) {
+  std::string out;
+  for (const ExperimentResult& e : doc.experiments) out += RenderExperimentText(e) + "\n";
+  for (const std::string& err : doc.errors) out += "error: " + err + "\n";
+  return out;
+}
+
+}  // namespace writelab

@@ -1,0 +1,32 @@
+// Terminal tables from the result tree: one table per experiment shaped like
+// the original post, every figure the median over trials with min-max beside
+// it, unsupported rows saying why, and a legend of what each figure includes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace writelab {
+
+std::string RenderText(const Document& doc);
+std::string RenderExperimentText(const ExperimentResult& e);
+
+// "812", "1.52 GiB", "3.41 ms": a value in a figure's unit, for tables.
+std::string FormatValue(double value, const std::string& unit);
+
+// Column-aligned plain-text table; the first column is left-aligned, the
+// others right-aligned.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void AddRow(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  std::string Render() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace writelab

@@ -1,0 +1,21 @@
+// Who is being measured: the host (kernel, CPUs, memory, writeback sysctls)
+// and the target (file system, mount, block device stack, queue settings).
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+
+namespace writelab {
+
+Host IdentifyHost();
+
+// path: a directory or file on the file system under test. Fields that cannot
+// be found stay empty; stack records how the device was found.
+Target IdentifyTarget(const std::string& path);
+
+// The block-device name ("vda", "loop3") under a file system, as found by
+// IdentifyTarget; "" for none (tmpfs, network file systems).
+std::string TargetDevice(const std::string& path);
+
+}  // namespace writelab

@@ -1,0 +1,59 @@
+// Readers for /proc/meminfo and /sys/block/DEV/stat. The parsers are pure
+// (tested on fixed text); the readers keep the file open and re-read it with
+// pread into a fixed buffer, so a sampler thread can poll cheaply.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "writelab/unique_fd.h"
+
+namespace writelab {
+
+struct MemSample {
+  uint64_t dirty = 0;      // bytes (Dirty:)
+  uint64_t writeback = 0;  // bytes (Writeback:)
+  uint64_t cached = 0;     // bytes (Cached:)
+  uint64_t total = 0;      // bytes (MemTotal:)
+  uint64_t available = 0;  // bytes (MemAvailable:)
+};
+
+// Writes in /sys/block/DEV/stat (Documentation/block/stat.rst).
+struct BlockSample {
+  uint64_t writes = 0;         // write I/Os completed
+  uint64_t write_merges = 0;   // write requests merged into others
+  uint64_t write_sectors = 0;  // 512-byte sectors written
+  uint64_t write_ticks_ms = 0;
+  uint64_t in_flight = 0;      // requests issued to the device, not completed
+};
+
+std::optional<MemSample> ParseMeminfo(std::string_view text);
+std::optional<BlockSample> ParseBlockStat(std::string_view text);
+
+// Reads a whole small file ("/proc/sys/vm/dirty_ratio"); nullopt if unreadable.
+std::optional<std::string> ReadSmallFile(const std::string& path);
+// The first line of a file with trailing whitespace removed.
+std::optional<std::string> ReadLine(const std::string& path);
+
+class MeminfoReader {
+ public:
+  MeminfoReader();
+  std::optional<MemSample> Read();
+
+ private:
+  UniqueFd fd_;
+};
+
+class BlockStatReader {
+ public:
+  explicit BlockStatReader(const std::string& device);  // "vda"; "" reads nothing
+  std::optional<BlockSample> Read();
+  bool valid() const { return fd_.valid(); }
+
+ private:
+  UniqueFd fd_;
+};
+
+}  // namespace writelab

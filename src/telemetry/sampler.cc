@@ -1,0 +1,112 @@
+#include "telemetry/sampler.h"
+
+#include "core/clock.h"
+#include "core/units.h"
+
+namespace writelab {
+
+Sampler::Sampler(const std::string& device, uint64_t interval_ns,
+                 const std::atomic<uint64_t>* progress, Observer observer)
+    : interval_ns_(interval_ns),
+      progress_(progress),
+      observer_(std::move(observer)),
+      blockstat_(device) {}
+
+Sampler::~Sampler() {
+  if (thread_.joinable()) Stop();
+}
+
+void Sampler::Start() {
+  start_ns_ = NowNs();
+  if (auto b = blockstat_.Read()) base_ = *b;
+  points_.clear();
+  points_.reserve(1024);
+  stop_ = false;
+  points_.push_back(Take());
+  thread_ = std::thread([this] { Loop(); });
+}
+
+std::vector<SamplePoint> Sampler::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  points_.push_back(Take());
+  return std::move(points_);
+}
+
+void Sampler::Loop() {
+  uint64_t next = start_ns_ + interval_ns_;
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    uint64_t now = NowNs();
+    if (now < next) {
+      cv_.wait_for(lock, std::chrono::nanoseconds(next - now));
+      continue;
+    }
+    next += interval_ns_;
+    lock.unlock();
+    SamplePoint p = Take();
+    if (observer_) observer_(p);
+    lock.lock();
+    points_.push_back(p);
+  }
+}
+
+SamplePoint Sampler::Take() {
+  SamplePoint p;
+  p.t_s = static_cast<double>(NowNs() - start_ns_) / 1e9;
+  if (progress_) p.bytes = progress_->load(std::memory_order_relaxed);
+  if (auto m = meminfo_.Read()) {
+    p.dirty = m->dirty;
+    p.writeback = m->writeback;
+    p.cached = m->cached;
+  }
+  if (auto b = blockstat_.Read()) {
+    p.have_device = true;
+    p.dev_writes = b->writes - base_.writes;
+    p.dev_write_merges = b->write_merges - base_.write_merges;
+    p.dev_write_bytes = (b->write_sectors - base_.write_sectors) * 512;
+    p.dev_in_flight = b->in_flight;
+  }
+  return p;
+}
+
+Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double interval_s) {
+  Series s;
+  s.key = "timeline";
+  s.trial = trial;
+  s.interval_s = interval_s;
+  s.columns = {{"t", "s"},         {"throughput", "MB/s"}, {"written", "bytes"},
+               {"dirty", "bytes"},  {"writeback", "bytes"},  {"cached", "bytes"}};
+  // Device columns only where there is a device (none on tmpfs): never zeros
+  // that look measured.
+  bool device = !points.empty() && points.front().have_device;
+  if (device) {
+    s.columns.insert(s.columns.end(), {{"device_writes", "I/Os"},
+                                       {"device_write_merges", "merges"},
+                                       {"device_written", "MB/s"},
+                                       {"device_in_flight", "requests"}});
+  }
+  for (size_t i = 1; i < points.size(); ++i) {
+    const SamplePoint& a = points[i - 1];
+    const SamplePoint& b = points[i];
+    double dt = b.t_s - a.t_s;
+    if (dt <= 0) continue;
+    auto rate = [&](uint64_t x, uint64_t y) { return static_cast<double>(y - x) / dt / kMB; };
+    auto num = [](uint64_t v) { return static_cast<double>(v); };
+    std::vector<double> row = {b.t_s,        rate(a.bytes, b.bytes), num(b.bytes),
+                               num(b.dirty), num(b.writeback),       num(b.cached)};
+    if (device) {
+      row.insert(row.end(), {num(b.dev_writes - a.dev_writes),
+                             num(b.dev_write_merges - a.dev_write_merges),
+                             rate(a.dev_write_bytes, b.dev_write_bytes), num(b.dev_in_flight)});
+    }
+    s.points.push_back(std::move(row));
+  }
+  return s;
+}
+
+}  // namespace writelab

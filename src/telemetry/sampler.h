@@ -1,0 +1,71 @@
+// The telemetry sampler: a thread that, every interval, reads the
+// experiment's progress counter, /proc/meminfo and the target device's
+// /sys/block/DEV/stat. The experiment's hot loop only stores into an atomic;
+// everything else (reading, parsing, storing, printing progress) happens here.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/result.h"
+#include "telemetry/procfs.h"
+
+namespace writelab {
+
+struct SamplePoint {
+  double t_s = 0;          // since Start()
+  uint64_t bytes = 0;      // experiment progress, cumulative
+  uint64_t dirty = 0;      // /proc/meminfo, bytes
+  uint64_t writeback = 0;
+  uint64_t cached = 0;
+  bool have_device = false;
+  uint64_t dev_writes = 0;  // cumulative since Start()
+  uint64_t dev_write_merges = 0;
+  uint64_t dev_write_bytes = 0;
+  uint64_t dev_in_flight = 0;  // instantaneous
+};
+
+class Sampler {
+ public:
+  using Observer = std::function<void(const SamplePoint&)>;
+
+  // device: "vda" or "" for none. observer (optional) is called on the sampler
+  // thread after each sample, e.g. to print a progress line.
+  Sampler(const std::string& device, uint64_t interval_ns, const std::atomic<uint64_t>* progress,
+          Observer observer = nullptr);
+  ~Sampler();
+
+  void Start();
+  // Takes a last sample and stops the thread; returns every sample.
+  std::vector<SamplePoint> Stop();
+
+ private:
+  void Loop();
+  SamplePoint Take();
+
+  uint64_t interval_ns_;
+  const std::atomic<uint64_t>* progress_;
+  Observer observer_;
+  uint64_t start_ns_ = 0;
+  std::vector<SamplePoint> points_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+  MeminfoReader meminfo_;
+  BlockStatReader blockstat_;
+  BlockSample base_{};  // device counters at Start()
+};
+
+// Series "timeline": t (s), MB/s in the interval, bytes, Dirty, Writeback,
+// Cached (bytes), device writes completed and merged, MB written to the
+// device in the interval, device requests in flight.
+Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double interval_s);
+
+}  // namespace writelab

@@ -1,0 +1,94 @@
+// Helpers for integration tests: run the writelab binary as a user would,
+// in a scratch directory of the test's own.
+#pragma once
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace writelab::testing {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs binary with args; stdout and stderr are captured through files.
+inline Run RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                      const std::string& scratch) {
+  std::string out_path = scratch + ".stdout", err_path = scratch + ".stderr";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(binary.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  Run r;
+  if (posix_spawn(&pid, binary.c_str(), &fa, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  r.out = Slurp(out_path);
+  r.err = Slurp(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+inline Run RunWritelab(const std::vector<std::string>& args, const std::string& scratch) {
+  return RunProgram(WRITELAB_BINARY, args, scratch);
+}
+
+// A fresh directory under the build tree's temp area, removed at the end.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name) {
+    const char* base = std::getenv("WRITELAB_TEST_DIR");
+    path_ = std::string(base ? base : "/var/tmp") + "/writelab-test-" + name + "-" +
+            std::to_string(getpid());
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path_))
+      names.push_back(e.path().filename().string());
+    return names;
+  }
+
+ private:
+  std::string path_;
+};
+
+inline int CountLines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace writelab::testing

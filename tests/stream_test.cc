@@ -1,0 +1,133 @@
+// `writelab stream` end to end on a real directory, as a user runs it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+class StreamCli : public ::testing::Test {
+ protected:
+  ScratchDir work{"stream"};
+  std::string results = work.path() + "/../writelab-stream-results-" + std::to_string(getpid());
+  void TearDown() override {
+    std::filesystem::remove(results + ".json");
+    std::filesystem::remove(results + ".csv");
+  }
+};
+
+TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
+  Run r = RunWritelab({"stream", "--dir", work.path(), "--size", "64M", "--block", "8M",
+                       "--repeat", "2", "--interval", "100ms", "--json", results + ".json",
+                       "--csv", results + ".csv"},
+                      work.path() + "/../run");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(work.Entries().empty()) << "stream left files behind";
+  json doc = json::parse(Slurp(results + ".json"));
+  EXPECT_EQ(doc["schema_version"], 1);
+  const json& e = doc["experiments"][0];
+  EXPECT_EQ(e["name"], "stream");
+  std::vector<std::string> names;
+  for (const json& row : e["rows"]) names.push_back(row["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"plain", "window", "window-drop", "dontcache",
+                                             "direct", "library"}));
+  for (const json& row : e["rows"]) {
+    std::string name = row["name"];
+    if (row["status"] == "unsupported") {
+      // Only features the kernel or file system may lack can be unsupported,
+      // and then with the errno that said so.
+      EXPECT_TRUE(name == "dontcache" || name == "direct") << name;
+      EXPECT_NE(row["errno"], 0) << name;
+      EXPECT_FALSE(row["message"].get<std::string>().empty());
+      continue;
+    }
+    ASSERT_EQ(row["status"], "ok") << name << ": " << row["message"];
+    std::map<std::string, json> fig;
+    for (const json& f : row["figures"]) fig[f["key"]] = f;
+    EXPECT_EQ(fig["bytes"]["value"]["min"], 64.0 * 1024 * 1024) << name;
+    EXPECT_EQ(fig["bytes"]["value"]["max"], 64.0 * 1024 * 1024) << name;
+    EXPECT_EQ(fig["mb_s"]["value"]["n"], 2) << name;
+    EXPECT_GT(fig["mb_s"]["value"]["median"].get<double>(), 0) << name;
+    EXPECT_EQ(fig["mb_s"]["unit"], "MB/s");
+    // The overall rate includes the final sync, so it cannot beat the write phase.
+    EXPECT_LE(fig["mb_s"]["value"]["max"].get<double>(),
+              fig["write_mb_s"]["value"]["max"].get<double>() * 1.0001)
+        << name;
+    EXPECT_TRUE(fig.count("probe_p99_ms")) << name << ": no probe percentiles";
+    EXPECT_TRUE(fig.count("cached_end")) << name;
+    bool has_timeline = false;
+    for (const json& s : row["series"])
+      if (s["key"] == "timeline" && !s["points"].empty()) has_timeline = true;
+    EXPECT_TRUE(has_timeline) << name << ": empty time series";
+    bool has_probe = false;
+    for (const json& l : row["latencies"])
+      if (l["key"] == "probe" && l["count"].get<int>() > 0) has_probe = true;
+    EXPECT_TRUE(has_probe) << name;
+  }
+  std::string csv = Slurp(results + ".csv");
+  EXPECT_NE(csv.find("stream,"), std::string::npos);
+  EXPECT_NE(r.out.find("window-drop"), std::string::npos);
+}
+
+TEST_F(StreamCli, KeepLeavesTheLastFile) {
+  Run r = RunWritelab({"stream", "--dir", work.path(), "--size", "8M", "--block", "1M",
+                       "--repeat", "1", "--strategy", "plain", "--no-probe", "--keep"},
+                      work.path() + "/../run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto entries = work.Entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(std::filesystem::file_size(work.path() + "/" + entries[0]), 8u << 20);
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  std::string expect;  // part of the one-line message
+};
+
+TEST_F(StreamCli, BadInputIsOneLineAndExitTwo) {
+  const std::vector<BadInput> cases = {
+      {{"--size", "0"}, "--size"},
+      {{"--size", "12q"}, "--size: '12q' is not a size"},
+      {{"--block", "16M", "--size", "8M"}, "--block"},
+      {{"--strategy", "nosuch"}, "unknown strategy 'nosuch'"},
+      {{"--interval", "3x"}, "--interval: '3x' is not a duration"},
+      {{"--repeat", "0"}, "--repeat"},
+  };
+  for (const BadInput& c : cases) {
+    std::vector<std::string> args = {"stream", "--dir", work.path()};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Run r = RunWritelab(args, work.path() + "/../run");
+    EXPECT_EQ(r.exit_code, 2) << c.expect << ": " << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+    EXPECT_TRUE(work.Entries().empty()) << c.expect;
+  }
+  Run r = RunWritelab({"stream", "--dir", "/nonexistent/writelab"}, work.path() + "/../run");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/writelab"), std::string::npos) << r.err;
+}
+
+TEST(Cli, HelpAndVersion) {
+  ScratchDir work("cli");
+  Run help = RunWritelab({"--help"}, work.path() + "/run");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("stream"), std::string::npos);
+  EXPECT_NE(help.out.find("Exit codes"), std::string::npos);
+  Run sub = RunWritelab({"stream", "--help"}, work.path() + "/run");
+  EXPECT_EQ(sub.exit_code, 0);
+  EXPECT_NE(sub.out.find("window-drop"), std::string::npos);
+  Run version = RunWritelab({"--version"}, work.path() + "/run");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("writelab 0."), std::string::npos);
+  Run none = RunWritelab({}, work.path() + "/run");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(CountLines(none.err), 1) << none.err;
+}
+
+}  // namespace
+}  // namespace writelab::testing
