@@ -35,7 +35,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("wrote %llu bytes with %s\n",
-              static_cast<unsigned long long>(writer->bytes_appended()),
-              writer->choice().c_str());
+              static_cast<unsigned long long>(writer->bytes_appended()), writer->choice().c_str());
   return 0;
 }

@@ -18,7 +18,7 @@ extern char** environ;
 
 namespace writelab::testing {
 
-struct Run {
+struct RunResult {
   int exit_code = -1;
   std::string out;
   std::string err;
@@ -32,8 +32,8 @@ inline std::string Slurp(const std::string& path) {
 }
 
 // Runs binary with args; stdout and stderr are captured through files.
-inline Run RunProgram(const std::string& binary, const std::vector<std::string>& args,
-                      const std::string& scratch) {
+inline RunResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                            const std::string& scratch) {
   std::string out_path = scratch + ".stdout", err_path = scratch + ".stderr";
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -44,7 +44,7 @@ inline Run RunProgram(const std::string& binary, const std::vector<std::string>&
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid;
-  Run r;
+  RunResult r;
   if (posix_spawn(&pid, binary.c_str(), &fa, nullptr, argv.data(), environ) == 0) {
     int status = 0;
     waitpid(pid, &status, 0);
@@ -58,7 +58,7 @@ inline Run RunProgram(const std::string& binary, const std::vector<std::string>&
   return r;
 }
 
-inline Run RunWritelab(const std::vector<std::string>& args, const std::string& scratch) {
+inline RunResult RunWritelab(const std::vector<std::string>& args, const std::string& scratch) {
   return RunProgram(WRITELAB_BINARY, args, scratch);
 }
 

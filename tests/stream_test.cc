@@ -21,10 +21,10 @@ class StreamCli : public ::testing::Test {
 };
 
 TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
-  Run r = RunWritelab({"stream", "--dir", work.path(), "--size", "64M", "--block", "8M",
-                       "--repeat", "2", "--interval", "100ms", "--json", results + ".json",
-                       "--csv", results + ".csv"},
-                      work.path() + "/../run");
+  RunResult r = RunWritelab(
+      {"stream", "--dir", work.path(), "--size", "64M", "--block", "8M", "--repeat", "2",
+       "--interval", "100ms", "--json", results + ".json", "--csv", results + ".csv"},
+      work.path() + "/../run");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_TRUE(work.Entries().empty()) << "stream left files behind";
   json doc = json::parse(Slurp(results + ".json"));
@@ -74,9 +74,9 @@ TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
 }
 
 TEST_F(StreamCli, KeepLeavesTheLastFile) {
-  Run r = RunWritelab({"stream", "--dir", work.path(), "--size", "8M", "--block", "1M",
-                       "--repeat", "1", "--strategy", "plain", "--no-probe", "--keep"},
-                      work.path() + "/../run");
+  RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "8M", "--block", "1M",
+                             "--repeat", "1", "--strategy", "plain", "--no-probe", "--keep"},
+                            work.path() + "/../run");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto entries = work.Entries();
   ASSERT_EQ(entries.size(), 1u);
@@ -100,13 +100,13 @@ TEST_F(StreamCli, BadInputIsOneLineAndExitTwo) {
   for (const BadInput& c : cases) {
     std::vector<std::string> args = {"stream", "--dir", work.path()};
     args.insert(args.end(), c.args.begin(), c.args.end());
-    Run r = RunWritelab(args, work.path() + "/../run");
+    RunResult r = RunWritelab(args, work.path() + "/../run");
     EXPECT_EQ(r.exit_code, 2) << c.expect << ": " << r.err;
     EXPECT_EQ(CountLines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
     EXPECT_TRUE(work.Entries().empty()) << c.expect;
   }
-  Run r = RunWritelab({"stream", "--dir", "/nonexistent/writelab"}, work.path() + "/../run");
+  RunResult r = RunWritelab({"stream", "--dir", "/nonexistent/writelab"}, work.path() + "/../run");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("/nonexistent/writelab"), std::string::npos) << r.err;
@@ -114,17 +114,17 @@ TEST_F(StreamCli, BadInputIsOneLineAndExitTwo) {
 
 TEST(Cli, HelpAndVersion) {
   ScratchDir work("cli");
-  Run help = RunWritelab({"--help"}, work.path() + "/run");
+  RunResult help = RunWritelab({"--help"}, work.path() + "/run");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("stream"), std::string::npos);
   EXPECT_NE(help.out.find("Exit codes"), std::string::npos);
-  Run sub = RunWritelab({"stream", "--help"}, work.path() + "/run");
+  RunResult sub = RunWritelab({"stream", "--help"}, work.path() + "/run");
   EXPECT_EQ(sub.exit_code, 0);
   EXPECT_NE(sub.out.find("window-drop"), std::string::npos);
-  Run version = RunWritelab({"--version"}, work.path() + "/run");
+  RunResult version = RunWritelab({"--version"}, work.path() + "/run");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("writelab 0."), std::string::npos);
-  Run none = RunWritelab({}, work.path() + "/run");
+  RunResult none = RunWritelab({}, work.path() + "/run");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(CountLines(none.err), 1) << none.err;
 }

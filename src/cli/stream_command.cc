@@ -63,8 +63,10 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
   auto* where = sub->add_option_group("target", "Where to write (exactly one)");
   where->add_option("--dir", o->spec.dir, "Write a new file in DIR, removed afterwards")
       ->option_text("DIR");
-  where->add_option("--file", o->spec.file, "Write PATH (created or truncated; left in place "
-                                            "if it existed, removed if writelab created it)")
+  where
+      ->add_option("--file", o->spec.file,
+                   "Write PATH (created or truncated; left in place "
+                   "if it existed, removed if writelab created it)")
       ->option_text("PATH");
   where->require_option(1);
   sub->add_flag("--keep", o->spec.keep, "Keep the last file written (with --dir)");

@@ -27,9 +27,12 @@ std::optional<uint64_t> Latency::At(double percentile) const {
 
 const char* RowStatusName(RowStatus s) {
   switch (s) {
-    case RowStatus::kOk: return "ok";
-    case RowStatus::kUnsupported: return "unsupported";
-    case RowStatus::kFailed: return "failed";
+    case RowStatus::kOk:
+      return "ok";
+    case RowStatus::kUnsupported:
+      return "unsupported";
+    case RowStatus::kFailed:
+      return "failed";
   }
   return "?";
 }

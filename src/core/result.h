@@ -48,8 +48,7 @@ struct Latency {
   double stddev_ns = 0;
   std::vector<std::pair<double, uint64_t>> percentiles_ns;  // (percentile, ns)
 
-  static Latency From(const Histogram& h, std::string key, std::string label,
-                      std::string includes);
+  static Latency From(const Histogram& h, std::string key, std::string label, std::string includes);
   std::optional<uint64_t> At(double percentile) const;
 };
 
@@ -74,8 +73,8 @@ const char* RowStatusName(RowStatus s);
 struct Row {
   std::string name;
   RowStatus status = RowStatus::kOk;
-  int error_code = 0;      // errno behind kUnsupported / kFailed
-  std::string message;     // "pwritev2 RWF_DONTCACHE: Operation not supported"
+  int error_code = 0;              // errno behind kUnsupported / kFailed
+  std::string message;             // "pwritev2 RWF_DONTCACHE: Operation not supported"
   std::vector<std::string> notes;  // "library picked dontcache"
   std::vector<Figure> figures;
   std::vector<Latency> latencies;
@@ -96,15 +95,15 @@ struct Host {
 };
 
 struct Target {
-  std::string path;           // the directory or file measured
-  std::string fs_type;        // "ext4", "tmpfs"
+  std::string path;     // the directory or file measured
+  std::string fs_type;  // "ext4", "tmpfs"
   std::string mount_point;
-  std::string mount_source;   // "/dev/vda", "tmpfs"
-  std::string mount_options;  // "rw,relatime,..."
-  std::string device;         // whole block device under the file system: "vda"; "" if none
+  std::string mount_source;        // "/dev/vda", "tmpfs"
+  std::string mount_options;       // "rw,relatime,..."
+  std::string device;              // whole block device under the file system: "vda"; "" if none
   std::vector<std::string> stack;  // how it was found: "vda1 (partition of vda)", "loop0 -> /x.img"
   std::string model;
-  std::string scheduler;      // active scheduler
+  std::string scheduler;                // active scheduler
   std::vector<std::string> schedulers;  // offered
   std::optional<bool> rotational;
   std::optional<uint64_t> logical_block_size;
@@ -126,7 +125,7 @@ struct Document {
   int schema_version = kSchemaVersion;
   std::string writelab_version;
   std::string command_line;
-  std::string started_at;   // ISO 8601 UTC
+  std::string started_at;  // ISO 8601 UTC
   std::string finished_at;
   Host host;
   std::vector<ExperimentResult> experiments;

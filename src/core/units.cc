@@ -4,9 +4,9 @@
 
 #include <cctype>
 #include <charconv>
-#include <initializer_list>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <utility>
 
 namespace writelab {
@@ -51,16 +51,31 @@ std::expected<uint64_t, std::string> ParseSize(std::string_view text) {
   constexpr double k = 1024.0;
   double factor = 0;
   if (!LookUp(suffix,
-              {{"", 1},          {"b", 1},           {"B", 1},           {"k", k},
-               {"K", k},         {"KB", k},          {"kB", k},          {"KiB", k},
-               {"m", k * k},     {"M", k * k},       {"MB", k * k},      {"MiB", k * k},
-               {"g", k * k * k}, {"G", k * k * k},   {"GB", k * k * k},  {"GiB", k * k * k},
-               {"t", k * k * k * k}, {"T", k * k * k * k}, {"TB", k * k * k * k},
+              {{"", 1},
+               {"b", 1},
+               {"B", 1},
+               {"k", k},
+               {"K", k},
+               {"KB", k},
+               {"kB", k},
+               {"KiB", k},
+               {"m", k * k},
+               {"M", k * k},
+               {"MB", k * k},
+               {"MiB", k * k},
+               {"g", k * k * k},
+               {"G", k * k * k},
+               {"GB", k * k * k},
+               {"GiB", k * k * k},
+               {"t", k * k * k * k},
+               {"T", k * k * k * k},
+               {"TB", k * k * k * k},
                {"TiB", k * k * k * k}},
               factor))
     return bad();
   double bytes = value * factor;
-  if (bytes >= 18446744073709551616.0) return std::unexpected(fmt::format("'{}' is too large", text));
+  if (bytes >= 18446744073709551616.0)
+    return std::unexpected(fmt::format("'{}' is too large", text));
   if (bytes != std::floor(bytes))
     return std::unexpected(fmt::format("'{}' is not a whole number of bytes", text));
   return static_cast<uint64_t>(bytes);
@@ -73,8 +88,14 @@ std::expected<uint64_t, std::string> ParseDurationNs(std::string_view text) {
   if (!SplitNumber(text, value, suffix)) return bad();
   double factor = 0;
   if (!LookUp(suffix,
-              {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"m", 60e9},
-               {"min", 60e9}, {"h", 3600e9}},
+              {{"", 1e9},
+               {"s", 1e9},
+               {"ms", 1e6},
+               {"us", 1e3},
+               {"ns", 1},
+               {"m", 60e9},
+               {"min", 60e9},
+               {"h", 3600e9}},
               factor))
     return bad();
   double ns = value * factor;

@@ -13,9 +13,7 @@ struct RunContext {
   // Set by the SIGINT/SIGTERM handler; experiments stop at the next block.
   const std::atomic<bool>* interrupted = nullptr;
 
-  bool Interrupted() const {
-    return interrupted && interrupted->load(std::memory_order_relaxed);
-  }
+  bool Interrupted() const { return interrupted && interrupted->load(std::memory_order_relaxed); }
 };
 
 }  // namespace writelab

@@ -19,7 +19,7 @@ class BystanderProbe {
  public:
   // Creates its file in dir (removed by the destructor).
   static std::expected<std::unique_ptr<BystanderProbe>, Error> Create(const std::string& dir,
-                                                                     uint64_t period_ns);
+                                                                      uint64_t period_ns);
   ~BystanderProbe();
 
   void Start();

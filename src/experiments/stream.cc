@@ -68,7 +68,8 @@ void AddTrial(const StreamSpec& spec, int round, const TrialResult& t, Accumulat
   }
   acc.write_latency.Merge(t.write_latency);
   acc.probe_latency.Merge(t.probe_latency);
-  acc.series.push_back(TimelineSeries(t.samples, round, static_cast<double>(spec.interval_ns) / 1e9));
+  acc.series.push_back(
+      TimelineSeries(t.samples, round, static_cast<double>(spec.interval_ns) / 1e9));
   Series gib;
   gib.key = "per_gib";
   gib.trial = round;
@@ -76,11 +77,13 @@ void AddTrial(const StreamSpec& spec, int round, const TrialResult& t, Accumulat
   for (size_t i = 0; i < t.gib_mb_s.size(); ++i)
     gib.points.push_back({static_cast<double>(i + 1), t.gib_mb_s[i]});
   acc.series.push_back(std::move(gib));
-  if (!t.library_choice.empty()) acc.notes.push_back("round " + std::to_string(round + 1) +
-                                                     ": library picked " + t.library_choice);
+  if (!t.library_choice.empty())
+    acc.notes.push_back("round " + std::to_string(round + 1) + ": library picked " +
+                        t.library_choice);
   if (!t.residency_error.empty()) acc.notes.push_back("page cache: " + t.residency_error);
   if (t.probe_error)
-    acc.notes.push_back("probe: a write or fdatasync failed: " + ErrnoError(t.probe_error, "").Message());
+    acc.notes.push_back("probe: a write or fdatasync failed: " +
+                        ErrnoError(t.probe_error, "").Message());
 }
 
 struct FigureInfo {
@@ -101,7 +104,8 @@ constexpr FigureInfo kFigures[] = {
     {"eintr_retries", "EINTR retries", "calls", "calls interrupted and retried"},
     {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty in /proc/meminfo sampled"},
     {"writeback_peak", "peak Writeback", "bytes", "largest system-wide Writeback sampled"},
-    {"cached_end", "left cached", "bytes", "the file's pages in the page cache after the final sync"},
+    {"cached_end", "left cached", "bytes",
+     "the file's pages in the page cache after the final sync"},
     {"probe_p50_ms", "probe p50", "ms", "bystander 4 KiB pwrite + fdatasync, median"},
     {"probe_p99_ms", "probe p99", "ms", "bystander 4 KiB pwrite + fdatasync, 99th percentile"},
     {"probe_max_ms", "probe max", "ms", "bystander 4 KiB pwrite + fdatasync, worst"},
@@ -131,7 +135,8 @@ Row MakeRow(StreamStrategy s, Accumulator& acc) {
 
 void AddParams(const StreamSpec& spec, const std::string& path, ExperimentResult& out) {
   std::string names;
-  for (StreamStrategy s : spec.strategies) names += (names.empty() ? "" : ",") + std::string(StreamStrategyName(s));
+  for (StreamStrategy s : spec.strategies)
+    names += (names.empty() ? "" : ",") + std::string(StreamStrategyName(s));
   out.params = {
       {"path", path, ""},
       {"size", static_cast<int64_t>(spec.size), "bytes"},
@@ -189,8 +194,8 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
   out.name = "stream";
   out.reproduces = kReproduces;
   out.target = IdentifyTarget(dir);
-  out.table = {"mb_s", "write_mb_s", "sync_s", "dirty_peak", "cached_end", "probe_p99_ms",
-               "probe_max_ms"};
+  out.table = {"mb_s",       "write_mb_s",   "sync_s",      "dirty_peak",
+               "cached_end", "probe_p99_ms", "probe_max_ms"};
   AddParams(spec, spec.file.empty() ? dir : spec.file, out);
 
   size_t align = std::max<uint64_t>(4096, out.target.logical_block_size.value_or(4096));
@@ -211,10 +216,15 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
   for (int round = 0; round < spec.repeat && status; ++round) {
     for (size_t k = 0; k < n && status; ++k) {
       size_t i = (k + static_cast<size_t>(round)) % n;  // rotate the order each round
-      if (acc[i].status != RowStatus::kOk) continue;      // unsupported or failed already
+      if (acc[i].status != RowStatus::kOk) continue;    // unsupported or failed already
       StreamStrategy s = spec.strategies[i];
       bool last = round == spec.repeat - 1 && k == n - 1;
-      TrialEnv env{spec, ctx, out.target.device, align, data, probe.get(),
+      TrialEnv env{spec,
+                   ctx,
+                   out.target.device,
+                   align,
+                   data,
+                   probe.get(),
                    std::string(StreamStrategyName(s)) + ", round " + std::to_string(round + 1) +
                        "/" + std::to_string(spec.repeat),
                    user_file_existed || (spec.keep && last)};

@@ -75,8 +75,8 @@ void Failed(TrialResult& r, int err, std::string message) {
 }
 
 // The original loops: write a block, then the strategy's own calls.
-void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runner,
-               GibClock& gib, TrialResult& r) {
+void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runner, GibClock& gib,
+               TrialResult& r) {
   const uint64_t size = env.spec.size, block = env.spec.block;
   for (uint64_t off = 0; off < size; off += block) {
     if (env.ctx.Interrupted()) {
@@ -96,9 +96,9 @@ void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runne
       sync_file_range(fd, static_cast<off_t>(off), static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
       if (off >= block) {
         auto prev = static_cast<off_t>(off - block);
-        sync_file_range(fd, prev, static_cast<off_t>(block),
-                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                            SYNC_FILE_RANGE_WAIT_AFTER);
+        sync_file_range(
+            fd, prev, static_cast<off_t>(block),
+            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
         if (s == StreamStrategy::kWindowDrop)
           posix_fadvise(fd, prev, static_cast<off_t>(block), POSIX_FADV_DONTNEED);
       }
@@ -108,8 +108,8 @@ void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runne
 }
 
 // The library strategy: the application's view, one Append() per block.
-void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progress,
-                 GibClock& gib, TrialResult& r, uint64_t& sync_start) {
+void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progress, GibClock& gib,
+                 TrialResult& r, uint64_t& sync_start) {
   StreamWriterOptions options;
   options.window_bytes = env.spec.block;
   auto writer = StreamWriter::Adopt(std::move(fd), r.path, options);
@@ -163,7 +163,6 @@ void Settle(int fd, TrialResult& r, bool keep) {
   posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   if (!keep) unlink(r.path.c_str());
 }
-
 
 std::unique_ptr<WriteEngine> MakeEngine(StreamStrategy s, int fd, size_t alignment) {
   if (s == StreamStrategy::kDontcache) return MakePwritev2Engine(fd, RWF_DONTCACHE);

@@ -19,12 +19,12 @@ namespace writelab {
 struct TrialEnv {
   const StreamSpec& spec;
   const RunContext& ctx;
-  std::string device;        // for the sampler: "vda", "" for none
-  size_t direct_alignment;   // O_DIRECT alignment of the target
+  std::string device;         // for the sampler: "vda", "" for none
+  size_t direct_alignment;    // O_DIRECT alignment of the target
   const AlignedBuffer& data;  // one block of pattern, aligned for O_DIRECT
   BystanderProbe* probe;      // null with --no-probe
-  std::string label;         // "window-drop, round 2/3" for the progress line
-  bool keep_file;            // leave the file in place (--keep, last trial)
+  std::string label;          // "window-drop, round 2/3" for the progress line
+  bool keep_file;             // leave the file in place (--keep, last trial)
 };
 
 struct TrialResult {

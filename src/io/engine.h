@@ -31,9 +31,9 @@ struct IoRequest {
 enum class Submit { kCompleted, kQueued, kBusy };
 
 struct EngineCaps {
-  bool async = false;        // completes through Reap()
-  bool vectored = false;     // accepts more than one buffer per call
-  size_t alignment = 1;      // buffer, offset and length must be multiples (O_DIRECT)
+  bool async = false;     // completes through Reap()
+  bool vectored = false;  // accepts more than one buffer per call
+  size_t alignment = 1;   // buffer, offset and length must be multiples (O_DIRECT)
 };
 
 class WriteEngine {

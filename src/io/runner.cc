@@ -7,8 +7,8 @@
 namespace writelab {
 
 int WriteRunner::WriteFully(const void* buf, uint64_t len, uint64_t offset) {
-  if (alignment_ > 1 && (reinterpret_cast<uintptr_t>(buf) % alignment_ || len % alignment_ ||
-                         offset % alignment_))
+  if (alignment_ > 1 &&
+      (reinterpret_cast<uintptr_t>(buf) % alignment_ || len % alignment_ || offset % alignment_))
     return -EINVAL;
   const auto* p = static_cast<const char*>(buf);
   uint64_t done = 0;

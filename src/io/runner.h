@@ -26,9 +26,10 @@ class WriteRunner {
  public:
   // latency receives one sample per call. progress, if given, is kept equal to
   // counters().bytes (relaxed stores) for a sampler thread to read.
-  WriteRunner(WriteEngine& engine, Histogram& latency,
-              std::atomic<uint64_t>* progress = nullptr)
-      : engine_(engine), latency_(latency), progress_(progress),
+  WriteRunner(WriteEngine& engine, Histogram& latency, std::atomic<uint64_t>* progress = nullptr)
+      : engine_(engine),
+        latency_(latency),
+        progress_(progress),
         alignment_(engine.caps().alignment) {}
 
   // Returns 0, or -errno of the first call that failed (-EINVAL before any

@@ -3,10 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <sys/uio.h>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <sys/uio.h>
 
 #include "io/linux_compat.h"
 
@@ -14,9 +14,12 @@ namespace writelab {
 
 const char* StreamMethodName(StreamMethod method) {
   switch (method) {
-    case StreamMethod::kDontcache: return "dontcache";
-    case StreamMethod::kWindowDrop: return "window-drop";
-    case StreamMethod::kDirect: return "direct";
+    case StreamMethod::kDontcache:
+      return "dontcache";
+    case StreamMethod::kWindowDrop:
+      return "window-drop";
+    case StreamMethod::kDirect:
+      return "direct";
   }
   return "?";
 }
@@ -31,7 +34,7 @@ struct StreamWriter::State {
   uint64_t offset = 0;   // bytes handed to the kernel
   uint64_t dropped = 0;  // bytes below this are written back and dropped (window-drop)
   std::unique_ptr<std::byte, decltype(&std::free)> buffer{nullptr, &std::free};
-  size_t buffered = 0;   // bytes waiting in buffer (direct)
+  size_t buffered = 0;  // bytes waiting in buffer (direct)
   bool failed = false;
 
   Status Fail(int err, const char* what);
@@ -75,9 +78,9 @@ Status StreamWriter::State::AfterWrite(uint64_t start, uint64_t len) {
   uint64_t upto = offset - window;  // keep the newest window in flight
   auto from = static_cast<off_t>(dropped);
   auto n = static_cast<off_t>(upto - dropped);
-  if (sync_file_range(fd.get(), from, n,
-                      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                          SYNC_FILE_RANGE_WAIT_AFTER) != 0)
+  if (sync_file_range(
+          fd.get(), from, n,
+          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) != 0)
     return Fail(errno, "sync_file_range");
   posix_fadvise(fd.get(), from, n, POSIX_FADV_DONTNEED);  // advisory: nothing to handle
   dropped = upto;
@@ -202,7 +205,8 @@ Status StreamWriter::Append(std::span<const std::byte> data) {
     return s.AfterWrite(start, s.offset - start);
   }
   switch (s.method) {
-    case StreamMethod::kDirect: return s.AppendDirect(data);
+    case StreamMethod::kDirect:
+      return s.AppendDirect(data);
     case StreamMethod::kDontcache:
       if (int rc = s.WriteAll(data.data(), data.size(), RWF_DONTCACHE); rc != 0)
         return s.Fail(-rc, "pwritev2 RWF_DONTCACHE");

@@ -37,9 +37,8 @@ std::string RenderCsv(const Document& doc) {
       }
       for (const Latency& l : r.latencies) {
         for (const auto& [p, ns] : l.percentiles_ns) {
-          out += head + Quote(fmt::format("{}_p{}", l.key, p)) + ",ns," +
-                 std::to_string(l.count) + "," + std::to_string(ns) + ",,,,,," +
-                 Quote(l.includes) + "\n";
+          out += head + Quote(fmt::format("{}_p{}", l.key, p)) + ",ns," + std::to_string(l.count) +
+                 "," + std::to_string(ns) + ",,,,,," + Quote(l.includes) + "\n";
         }
       }
     }

@@ -22,7 +22,7 @@ namespace writelab {
 using nlohmann::json;
 
 void to_json(json& j, const Summary& s) {
-  j = {{"n", s.n},       {"median", s.median}, {"min", s.min},         {"max", s.max},
+  j = {{"n", s.n},       {"median", s.median},   {"min", s.min},   {"max", s.max},
        {"mean", s.mean}, {"samples", s.samples}, {"ci95", nullptr}};
   if (s.ci95) j["ci95"] = {s.ci95->low, s.ci95->high};
 }
@@ -39,19 +39,19 @@ void from_json(const json& j, Summary& s) {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Figure, key, label, unit, includes, value)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Column, name, unit)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Series, key, trial, interval_s, columns, points)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Host, hostname, kernel, version, machine, cpus, memory_bytes,
-                                   vm)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Target, path, fs_type, mount_point, mount_source,
-                                   mount_options, device, stack, model, scheduler, schedulers,
-                                   rotational, logical_block_size, physical_block_size,
-                                   max_sectors_kb)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Host, hostname, kernel, version, machine, cpus, memory_bytes, vm)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Target, path, fs_type, mount_point, mount_source, mount_options,
+                                   device, stack, model, scheduler, schedulers, rotational,
+                                   logical_block_size, physical_block_size, max_sectors_kb)
 
 void to_json(json& j, const Latency& l) {
-  j = {{"key", l.key},       {"label", l.label},         {"includes", l.includes},
-       {"unit", "ns"},       {"count", l.count},         {"min", l.min_ns},
-       {"max", l.max_ns},    {"mean", l.mean_ns},        {"stddev", l.stddev_ns},
-       {"percentiles", json::array()}};
-  for (const auto& [p, ns] : l.percentiles_ns) j["percentiles"].push_back({{"p", p}, {"value", ns}});
+  j = {{"key", l.key},           {"label", l.label},
+       {"includes", l.includes}, {"unit", "ns"},
+       {"count", l.count},       {"min", l.min_ns},
+       {"max", l.max_ns},        {"mean", l.mean_ns},
+       {"stddev", l.stddev_ns},  {"percentiles", json::array()}};
+  for (const auto& [p, ns] : l.percentiles_ns)
+    j["percentiles"].push_back({{"p", p}, {"value", ns}});
 }
 void from_json(const json& j, Latency& l) {
   j.at("key").get_to(l.key);
@@ -71,11 +71,9 @@ NLOHMANN_JSON_SERIALIZE_ENUM(RowStatus, {{RowStatus::kOk, "ok"},
                                          {RowStatus::kFailed, "failed"}})
 
 void to_json(json& j, const Row& r) {
-  j = {{"name", r.name},         {"status", r.status},
-       {"errno", r.error_code},  {"error_name", nullptr},
-       {"message", r.message},   {"notes", r.notes},
-       {"figures", r.figures},   {"latencies", r.latencies},
-       {"series", r.series}};
+  j = {{"name", r.name},        {"status", r.status},       {"errno", r.error_code},
+       {"error_name", nullptr}, {"message", r.message},     {"notes", r.notes},
+       {"figures", r.figures},  {"latencies", r.latencies}, {"series", r.series}};
   if (r.error_code) j["error_name"] = ErrnoName(r.error_code);
 }
 void from_json(const json& j, Row& r) {
@@ -97,14 +95,18 @@ void from_json(const json& j, Param& p) {
   j.at("key").get_to(p.key);
   j.at("unit").get_to(p.unit);
   const json& v = j.at("value");
-  if (v.is_boolean()) p.value = v.get<bool>();
-  else if (v.is_number_integer()) p.value = v.get<int64_t>();
-  else if (v.is_number()) p.value = v.get<double>();
-  else p.value = v.get<std::string>();
+  if (v.is_boolean())
+    p.value = v.get<bool>();
+  else if (v.is_number_integer())
+    p.value = v.get<int64_t>();
+  else if (v.is_number())
+    p.value = v.get<double>();
+  else
+    p.value = v.get<std::string>();
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExperimentResult, name, reproduces, target, params, table,
-                                   rows, notes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExperimentResult, name, reproduces, target, params, table, rows,
+                                   notes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Document, schema_version, writelab_version, command_line,
                                    started_at, finished_at, host, experiments, errors)
 

@@ -12,9 +12,16 @@ namespace {
 std::string Cell(const Figure& f) {
   const Summary& s = f.value;
   std::string text = FormatValue(s.median, f.unit);
-  if (s.n > 1 && s.min != s.max)
-    text += " (" + FormatValue(s.min, f.unit) + "-" + FormatValue(s.max, f.unit) + ")";
-  return text;
+  if (s.n < 2 || s.min == s.max) return text;
+  std::string lo = FormatValue(s.min, f.unit), hi = FormatValue(s.max, f.unit);
+  // "494 MB/s (411-1853)": drop the unit from the range when all three share it.
+  auto unit_of = [](const std::string& v) { return v.substr(v.rfind(' ') + 1); };
+  if (unit_of(lo) == unit_of(text) && unit_of(hi) == unit_of(text) &&
+      lo.find(' ') != std::string::npos) {
+    lo.resize(lo.rfind(' '));
+    hi.resize(hi.rfind(' '));
+  }
+  return text + " (" + lo + "-" + hi + ")";
 }
 
 std::string TargetLine(const Target& t) {
@@ -25,7 +32,8 @@ std::string TargetLine(const Target& t) {
     if (!t.model.empty()) line += " (" + t.model + ")";
     if (!t.scheduler.empty()) line += ", scheduler " + t.scheduler;
     if (t.rotational) line += *t.rotational ? ", rotational" : ", non-rotational";
-    if (t.logical_block_size) line += fmt::format(", {}-byte logical blocks", *t.logical_block_size);
+    if (t.logical_block_size)
+      line += fmt::format(", {}-byte logical blocks", *t.logical_block_size);
   } else {
     line += ", no block device";
   }
@@ -36,10 +44,14 @@ std::string ParamText(const Param& p) {
   std::string v = std::visit(
       [&](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>) return x ? "yes" : "no";
-        else if constexpr (std::is_same_v<T, std::string>) return x;
-        else if (p.unit == "bytes") return FormatBytes(static_cast<double>(x));
-        else return fmt::format("{}{}", x, p.unit.empty() ? "" : " " + p.unit);
+        if constexpr (std::is_same_v<T, bool>)
+          return x ? "yes" : "no";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return x;
+        else if (p.unit == "bytes")
+          return FormatBytes(static_cast<double>(x));
+        else
+          return fmt::format("{}{}", x, p.unit.empty() ? "" : " " + p.unit);
       },
       p.value);
   return p.key + " " + v;
@@ -67,7 +79,8 @@ std::string FormatValue(double v, const std::string& unit) {
   if (unit == "MB/s") return fmt::format("{:.0f} MB/s", v);
   if (unit == "s") return FormatNs(v * 1e9);
   if (unit == "ms") return FormatNs(v * 1e6);
-  if (v == static_cast<double>(static_cast<int64_t>(v))) return fmt::format("{}", static_cast<int64_t>(v));
+  if (v == static_cast<double>(static_cast<int64_t>(v)))
+    return fmt::format("{}", static_cast<int64_t>(v));
   return fmt::format("{:.3g}", v);
 }
 
@@ -77,20 +90,26 @@ std::string TextTable::Render() const {
     for (size_t i = 0; i < cells.size() && i < width.size(); ++i)
       width[i] = std::max(width[i], cells[i].size());
   };
+  auto spans = [&](const std::vector<std::string>& r) {
+    return r.size() == 2 && header_.size() > 2;  // "name  message" across the columns
+  };
   widen(header_);
-  for (const auto& r : rows_) widen(r);
+  for (const auto& r : rows_)
+    if (!spans(r)) widen(r);
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (size_t i = 0; i < cells.size() && i < width.size(); ++i) {
-      if (i == 0) out += fmt::format("{:<{}}", cells[i], width[i]);
-      else out += fmt::format("  {:>{}}", cells[i], width[i]);
+      if (i == 0)
+        out += fmt::format("{:<{}}", cells[i], width[i]);
+      else
+        out += fmt::format("  {:>{}}", cells[i], width[i]);
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
   };
   std::string out = line(header_);
   for (const auto& r : rows_) {
-    if (r.size() == 2 && header_.size() > 2) {  // a row that spans: "name  message"
+    if (spans(r)) {
       out += fmt::format("{:<{}}  {}\n", r[0], width[0], r[1]);
       continue;
     }
@@ -143,8 +162,16 @@ std::string RenderExperimentText(const ExperimentResult& e) {
   return out;
 }
 
+std::string HostLine(const Host& h) {
+  std::string line =
+      fmt::format("{}, Linux {} {}, {} CPUs, {} memory", h.hostname, h.kernel, h.machine, h.cpus,
+                  FormatBytes(static_cast<double>(h.memory_bytes)));
+  for (const auto& [knob, value] : h.vm) line += fmt::format(", vm.{} {}", knob, value);
+  return line;
+}
+
 std::string RenderText(const Document& doc) {
-  std::string out;
+  std::string out = "host: " + HostLine(doc.host) + "\n";
   for (const ExperimentResult& e : doc.experiments) out += RenderExperimentText(e) + "\n";
   for (const std::string& err : doc.errors) out += "error: " + err + "\n";
   return out;

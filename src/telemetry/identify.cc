@@ -123,9 +123,9 @@ Host IdentifyHost() {
   h.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   if (auto text = ReadSmallFile("/proc/meminfo"))
     if (auto m = ParseMeminfo(*text)) h.memory_bytes = m->total;
-  for (const char* knob : {"dirty_ratio", "dirty_background_ratio", "dirty_bytes",
-                           "dirty_background_bytes", "dirty_expire_centisecs",
-                           "dirty_writeback_centisecs"}) {
+  for (const char* knob :
+       {"dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes",
+        "dirty_expire_centisecs", "dirty_writeback_centisecs"}) {
     if (auto v = ReadNumber(std::string("/proc/sys/vm/") + knob))
       h.vm[knob] = static_cast<int64_t>(*v);
   }

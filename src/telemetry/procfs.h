@@ -26,7 +26,7 @@ struct BlockSample {
   uint64_t write_merges = 0;   // write requests merged into others
   uint64_t write_sectors = 0;  // 512-byte sectors written
   uint64_t write_ticks_ms = 0;
-  uint64_t in_flight = 0;      // requests issued to the device, not completed
+  uint64_t in_flight = 0;  // requests issued to the device, not completed
 };
 
 std::optional<MemSample> ParseMeminfo(std::string_view text);

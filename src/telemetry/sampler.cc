@@ -80,7 +80,7 @@ Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double 
   s.trial = trial;
   s.interval_s = interval_s;
   s.columns = {{"t", "s"},         {"throughput", "MB/s"}, {"written", "bytes"},
-               {"dirty", "bytes"},  {"writeback", "bytes"},  {"cached", "bytes"}};
+               {"dirty", "bytes"}, {"writeback", "bytes"}, {"cached", "bytes"}};
   // Device columns only where there is a device (none on tmpfs): never zeros
   // that look measured.
   bool device = !points.empty() && points.front().have_device;
@@ -100,9 +100,9 @@ Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double 
     std::vector<double> row = {b.t_s,        rate(a.bytes, b.bytes), num(b.bytes),
                                num(b.dirty), num(b.writeback),       num(b.cached)};
     if (device) {
-      row.insert(row.end(), {num(b.dev_writes - a.dev_writes),
-                             num(b.dev_write_merges - a.dev_write_merges),
-                             rate(a.dev_write_bytes, b.dev_write_bytes), num(b.dev_in_flight)});
+      row.insert(row.end(),
+                 {num(b.dev_writes - a.dev_writes), num(b.dev_write_merges - a.dev_write_merges),
+                  rate(a.dev_write_bytes, b.dev_write_bytes), num(b.dev_in_flight)});
     }
     s.points.push_back(std::move(row));
   }

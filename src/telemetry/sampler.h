@@ -19,9 +19,9 @@
 namespace writelab {
 
 struct SamplePoint {
-  double t_s = 0;          // since Start()
-  uint64_t bytes = 0;      // experiment progress, cumulative
-  uint64_t dirty = 0;      // /proc/meminfo, bytes
+  double t_s = 0;      // since Start()
+  uint64_t bytes = 0;  // experiment progress, cumulative
+  uint64_t dirty = 0;  // /proc/meminfo, bytes
   uint64_t writeback = 0;
   uint64_t cached = 0;
   bool have_device = false;

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs the build dependencies (scripts/setup.sh) and builds writelab into
+# BUILD_DIR (default build/). Extra arguments go to cmake's configure step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+build_dir=${BUILD_DIR:-build}
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"

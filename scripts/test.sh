@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: the normal build
+# (unit, integration; test beds when root), then the unit and integration
+# tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build.sh
+echo "== tests (build/)"
+ctest --test-dir build --output-on-failure -j 2
+echo "== tests under ASan + UBSan (build-asan/)"
+BUILD_DIR=build-asan ./scripts/build.sh -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j 2

@@ -1,0 +1,10 @@
+// A fixed result document for reporter tests (golden files, round trips).
+#pragma once
+
+#include "core/result.h"
+
+namespace writelab {
+
+Document FixedDocument();
+
+}  // namespace writelab

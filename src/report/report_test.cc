@@ -1,0 +1,70 @@
+// Reporters on a fixed document: the JSON round trip is lossless and the
+// text and CSV output match golden files (tests/golden/). To update a golden
+// file after an intended change: WRITELAB_UPDATE_GOLDEN=1 ./unit_tests.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "report/csv.h"
+#include "report/fixture.h"
+#include "report/json.h"
+#include "report/text.h"
+
+namespace writelab {
+namespace {
+
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(WRITELAB_GOLDEN_DIR) + "/" + name;
+  if (std::getenv("WRITELAB_UPDATE_GOLDEN")) {
+    std::ofstream(path) << actual;
+    GTEST_SKIP() << "updated " << path;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing golden file " << path;
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "output differs from " << path;
+}
+
+TEST(JsonReport, RoundTripIsLossless) {
+  Document doc = FixedDocument();
+  std::string text = ToJson(doc);
+  auto back = FromJson(text);
+  ASSERT_TRUE(back.has_value()) << back.error();
+  EXPECT_EQ(ToJson(*back), text);
+  const Row& plain = back->experiments[0].rows[0];
+  EXPECT_EQ(plain.figures[0].value.samples, (std::vector<double>{494, 411, 1853}));
+  EXPECT_TRUE(plain.figures[0].value.ci95.has_value());
+  EXPECT_FALSE(plain.figures[1].value.ci95.has_value());
+  EXPECT_EQ(back->experiments[0].rows[1].status, RowStatus::kUnsupported);
+  EXPECT_EQ(back->experiments[0].target.rotational, std::optional<bool>(false));
+  EXPECT_FALSE(back->experiments[0].target.physical_block_size.has_value());
+  EXPECT_EQ(std::get<int64_t>(back->experiments[0].params[0].value), int64_t{1} << 30);
+}
+
+TEST(JsonReport, RefusesOtherSchemasAndGarbage) {
+  EXPECT_FALSE(FromJson("{\"schema_version\": 2}").has_value());
+  EXPECT_FALSE(FromJson("not json").has_value());
+  EXPECT_FALSE(FromJson("{}").has_value());
+}
+
+TEST(JsonReport, UnsupportedRowNamesItsErrno) {
+  std::string text = ToJson(FixedDocument());
+  EXPECT_NE(text.find("\"error_name\": \"EOPNOTSUPP\""), std::string::npos);
+}
+
+TEST(TextReport, MatchesGolden) { ExpectGolden("stream.txt", RenderText(FixedDocument())); }
+
+TEST(CsvReport, MatchesGolden) { ExpectGolden("stream.csv", RenderCsv(FixedDocument())); }
+
+TEST(TextTable, AlignsColumns) {
+  TextTable t({"name", "value"});
+  t.AddRow({"a", "1"});
+  t.AddRow({"longer", "1000"});
+  EXPECT_EQ(t.Render(), "name    value\na           1\nlonger   1000\n");
+}
+
+}  // namespace
+}  // namespace writelab

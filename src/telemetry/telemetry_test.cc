@@ -1,0 +1,93 @@
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "io/file.h"
+#include "telemetry/identify.h"
+#include "telemetry/pagecache.h"
+#include "telemetry/procfs.h"
+
+namespace writelab {
+namespace {
+
+TEST(ParseMeminfo, ReadsFieldsInBytes) {
+  auto m = ParseMeminfo(
+      "MemTotal:       24000000 kB\nMemFree:  1 kB\nMemAvailable: 2000 kB\nBuffers: 5 kB\n"
+      "Cached:          1000 kB\nSwapCached: 7 kB\nDirty:             12 kB\n"
+      "Writeback:          3 kB\nWritebackTmp: 99 kB\n");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->total, 24000000ull * 1024);
+  EXPECT_EQ(m->cached, 1000u * 1024);  // not SwapCached
+  EXPECT_EQ(m->dirty, 12u * 1024);
+  EXPECT_EQ(m->writeback, 3u * 1024);  // not WritebackTmp
+  EXPECT_EQ(m->available, 2000u * 1024);
+  EXPECT_FALSE(ParseMeminfo("MemTotal: 1 kB\n").has_value());
+}
+
+TEST(ParseBlockStat, ReadsWriteFields) {
+  auto b = ParseBlockStat(
+      "    1000      20   30000    400     5000     600    70000    8000     3    900   9000\n");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->writes, 5000u);
+  EXPECT_EQ(b->write_merges, 600u);
+  EXPECT_EQ(b->write_sectors, 70000u);
+  EXPECT_EQ(b->write_ticks_ms, 8000u);
+  EXPECT_EQ(b->in_flight, 3u);
+  EXPECT_FALSE(ParseBlockStat("1 2 3").has_value());
+}
+
+TEST(MeminfoReader, RereadsLiveValues) {
+  MeminfoReader r;
+  auto a = r.Read();
+  auto b = r.Read();
+  ASSERT_TRUE(a && b);
+  EXPECT_GT(a->total, 0u);
+  EXPECT_EQ(a->total, b->total);
+}
+
+TEST(Identify, HostHasKernelAndMemory) {
+  Host h = IdentifyHost();
+  EXPECT_FALSE(h.kernel.empty());
+  EXPECT_GT(h.cpus, 0);
+  EXPECT_GT(h.memory_bytes, 0u);
+  EXPECT_TRUE(h.vm.count("dirty_ratio"));
+}
+
+TEST(Identify, TmpfsHasNoBlockDevice) {
+  if (!std::filesystem::exists("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
+  Target t = IdentifyTarget("/dev/shm");
+  if (t.fs_type != "tmpfs") GTEST_SKIP() << "/dev/shm is " << t.fs_type << ", not tmpfs";
+  EXPECT_TRUE(t.device.empty());
+  EXPECT_EQ(t.mount_point, "/dev/shm");
+}
+
+TEST(Identify, BlockBackedDirectoryFindsItsQueue) {
+  Target t = IdentifyTarget("/var/tmp");
+  EXPECT_FALSE(t.fs_type.empty());
+  if (t.device.empty()) GTEST_SKIP() << "/var/tmp is on " << t.fs_type << " with no block device";
+  EXPECT_TRUE(std::filesystem::exists("/sys/block/" + t.device));
+  EXPECT_TRUE(t.logical_block_size.has_value());
+  EXPECT_FALSE(t.stack.empty());
+}
+
+TEST(PageCache, SeesWhatWasJustWrittenAndDropped) {
+  std::string path;
+  auto fd = CreateOwnFile("/var/tmp", "pagecache-test", O_RDWR, &path);
+  ASSERT_TRUE(fd.has_value()) << fd.error().Message();
+  std::string data(1 << 20, 'p');
+  ASSERT_EQ(write(fd->get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  auto before = MeasureResidency(fd->get(), path);
+  ASSERT_TRUE(before.has_value()) << before.error().Message();
+  EXPECT_EQ(before->cached_bytes(), data.size());
+  ASSERT_EQ(fsync(fd->get()), 0);
+  posix_fadvise(fd->get(), 0, 0, POSIX_FADV_DONTNEED);
+  auto after = MeasureResidency(fd->get(), path);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_LT(after->cached_bytes(), data.size());
+  unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace writelab
