@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,10 +32,15 @@ inline std::string Slurp(const std::string& path) {
   return s.str();
 }
 
-// Runs binary with args; stdout and stderr are captured through files.
+// Runs binary with args; stdout and stderr are captured through files of
+// this process's own (tests run in parallel).
+// With signal_after_ms > 0, sends sig to the program that long after it started.
 inline RunResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
-                            const std::string& scratch) {
-  std::string out_path = scratch + ".stdout", err_path = scratch + ".stderr";
+                            int signal_after_ms = 0, int sig = SIGINT) {
+  static int counter = 0;
+  std::string base = "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-" +
+                     std::to_string(counter++);
+  std::string out_path = base + ".stdout", err_path = base + ".stderr";
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -46,6 +52,10 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
   pid_t pid;
   RunResult r;
   if (posix_spawn(&pid, binary.c_str(), &fa, nullptr, argv.data(), environ) == 0) {
+    if (signal_after_ms > 0) {
+      usleep(static_cast<useconds_t>(signal_after_ms) * 1000);
+      kill(pid, sig);
+    }
     int status = 0;
     waitpid(pid, &status, 0);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -58,8 +68,9 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
   return r;
 }
 
-inline RunResult RunWritelab(const std::vector<std::string>& args, const std::string& scratch) {
-  return RunProgram(WRITELAB_BINARY, args, scratch);
+inline RunResult RunWritelab(const std::vector<std::string>& args, int signal_after_ms = 0,
+                             int sig = SIGINT) {
+  return RunProgram(WRITELAB_BINARY, args, signal_after_ms, sig);
 }
 
 // A fresh directory under the build tree's temp area, removed at the end.

@@ -23,8 +23,7 @@ class StreamCli : public ::testing::Test {
 TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
   RunResult r = RunWritelab(
       {"stream", "--dir", work.path(), "--size", "64M", "--block", "8M", "--repeat", "2",
-       "--interval", "100ms", "--json", results + ".json", "--csv", results + ".csv"},
-      work.path() + "/../run");
+       "--interval", "100ms", "--json", results + ".json", "--csv", results + ".csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_TRUE(work.Entries().empty()) << "stream left files behind";
   json doc = json::parse(Slurp(results + ".json"));
@@ -75,12 +74,27 @@ TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
 
 TEST_F(StreamCli, KeepLeavesTheLastFile) {
   RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "8M", "--block", "1M",
-                             "--repeat", "1", "--strategy", "plain", "--no-probe", "--keep"},
-                            work.path() + "/../run");
+                             "--repeat", "1", "--strategy", "plain", "--no-probe", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto entries = work.Entries();
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(std::filesystem::file_size(work.path() + "/" + entries[0]), 8u << 20);
+}
+
+TEST_F(StreamCli, InterruptedRunStillWritesResultsAndCleansUp) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "512M", "--repeat",
+                               "20", "--interval", "100ms", "--json", results + ".json"},
+                              1500, sig);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_TRUE(work.Entries().empty()) << "interrupted stream left files behind";
+    json doc = json::parse(Slurp(results + ".json"));
+    ASSERT_EQ(doc["errors"].size(), 1u);
+    EXPECT_EQ(doc["errors"][0], "interrupted");
+    EXPECT_EQ(doc["experiments"][0]["rows"].size(), 6u);  // every row, measured or saying why not
+  }
 }
 
 struct BadInput {
@@ -100,13 +114,13 @@ TEST_F(StreamCli, BadInputIsOneLineAndExitTwo) {
   for (const BadInput& c : cases) {
     std::vector<std::string> args = {"stream", "--dir", work.path()};
     args.insert(args.end(), c.args.begin(), c.args.end());
-    RunResult r = RunWritelab(args, work.path() + "/../run");
+    RunResult r = RunWritelab(args);
     EXPECT_EQ(r.exit_code, 2) << c.expect << ": " << r.err;
     EXPECT_EQ(CountLines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
     EXPECT_TRUE(work.Entries().empty()) << c.expect;
   }
-  RunResult r = RunWritelab({"stream", "--dir", "/nonexistent/writelab"}, work.path() + "/../run");
+  RunResult r = RunWritelab({"stream", "--dir", "/nonexistent/writelab"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("/nonexistent/writelab"), std::string::npos) << r.err;
@@ -114,17 +128,17 @@ TEST_F(StreamCli, BadInputIsOneLineAndExitTwo) {
 
 TEST(Cli, HelpAndVersion) {
   ScratchDir work("cli");
-  RunResult help = RunWritelab({"--help"}, work.path() + "/run");
+  RunResult help = RunWritelab({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("stream"), std::string::npos);
   EXPECT_NE(help.out.find("Exit codes"), std::string::npos);
-  RunResult sub = RunWritelab({"stream", "--help"}, work.path() + "/run");
+  RunResult sub = RunWritelab({"stream", "--help"});
   EXPECT_EQ(sub.exit_code, 0);
   EXPECT_NE(sub.out.find("window-drop"), std::string::npos);
-  RunResult version = RunWritelab({"--version"}, work.path() + "/run");
+  RunResult version = RunWritelab({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("writelab 0."), std::string::npos);
-  RunResult none = RunWritelab({}, work.path() + "/run");
+  RunResult none = RunWritelab({});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(CountLines(none.err), 1) << none.err;
 }
