@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config clang-format
   libcli11-dev libfmt-dev nlohmann-json3-dev liburing-dev libblkid-dev libmount-dev
   libgtest-dev libbenchmark-dev
-  e2fsprogs xfsprogs btrfs-progs util-linux fio
+  e2fsprogs xfsprogs btrfs-progs util-linux fio jq
 )
 
 missing=()

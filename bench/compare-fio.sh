@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# writelab against fio on the same job, and a bare pwrite loop as the ceiling.
+#
+# Job: sequential 4 KiB pwrite() to a new file on tmpfs, one thread, latency
+# recorded for every write (writelab: histogram; fio: clat with percentiles),
+# the same total bytes, into a new file without preallocation (fio: --fallocate=none,
+# as writelab and the bare loop do). tmpfs keeps the device out of it, so what
+# differs is each tool's own cost per write. Runs alternate for ROUNDS rounds
+# (default 7), the order rotating each round (writelab fio bare, fio bare
+# writelab, ...) since on a VM whoever runs after a big free gets its pages
+# faster; the script prints the median of the per-round ratios: one run on a
+# shared machine proves nothing.
+#
+# Usage: bench/compare-fio.sh [BUILD_DIR] (default build)
+# Env: ROUNDS (7), SIZE (1G), DIR (a new directory under /dev/shm)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+rounds=${ROUNDS:-7}
+size=${SIZE:-1G}
+writelab=$build/writelab
+bare=$build/bench/bare_pwrite
+for tool in fio jq awk; do
+  command -v "$tool" >/dev/null || { echo "compare-fio: $tool is missing (scripts/setup.sh installs it)" >&2; exit 2; }
+done
+[ -x "$writelab" ] && [ -x "$bare" ] || { echo "compare-fio: build first (scripts/build.sh)" >&2; exit 2; }
+
+dir=${DIR:-$(mktemp -d /dev/shm/writelab-compare.XXXXXX)}
+trap 'rm -rf "$dir"' EXIT
+bytes=$(numfmt --from=iec "$size")
+count=$((bytes / 4096))
+TIMEFORMAT=%U  # bash's time prints the child's user CPU seconds
+
+run_writelab() {  # prints "IOPS USER_S"
+  local u
+  u=$({ time "$writelab" stream --dir "$dir" --strategy plain --block 4k --size "$size" \
+        --repeat 1 --no-probe --csv "$dir/wl.csv" >/dev/null; } 2>&1)
+  local mbs
+  mbs=$(awk -F, '$3=="plain" && $6=="write_mb_s" {print $9}' "$dir/wl.csv")
+  awk -v m="$mbs" -v u="$u" 'BEGIN {printf "%.0f %s\n", m * 1e6 / 4096, u}'
+}
+
+run_fio() {
+  local u
+  u=$({ time fio --name=compare --filename="$dir/fio.dat" --rw=write --bs=4k --size="$size" \
+        --ioengine=psync --numjobs=1 --fallocate=none --lat_percentiles=1 --output-format=json \
+        --output="$dir/fio.json" >/dev/null; } 2>&1)
+  rm -f "$dir/fio.dat"
+  echo "$(jq '.jobs[0].write.iops | floor' "$dir/fio.json") $u"
+}
+
+run_bare() {
+  local u out
+  u=$({ time "$bare" "$dir/bare.dat" 4096 "$count" >"$dir/bare.out"; } 2>&1)
+  echo "$(cat "$dir/bare.out") $u"
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+echo "job: $size in 4 KiB pwrites ($count writes) to tmpfs ($dir), $rounds rounds"
+printf "%-6s %12s %12s %12s %10s %10s %12s %12s\n" round writelab fio bare wl/fio wl/bare \
+  "wl us/wr" "fio us/wr"
+: >"$dir/ratios"
+for r in $(seq 1 "$rounds"); do
+  for k in 0 1 2; do
+    case $(((r + k) % 3)) in
+      0) read -r wl wl_u < <(run_writelab) ;;
+      1) read -r fi fi_u < <(run_fio) ;;
+      2) read -r ba ba_u < <(run_bare) ;;
+    esac
+  done
+  awk -v r="$r" -v wl="$wl" -v fi="$fi" -v ba="$ba" -v wu="$wl_u" -v fu="$fi_u" -v n="$count" \
+    'BEGIN {printf "%-6s %12d %12d %12d %10.2f %10.2f %12.3f %12.3f\n", r, wl, fi, ba,
+            wl/fi, wl/ba, wu*1e6/n, fu*1e6/n}' | tee -a "$dir/ratios"
+done
+echo "IOPS columns: writes per second in the write phase; us/wr: user-space CPU per write"
+echo "(whole process, start-up included)."
+echo "median writelab/fio IOPS:  $(awk '{print $5}' "$dir/ratios" | median)  (goal >= 1.2)"
+echo "median writelab/bare IOPS: $(awk '{print $6}' "$dir/ratios" | median)  (goal >= 0.9)"
+echo "median user CPU per write: writelab $(awk '{print $7}' "$dir/ratios" | median) us," \
+  "fio $(awk '{print $8}' "$dir/ratios" | median) us"
