@@ -38,8 +38,8 @@ inline std::string Slurp(const std::string& path) {
 inline RunResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
                             int signal_after_ms = 0, int sig = SIGINT) {
   static int counter = 0;
-  std::string base = "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-" +
-                     std::to_string(counter++);
+  std::string base =
+      "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
   std::string out_path = base + ".stdout", err_path = base + ".stderr";
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);

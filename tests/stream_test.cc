@@ -21,9 +21,9 @@ class StreamCli : public ::testing::Test {
 };
 
 TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
-  RunResult r = RunWritelab(
-      {"stream", "--dir", work.path(), "--size", "64M", "--block", "8M", "--repeat", "2",
-       "--interval", "100ms", "--json", results + ".json", "--csv", results + ".csv"});
+  RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "64M", "--block", "8M",
+                             "--repeat", "2", "--interval", "100ms", "--json", results + ".json",
+                             "--csv", results + ".csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_TRUE(work.Entries().empty()) << "stream left files behind";
   json doc = json::parse(Slurp(results + ".json"));
@@ -83,8 +83,8 @@ TEST_F(StreamCli, KeepLeavesTheLastFile) {
 
 TEST_F(StreamCli, InterruptedRunStillWritesResultsAndCleansUp) {
   for (int sig : {SIGINT, SIGTERM}) {
-    RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "512M", "--repeat",
-                               "20", "--interval", "100ms", "--json", results + ".json"},
+    RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "512M", "--repeat", "20",
+                               "--interval", "100ms", "--json", results + ".json"},
                               1500, sig);
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
@@ -95,6 +95,54 @@ TEST_F(StreamCli, InterruptedRunStillWritesResultsAndCleansUp) {
     EXPECT_EQ(doc["errors"][0], "interrupted");
     EXPECT_EQ(doc["experiments"][0]["rows"].size(), 6u);  // every row, measured or saying why not
   }
+}
+
+TEST(StreamOnTmpfs, UnsupportedFeatureIsARowWithItsErrno) {
+  if (!std::filesystem::exists("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
+  setenv("WRITELAB_TEST_DIR", "/dev/shm", 1);
+  ScratchDir work("tmpfs");
+  unsetenv("WRITELAB_TEST_DIR");
+  std::string json_path = work.path() + ".json";
+  RunResult r =
+      RunWritelab({"stream", "--dir", work.path(), "--size", "16M", "--block", "4M", "--repeat",
+                   "1", "--strategy", "dontcache,library", "--json", json_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(Slurp(json_path));
+  std::filesystem::remove(json_path);
+  const json& e = doc["experiments"][0];
+  EXPECT_EQ(e["target"]["fs_type"], "tmpfs");
+  const json& dontcache = e["rows"][0];
+  if (dontcache["status"] == "ok") GTEST_SKIP() << "this kernel takes RWF_DONTCACHE on tmpfs";
+  EXPECT_EQ(dontcache["status"], "unsupported");
+  EXPECT_EQ(dontcache["error_name"], "EOPNOTSUPP");
+  EXPECT_NE(r.out.find("unsupported"), std::string::npos) << r.out;
+  // The library falls back and says so.
+  const json& library = e["rows"][1];
+  ASSERT_EQ(library["status"], "ok");
+  ASSERT_FALSE(library["notes"].empty());
+  EXPECT_NE(library["notes"][0].get<std::string>().find("dontcache refused: EOPNOTSUPP"),
+            std::string::npos)
+      << library["notes"][0];
+}
+
+TEST_F(StreamCli, FileOptionWritesThePathNamed) {
+  std::string path = work.path() + "/named.dat";
+  RunResult r = RunWritelab({"stream", "--file", path, "--size", "8M", "--block", "1M", "--repeat",
+                             "1", "--strategy", "plain,direct", "--no-probe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(work.Entries().empty()) << "a file writelab created must be removed";
+  // A file that existed stays, holding what the last trial wrote.
+  { std::ofstream(path) << "user data"; }
+  r = RunWritelab({"stream", "--file", path, "--size", "8M", "--block", "1M", "--repeat", "1",
+                   "--strategy", "plain", "--no-probe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::filesystem::file_size(path), 8u << 20);
+  r = RunWritelab({"stream", "--file", work.path(), "--size", "8M"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a regular file"), std::string::npos) << r.err;
+  r = RunWritelab({"stream", "--file", path, "--dir", work.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
 }
 
 struct BadInput {

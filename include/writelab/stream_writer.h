@@ -84,7 +84,7 @@ class StreamWriter {
   StreamMethod method() const;
   // Every method tried, in order, with the errno that refused it.
   const std::vector<StreamAttempt>& attempts() const;
-  // One line for people: "dontcache (after: none refused)" or
+  // One line for people: "dontcache (first choice, accepted)" or
   // "window-drop (dontcache refused: EOPNOTSUPP)".
   std::string choice() const;
   uint64_t bytes_appended() const;

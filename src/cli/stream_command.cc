@@ -21,6 +21,7 @@ struct StreamOptions {
 
 std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   StreamSpec spec = o.spec;
+  if (spec.dir.empty() && spec.file.empty()) spec.dir = ".";
   auto size = SizeOption("--size", o.size);
   if (!size) return std::unexpected(size.error());
   auto block = SizeOption("--block", o.block);
@@ -60,15 +61,17 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
       "stream",
       "Streaming-write strategies (overwrite.c, LKML 2009): throughput, dirty pages, page "
       "cache left behind, and the stall a bystander's fsync sees. See docs/stream.md.");
-  auto* where = sub->add_option_group("target", "Where to write (exactly one)");
-  where->add_option("--dir", o->spec.dir, "Write a new file in DIR, removed afterwards")
+  auto* where = sub->add_option_group("target", "Where to write (at most one)");
+  where
+      ->add_option("--dir", o->spec.dir,
+                   "Write a new file in DIR, removed afterwards (default: the current directory)")
       ->option_text("DIR");
   where
       ->add_option("--file", o->spec.file,
                    "Write PATH (created or truncated; left in place "
                    "if it existed, removed if writelab created it)")
       ->option_text("PATH");
-  where->require_option(1);
+  where->require_option(0, 1);
   sub->add_flag("--keep", o->spec.keep, "Keep the last file written (with --dir)");
   sub->add_option("--size", o->size, "Bytes per trial, e.g. 1G, 64M, 1.5GiB")
       ->capture_default_str();

@@ -25,7 +25,7 @@ struct StreamStrategyInfo {
 
 // The table that feeds --help, --strategy parsing and the default order.
 inline constexpr StreamStrategyInfo kStreamStrategies[] = {
-    {StreamStrategy::kPlain, "plain", "write() only, one fsync at the end (what dd does)"},
+    {StreamStrategy::kPlain, "plain", "pwrite() only, one fsync at the end (what dd does)"},
     {StreamStrategy::kWindow, "window",
      "Torvalds: sync_file_range WRITE on this block, WAIT+WRITE+WAIT on the previous one"},
     {StreamStrategy::kWindowDrop, "window-drop",
@@ -33,7 +33,7 @@ inline constexpr StreamStrategyInfo kStreamStrategies[] = {
     {StreamStrategy::kDontcache, "dontcache", "pwritev2 RWF_DONTCACHE (Linux 6.14+)"},
     {StreamStrategy::kDirect, "direct", "O_DIRECT from aligned buffers"},
     {StreamStrategy::kLibrary, "library",
-     "writelab::StreamWriter: best supported of dontcache, window-drop, direct"},
+     "writelab::StreamWriter: the first of dontcache, window-drop, direct the kernel accepts"},
 };
 
 const char* StreamStrategyName(StreamStrategy s);

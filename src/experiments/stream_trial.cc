@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <memory>
 
 #include "core/clock.h"
@@ -74,6 +75,26 @@ void Failed(TrialResult& r, int err, std::string message) {
   r.message = std::move(message);
 }
 
+// Torvalds' window after writing [off, off+n): start writeback of it, wait
+// for the previous block; Garzik's variant then drops that block. Returns 0,
+// errno of a failed sync_file_range, or -errno of a failed posix_fadvise.
+int WindowStep(StreamStrategy s, int fd, uint64_t off, uint64_t n, uint64_t block) {
+  if (sync_file_range(fd, static_cast<off_t>(off), static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE) !=
+      0)
+    return errno;
+  if (off < block) return 0;
+  auto prev = static_cast<off_t>(off - block);
+  if (sync_file_range(
+          fd, prev, static_cast<off_t>(block),
+          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) != 0)
+    return errno;
+  if (s == StreamStrategy::kWindowDrop) {
+    if (int rc = posix_fadvise(fd, prev, static_cast<off_t>(block), POSIX_FADV_DONTNEED); rc != 0)
+      return -rc;  // posix_fadvise returns the error number
+  }
+  return 0;
+}
+
 // The original loops: write a block, then the strategy's own calls.
 void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runner, GibClock& gib,
                TrialResult& r) {
@@ -93,14 +114,10 @@ void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runne
       return;
     }
     if (s == StreamStrategy::kWindow || s == StreamStrategy::kWindowDrop) {
-      sync_file_range(fd, static_cast<off_t>(off), static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
-      if (off >= block) {
-        auto prev = static_cast<off_t>(off - block);
-        sync_file_range(
-            fd, prev, static_cast<off_t>(block),
-            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-        if (s == StreamStrategy::kWindowDrop)
-          posix_fadvise(fd, prev, static_cast<off_t>(block), POSIX_FADV_DONTNEED);
+      if (int err = WindowStep(s, fd, off, n, block); err != 0) {
+        std::string what = err > 0 ? "sync_file_range" : "posix_fadvise";
+        return Failed(r, std::abs(err),
+                      ErrnoError(std::abs(err), what + " at " + std::to_string(off)).Message());
       }
     }
     gib.Advance(off + n);
@@ -109,7 +126,8 @@ void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runne
 
 // The library strategy: the application's view, one Append() per block.
 void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progress, GibClock& gib,
-                 TrialResult& r, uint64_t& sync_start) {
+                 Sampler& sampler, TrialResult& r, uint64_t& sync_start) {
+  r.library = true;
   StreamWriterOptions options;
   options.window_bytes = env.spec.block;
   auto writer = StreamWriter::Adopt(std::move(fd), r.path, options);
@@ -131,6 +149,7 @@ void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progre
     gib.Advance(off + n);
   }
   sync_start = NowNs();
+  sampler.SampleNow();
   if (Status st = writer->Finish(); !st) return Failed(r, st.error().code, st.error().Message());
   r.library_choice = writer->choice();
 }
@@ -181,11 +200,12 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   uint64_t sync_start = 0;
   GibClock gib(env.spec.size, t0);
   if (s == StreamStrategy::kLibrary) {
-    LibraryLoop(UniqueFd(dup(fd)), env, progress, gib, r, sync_start);
+    LibraryLoop(UniqueFd(dup(fd)), env, progress, gib, sampler, r, sync_start);
   } else {
     WriteLoop(s, fd, env, runner, gib, r);
     r.counters = runner.counters();
     sync_start = NowNs();
+    sampler.SampleNow();  // Dirty peaks here, before the final fsync
     if (r.status == RowStatus::kOk && !r.interrupted && fsync(fd) != 0)
       Failed(r, errno, ErrnoError(errno, "fsync " + r.path).Message());
   }

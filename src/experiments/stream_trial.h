@@ -44,6 +44,7 @@ struct TrialResult {
   std::vector<double> gib_mb_s;  // MB/s of each GiB written (last one may be partial)
   std::optional<CacheResidency> residency;
   std::string residency_error;
+  bool library = false;  // measured through StreamWriter (no runner counters)
   std::string library_choice;
   std::string path;  // the file written (kept only with keep_file)
 

@@ -11,6 +11,10 @@ namespace {
 
 std::string Cell(const Figure& f) {
   const Summary& s = f.value;
+  if (f.unit == "MB/s") {  // the column header names the unit
+    if (s.n < 2 || s.min == s.max) return fmt::format("{:.0f}", s.median);
+    return fmt::format("{:.0f} ({:.0f}-{:.0f})", s.median, s.min, s.max);
+  }
   std::string text = FormatValue(s.median, f.unit);
   if (s.n < 2 || s.min == s.max) return text;
   std::string lo = FormatValue(s.min, f.unit), hi = FormatValue(s.max, f.unit);
@@ -70,6 +74,31 @@ std::string LatencyTable(const ExperimentResult& e) {
     }
   }
   return any ? table.Render() : "";
+}
+
+// The fall-off Garzik saw: MB/s of each GiB written, median over trials.
+// Shown when some row wrote more than one GiB.
+std::string PerGibTable(const ExperimentResult& e) {
+  size_t width = 0;
+  for (const Row& r : e.rows)
+    for (const Series& s : r.series)
+      if (s.key == "per_gib") width = std::max(width, s.points.size());
+  if (width < 2) return "";
+  std::vector<std::string> header = {"MB/s in GiB"};
+  for (size_t i = 1; i <= width; ++i) header.push_back(std::to_string(i));
+  TextTable table(header);
+  for (const Row& r : e.rows) {
+    std::vector<std::vector<double>> per(width);
+    for (const Series& s : r.series)
+      if (s.key == "per_gib")
+        for (size_t i = 0; i < s.points.size(); ++i) per[i].push_back(s.points[i][1]);
+    if (per[0].empty()) continue;
+    std::vector<std::string> cells = {r.name};
+    for (auto& v : per)
+      cells.push_back(v.empty() ? "-" : fmt::format("{:.0f}", Summarize(v).median));
+    table.AddRow(std::move(cells));
+  }
+  return table.Render() + "  (write phase only; the last GiB may be partial)\n";
 }
 
 }  // namespace
@@ -155,6 +184,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
                      trials == 1 ? "" : "s");
   for (const Figure* f : legend)
     if (f) out += fmt::format("  {}: {}\n", f->label, f->includes);
+  if (std::string gib = PerGibTable(e); !gib.empty()) out += "\n" + gib;
   if (std::string lat = LatencyTable(e); !lat.empty()) out += "\n" + lat;
   for (const Row& r : e.rows)
     for (const std::string& n : r.notes) out += r.name + ": " + n + "\n";

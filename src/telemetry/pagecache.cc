@@ -1,5 +1,6 @@
 #include "telemetry/pagecache.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,11 +9,16 @@
 #include <vector>
 
 #include "io/linux_compat.h"
+#include "writelab/unique_fd.h"
 
 namespace writelab {
 namespace {
 
-std::expected<CacheResidency, Error> ByMincore(int fd, const std::string& path, uint64_t page) {
+// mmap needs a readable descriptor; experiments' files are open write-only.
+std::expected<CacheResidency, Error> ByMincore(const std::string& path, uint64_t page) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(ErrnoError(errno, "open " + path));
+  UniqueFd guard(fd);
   CacheResidency r;
   r.method = "mincore";
   r.page_size = page;
@@ -48,7 +54,7 @@ std::expected<CacheResidency, Error> MeasureResidency(int fd, const std::string&
   }
   if (errno != ENOSYS && errno != EOPNOTSUPP)
     return std::unexpected(ErrnoError(errno, "cachestat " + path));
-  return ByMincore(fd, path, page);
+  return ByMincore(path, page);
 }
 
 }  // namespace writelab

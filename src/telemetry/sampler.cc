@@ -26,6 +26,12 @@ void Sampler::Start() {
   thread_ = std::thread([this] { Loop(); });
 }
 
+void Sampler::SampleNow() {
+  SamplePoint p = Take();
+  std::lock_guard lock(mu_);
+  points_.push_back(p);
+}
+
 std::vector<SamplePoint> Sampler::Stop() {
   {
     std::lock_guard lock(mu_);
