@@ -99,6 +99,7 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   CommandAction action;
   AddStreamCommand(app, &action);
+  AddFsyncCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -44,6 +44,7 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run);
 // Each experiment registers its subcommand here; the action is stored in
 // *action when that subcommand is the one parsed.
 void AddStreamCommand(CLI::App& app, CommandAction* action);
+void AddFsyncCommand(CLI::App& app, CommandAction* action);
 
 int RunCli(int argc, char** argv);
 

@@ -163,8 +163,9 @@ const char* StreamStrategyName(StreamStrategy s) {
 }
 
 std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
-  if (spec.dir.empty() == spec.file.empty())
-    return std::unexpected("give exactly one of --dir and --file");
+  if (!spec.dir.empty() && !spec.file.empty())
+    return std::unexpected("give at most one of --dir and --file");
+  if (spec.dir.empty() && spec.file.empty()) spec.dir = ".";
   if (!spec.dir.empty()) {
     struct stat st;
     if (stat(spec.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))

@@ -18,6 +18,7 @@ std::string Cell(const Figure& f) {
   std::string text = FormatValue(s.median, f.unit);
   if (s.n < 2 || s.min == s.max) return text;
   std::string lo = FormatValue(s.min, f.unit), hi = FormatValue(s.max, f.unit);
+  if (lo == hi) return text;  // differences below the printed precision
   // "494 MB/s (411-1853)": drop the unit from the range when all three share it.
   auto unit_of = [](const std::string& v) { return v.substr(v.rfind(' ') + 1); };
   if (unit_of(lo) == unit_of(text) && unit_of(hi) == unit_of(text) &&
@@ -101,6 +102,33 @@ std::string PerGibTable(const ExperimentResult& e) {
   return table.Render() + "  (write phase only; the last GiB may be partial)\n";
 }
 
+bool ParamIsTrue(const ExperimentResult& e, const std::string& key) {
+  for (const Param& p : e.params)
+    if (p.key == key) return std::holds_alternative<bool>(p.value) && std::get<bool>(p.value);
+  return false;
+}
+
+// The per-iteration listing in the original fsync-tester's shape, one block
+// per row: "write time: 0.0021s fsync time: 0.2815s".
+std::string IterationListing(const ExperimentResult& e) {
+  if (!ParamIsTrue(e, "listing")) return "";
+  std::string out;
+  for (const Row& r : e.rows) {
+    const Series* it = nullptr;
+    for (const Series& s : r.series)
+      if (s.key == "iterations") it = &s;
+    if (!it || it->points.empty()) continue;
+    std::string method = r.name.substr(r.name.find('/') + 1);
+    bool separate = r.FindLatency("sync") != nullptr;
+    out += r.name + ":\n";
+    for (const auto& p : it->points) {
+      out += fmt::format("write time: {:.4f}s", p[1]);
+      out += separate ? fmt::format(" {} time: {:.4f}s\n", method, p[2]) : " (includes the sync)\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatValue(double v, const std::string& unit) {
@@ -154,6 +182,8 @@ std::string RenderExperimentText(const ExperimentResult& e) {
   for (const Param& p : e.params) params += (params.empty() ? "" : ", ") + ParamText(p);
   out += "parameters: " + params + "\n\n";
 
+  out += IterationListing(e);
+  if (ParamIsTrue(e, "listing")) out += "\n";
   std::vector<std::string> header = {e.name == "stream" ? "strategy" : "row"};
   std::vector<const Figure*> legend(e.table.size(), nullptr);
   for (const std::string& key : e.table) header.push_back(key);
@@ -180,8 +210,10 @@ std::string RenderExperimentText(const ExperimentResult& e) {
   int trials = 0;
   for (const Row& r : e.rows)
     for (const Figure& f : r.figures) trials = std::max(trials, f.value.n);
-  out += fmt::format("\nEach cell: median of {} trial{}, (min-max) when they differ.\n", trials,
-                     trials == 1 ? "" : "s");
+  if (trials > 1)
+    out += fmt::format("\nEach cell: median of {} trials, (min-max) when they differ.\n", trials);
+  else
+    out += "\nFigures:\n";
   for (const Figure* f : legend)
     if (f) out += fmt::format("  {}: {}\n", f->label, f->includes);
   if (std::string gib = PerGibTable(e); !gib.empty()) out += "\n" + gib;

@@ -1,5 +1,7 @@
 #include "telemetry/sampler.h"
 
+#include <algorithm>
+
 #include "core/clock.h"
 #include "core/units.h"
 
@@ -26,10 +28,11 @@ void Sampler::Start() {
   thread_ = std::thread([this] { Loop(); });
 }
 
-void Sampler::SampleNow() {
+SamplePoint Sampler::SampleNow() {
   SamplePoint p = Take();
   std::lock_guard lock(mu_);
   points_.push_back(p);
+  return p;
 }
 
 std::vector<SamplePoint> Sampler::Stop() {
@@ -40,6 +43,9 @@ std::vector<SamplePoint> Sampler::Stop() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   points_.push_back(Take());
+  // SampleNow() and the thread can store out of order by a few microseconds.
+  std::stable_sort(points_.begin(), points_.end(),
+                   [](const SamplePoint& a, const SamplePoint& b) { return a.t_s < b.t_s; });
   return std::move(points_);
 }
 

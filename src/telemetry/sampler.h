@@ -43,8 +43,8 @@ class Sampler {
 
   void Start();
   // Takes a sample now, from the caller's thread (e.g. at the end of a write
-  // phase, when Dirty peaks), besides the periodic ones.
-  void SampleNow();
+  // phase, when Dirty peaks), besides the periodic ones, and returns it.
+  SamplePoint SampleNow();
   // Takes a last sample and stops the thread; returns every sample.
   std::vector<SamplePoint> Stop();
 

@@ -1,0 +1,394 @@
+#include "experiments/fsync.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/clock.h"
+#include "core/units.h"
+#include "io/file.h"
+#include "io/linux_compat.h"
+#include "telemetry/identify.h"
+#include "telemetry/sampler.h"
+
+namespace writelab {
+namespace {
+
+constexpr const char* kReproduces =
+    "fsync-tester (Ts'o 2009, random writer by Mason) as run by Axboe for \"IO latency/"
+    "throughput fixes\" (LKML, April 2009): pwrite 1 MiB + fsync every few seconds beside a "
+    "random writer or a streaming dd";
+
+constexpr SyncMethodInfo kMethods[] = {
+    {SyncMethod::kFsync, "fsync", "pwrite, then fsync", 0, 0, true},
+    {SyncMethod::kFdatasync, "fdatasync", "pwrite, then fdatasync", 0, 0, true},
+    {SyncMethod::kSfr, "sfr",
+     "pwrite, then sync_file_range(WRITE|WAIT_AFTER) on the range, then fdatasync", 0, 0, true},
+    {SyncMethod::kOsync, "osync", "file opened O_SYNC: the pwrite is the sync", O_SYNC, 0, false},
+    {SyncMethod::kOdsync, "odsync", "file opened O_DSYNC: the pwrite is the sync", O_DSYNC, 0,
+     false},
+    {SyncMethod::kRwfDsync, "rwf-dsync", "pwritev2 with RWF_DSYNC: the write is the sync", 0,
+     RWF_DSYNC, false},
+};
+
+constexpr BackgroundInfo kBackgrounds[] = {
+    {BackgroundKind::kNone, "none", "nothing else writes"},
+    {BackgroundKind::kRandom, "random",
+     "4 KiB random pwrites over --bg-span, never synced (Mason's random writer)"},
+    {BackgroundKind::kStream, "stream",
+     "sequential buffered 1 MiB pwrites, never synced, wrapping at --bg-size (the dd)"},
+    {BackgroundKind::kCommand, "cmd", "the command given with --bg-cmd, run by /bin/sh"},
+};
+
+std::string DirOf(const FsyncSpec& spec) {
+  if (!spec.dir.empty()) return spec.dir;
+  auto slash = spec.file.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : spec.file.substr(0, slash);
+}
+
+struct FigureInfo {
+  const char* key;
+  const char* label;
+  const char* unit;
+  const char* includes;
+};
+
+constexpr FigureInfo kFigures[] = {
+    {"write_p50_ms", "write p50", "ms", "the pwrite of --write-size at offset 0, median"},
+    {"write_p99_ms", "write p99", "ms", "the pwrite, 99th percentile"},
+    {"write_max_ms", "write max", "ms", "the pwrite, worst"},
+    {"sync_min_ms", "sync min", "ms", "the sync call after the write, best"},
+    {"sync_p50_ms", "sync p50", "ms", "the sync call after the write, median"},
+    {"sync_p90_ms", "sync p90", "ms", "the sync call, 90th percentile"},
+    {"sync_p99_ms", "sync p99", "ms", "the sync call, 99th percentile"},
+    {"sync_max_ms", "sync max", "ms", "the sync call, worst"},
+    {"total_p50_ms", "write+sync p50", "ms", "write and sync together, median"},
+    {"total_p99_ms", "write+sync p99", "ms", "write and sync together, 99th percentile"},
+    {"total_max_ms", "write+sync max", "ms", "write and sync together, worst"},
+    {"bg_mb_s", "background MB/s", "MB/s", "bytes the background load wrote during this row"},
+    {"device_mb_s", "device MB/s", "MB/s",
+     "bytes written to the target device during this row (/sys/block/DEV/stat), all sources"},
+    {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty sampled during this row"},
+    {"writeback_peak", "peak Writeback", "bytes",
+     "largest system-wide Writeback sampled during this row"},
+};
+
+// What one (background, method) row measured, besides the loop's own data.
+struct RowContext {
+  std::string bg_name;
+  double seconds = 0;
+  std::optional<uint64_t> bg_bytes;
+  bool device = false;
+  uint64_t device_bytes = 0;
+  uint64_t dirty_peak = 0;
+  uint64_t writeback_peak = 0;
+  std::vector<SamplePoint> points;
+  std::string bg_failure;
+};
+
+double Ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+void AddLatencyFigures(const SyncRun& run, std::map<std::string, double>& f) {
+  const Histogram& w = run.write_latency;
+  if (w.count()) {
+    f["write_p50_ms"] = Ms(w.Percentile(50));
+    f["write_p99_ms"] = Ms(w.Percentile(99));
+    f["write_max_ms"] = Ms(w.max());
+  }
+  const Histogram& s = run.sync_latency;
+  if (s.count()) {
+    f["sync_min_ms"] = Ms(s.min());
+    f["sync_p50_ms"] = Ms(s.Percentile(50));
+    f["sync_p90_ms"] = Ms(s.Percentile(90));
+    f["sync_p99_ms"] = Ms(s.Percentile(99));
+    f["sync_max_ms"] = Ms(s.max());
+  }
+  const Histogram& t = run.total_latency;
+  if (t.count()) {
+    f["total_p50_ms"] = Ms(t.Percentile(50));
+    f["total_p99_ms"] = Ms(t.Percentile(99));
+    f["total_max_ms"] = Ms(t.max());
+  }
+}
+
+Row MakeRow(const SyncMethodInfo& m, const SyncRun& run, const RowContext& rc, double interval_s) {
+  Row row;
+  row.name = rc.bg_name + "/" + m.name;
+  row.status = run.status;
+  row.error_code = run.error;
+  row.message = run.message;
+  if (!rc.bg_failure.empty()) {
+    row.status = RowStatus::kFailed;
+    row.message = rc.bg_failure;
+  }
+  if (!m.separate_sync) row.notes.push_back("the write is the sync: no separate sync figures");
+  std::map<std::string, double> f;
+  AddLatencyFigures(run, f);
+  if (rc.seconds > 0 && rc.bg_bytes)
+    f["bg_mb_s"] = static_cast<double>(*rc.bg_bytes) / rc.seconds / kMB;
+  if (rc.seconds > 0 && rc.device)
+    f["device_mb_s"] = static_cast<double>(rc.device_bytes) / rc.seconds / kMB;
+  f["dirty_peak"] = static_cast<double>(rc.dirty_peak);
+  f["writeback_peak"] = static_cast<double>(rc.writeback_peak);
+  if (run.write_latency.count() == 0) f.clear();
+  for (const FigureInfo& fi : kFigures)
+    if (auto it = f.find(fi.key); it != f.end())
+      row.figures.push_back({fi.key, fi.label, fi.unit, fi.includes, Summarize({it->second})});
+  auto add = [&](const Histogram& h, const char* key, const char* label, const char* inc) {
+    if (h.count()) row.latencies.push_back(Latency::From(h, key, label, inc));
+  };
+  add(run.write_latency, "write", "write", "one pwrite call");
+  add(run.sync_latency, "sync", std::string(m.name) == "sfr" ? "sfr+fdatasync" : m.name,
+      "the sync call(s) after the write");
+  add(run.total_latency, "total", "write+sync", "write and sync together");
+  Series it{"iterations", 0, 0, {{"t", "s"}, {"write", "s"}, {"sync", "s"}}, {}};
+  for (const auto& s : run.samples) it.points.push_back({s[0], s[1], s[2]});
+  row.series.push_back(std::move(it));
+  row.series.push_back(TimelineSeries(rc.points, 0, interval_s));
+  return row;
+}
+
+uint64_t DefaultBgSize(const std::string& dir) {
+  struct statvfs vfs;
+  uint64_t bound = 8ull << 30;
+  if (statvfs(dir.c_str(), &vfs) == 0)
+    bound = std::min<uint64_t>(bound, static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize / 4);
+  return bound / (1u << 20) * (1u << 20);
+}
+
+void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
+  std::string methods, bgs;
+  for (SyncMethod m : spec.methods)
+    methods += (methods.empty() ? "" : ",") + std::string(InfoOf(m).name);
+  for (BackgroundKind b : spec.backgrounds)
+    bgs += (bgs.empty() ? "" : ",") + std::string(BackgroundName(b));
+  out.params = {
+      {"path", spec.file.empty() ? spec.dir : spec.file, ""},
+      {"write_size", static_cast<int64_t>(spec.write_size), "bytes"},
+      {"count", static_cast<int64_t>(spec.count), "iterations"},
+      {"interval", static_cast<double>(spec.interval_ns) / 1e9, "s"},
+      {"sync", methods, ""},
+      {"background", bgs, ""},
+      {"bg_cmd", spec.bg_command, ""},
+      {"bg_size", static_cast<int64_t>(spec.bg_size), "bytes"},
+      {"bg_span", static_cast<int64_t>(spec.bg_span), "bytes"},
+      {"bg_warmup", static_cast<double>(spec.bg_warmup_ns) / 1e9, "s"},
+      {"listing", spec.verbose, ""},
+  };
+}
+
+}  // namespace
+
+const SyncMethodInfo& InfoOf(SyncMethod m) {
+  for (const auto& info : kMethods)
+    if (info.id == m) return info;
+  return kMethods[0];
+}
+std::span<const SyncMethodInfo> SyncMethods() { return kMethods; }
+std::span<const BackgroundInfo> Backgrounds() { return kBackgrounds; }
+
+std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
+  if (!spec.dir.empty() && !spec.file.empty())
+    return std::unexpected("give at most one of --dir and --file");
+  if (spec.dir.empty() && spec.file.empty()) spec.dir = ".";
+  struct stat st;
+  std::string dir = DirOf(spec);
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return std::unexpected((spec.dir.empty() ? "--file: directory '" : "--dir: '") + dir +
+                           "' is not a directory");
+  if (access(dir.c_str(), W_OK) != 0) return std::unexpected("'" + dir + "' is not writable");
+  if (!spec.file.empty() && stat(spec.file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return std::unexpected("--file: '" + spec.file + "' is not a regular file");
+  if (spec.write_size == 0) return std::unexpected("--write-size: must be greater than 0");
+  if (spec.write_size > (1ull << 30)) return std::unexpected("--write-size: at most 1 GiB");
+  if (spec.count < 1) return std::unexpected("--count: must be at least 1");
+  if (spec.bg_span < 4096) return std::unexpected("--bg-span: at least 4 KiB");
+  if (spec.methods.empty()) spec.methods = {SyncMethod::kFsync};
+  if (spec.backgrounds.empty())
+    spec.backgrounds = {BackgroundKind::kNone, BackgroundKind::kRandom, BackgroundKind::kStream};
+  bool wants_cmd = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
+                             BackgroundKind::kCommand) != spec.backgrounds.end();
+  if (wants_cmd && spec.bg_command.empty())
+    return std::unexpected("--background cmd needs --bg-cmd 'COMMAND'");
+  if (!wants_cmd && !spec.bg_command.empty())
+    return std::unexpected("--bg-cmd is only used with --background cmd");
+  if (spec.bg_size == 0) spec.bg_size = DefaultBgSize(dir);
+  if (spec.bg_size < (1u << 20))
+    return std::unexpected("--bg-size: at least 1 MiB (free space in '" + dir + "' is too low)");
+  return {};
+}
+
+namespace {
+
+// Waits out the warm-up; fails if the load exits meanwhile.
+std::optional<std::string> WarmUp(BackgroundLoad* load, uint64_t ns, const RunContext& ctx) {
+  uint64_t end = NowNs() + ns;
+  while (NowNs() < end && !ctx.Interrupted()) {
+    if (load)
+      if (auto why = load->Exited()) return *why;
+    usleep(10'000);
+  }
+  if (load)
+    if (auto why = load->Exited()) return *why;
+  return std::nullopt;
+}
+
+std::expected<UniqueFd, Error> OpenTestFile(const FsyncSpec& spec, const SyncMethodInfo& m,
+                                            std::string* path) {
+  int flags = O_WRONLY | m.open_flags;
+  if (!spec.file.empty()) {
+    *path = spec.file;
+    return OpenFile(spec.file, flags | O_CREAT);
+  }
+  return CreateOwnFile(spec.dir, "fsync", flags, path);
+}
+
+// Figures of the telemetry between two sample points (inclusive).
+void FillTelemetry(const std::vector<SamplePoint>& all, double t0, double t1, RowContext& rc) {
+  for (const SamplePoint& p : all) {
+    if (p.t_s < t0 || p.t_s > t1) continue;
+    rc.points.push_back(p);
+    rc.dirty_peak = std::max(rc.dirty_peak, p.dirty);
+    rc.writeback_peak = std::max(rc.writeback_peak, p.writeback);
+  }
+  if (rc.points.size() >= 2 && rc.points.front().have_device) {
+    rc.device = true;
+    rc.device_bytes = rc.points.back().dev_write_bytes - rc.points.front().dev_write_bytes;
+  }
+}
+
+struct PhaseResult {
+  std::vector<Row> rows;
+  Status status;
+};
+
+// One background: start it, warm up, run every sync method, stop it.
+PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext& ctx,
+                     const std::string& device, const AlignedBuffer& data) {
+  PhaseResult out;
+  const std::string bg_name = BackgroundName(bg);
+  auto fail_all = [&](const std::string& why) {
+    for (SyncMethod m : spec.methods) {
+      SyncRun none;
+      RowContext rc;
+      rc.bg_name = bg_name;
+      rc.bg_failure = why;
+      out.rows.push_back(MakeRow(InfoOf(m), none, rc, 0));
+    }
+    out.status = std::unexpected(PlainError(why));
+    return std::move(out);
+  };
+  std::unique_ptr<BackgroundLoad> load;
+  if (bg != BackgroundKind::kNone) {
+    BackgroundSpec bs{bg, DirOf(spec), spec.bg_span, spec.bg_size, spec.bg_command};
+    auto started = BackgroundLoad::Start(bs);
+    if (!started) return fail_all("background " + bg_name + ": " + started.error().Message());
+    load = std::move(*started);
+  }
+  if (auto why = WarmUp(load.get(), spec.bg_warmup_ns, ctx))
+    return fail_all("background " + bg_name + " " + *why + " during the warm-up");
+  Sampler sampler(device, spec.sample_interval_ns, nullptr);  // no fork after this
+  sampler.Start();
+  struct Measured {
+    const SyncMethodInfo* method;
+    SyncRun run;
+    RowContext rc;
+  };
+  std::vector<Measured> runs;
+  for (SyncMethod m : spec.methods) {
+    if (ctx.Interrupted()) break;
+    const SyncMethodInfo& info = InfoOf(m);
+    RowContext rc;
+    rc.bg_name = bg_name;
+    std::string path;
+    auto fd = OpenTestFile(spec, info, &path);
+    if (!fd) {
+      SyncRun failed;
+      failed.status = RowStatus::kFailed;
+      failed.error = fd.error().code;
+      failed.message = fd.error().Message();
+      runs.push_back({&info, std::move(failed), rc});
+      continue;
+    }
+    auto engine = info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
+                                 : MakePwriteEngine(fd->get());
+    std::optional<uint64_t> bytes0 = load ? load->bytes_written() : std::nullopt;
+    SamplePoint p0 = sampler.SampleNow();
+    SyncRun run = MeasureSyncMethod(spec, info, fd->get(), *engine, data.data(), ctx);
+    SamplePoint p1 = sampler.SampleNow();
+    rc.seconds = p1.t_s - p0.t_s;
+    rc.points = {p0, p1};  // the span of this row; filled in after Stop()
+    if (load && bytes0) rc.bg_bytes = *load->bytes_written() - *bytes0;
+    if (load)
+      if (auto why = load->Exited())
+        rc.bg_failure = "background " + bg_name + " " + *why + " during the measurement";
+    if (spec.file.empty()) unlink(path.c_str());
+    bool stop = run.interrupted || run.status == RowStatus::kFailed || !rc.bg_failure.empty();
+    if (run.interrupted) out.status = std::unexpected(PlainError("interrupted"));
+    runs.push_back({&info, std::move(run), std::move(rc)});
+    if (stop) break;
+  }
+  std::vector<SamplePoint> all = sampler.Stop();
+  if (load) load->Stop();
+  for (auto& [method, run, rc] : runs) {
+    double t0 = rc.points.front().t_s, t1 = rc.points.back().t_s;
+    rc.points.clear();
+    FillTelemetry(all, t0, t1, rc);
+    out.rows.push_back(
+        MakeRow(*method, run, rc, static_cast<double>(spec.sample_interval_ns) / 1e9));
+    if (run.status == RowStatus::kFailed && out.status)
+      out.status =
+          std::unexpected(PlainError(out.rows.back().name + ": " + out.rows.back().message));
+    if (!rc.bg_failure.empty() && out.status)
+      out.status = std::unexpected(PlainError(rc.bg_failure));
+  }
+  return out;
+}
+
+}  // namespace
+
+Status RunFsync(const FsyncSpec& spec, const RunContext& ctx, ExperimentResult& out) {
+  const std::string dir = DirOf(spec);
+  out.name = "fsync";
+  out.reproduces = kReproduces;
+  out.target = IdentifyTarget(dir);
+  out.table = {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms",
+               "total_p99_ms", "bg_mb_s",     "device_mb_s", "dirty_peak"};
+  AddParams(spec, out);
+  AlignedBuffer data(spec.write_size, 4096);
+  data.FillPattern(3);
+  Status status;
+  std::map<std::string, Row> measured;
+  for (BackgroundKind bg : spec.backgrounds) {
+    PhaseResult phase = RunPhase(spec, bg, ctx, out.target.device, data);
+    for (Row& r : phase.rows) measured[r.name] = std::move(r);
+    if (!phase.status) {
+      status = phase.status;
+      break;
+    }
+  }
+  // Every row is present, in order, measured or saying why not.
+  for (BackgroundKind bg : spec.backgrounds) {
+    for (SyncMethod m : spec.methods) {
+      std::string name = std::string(BackgroundName(bg)) + "/" + InfoOf(m).name;
+      if (auto it = measured.find(name); it != measured.end()) {
+        out.rows.push_back(std::move(it->second));
+        continue;
+      }
+      Row r;
+      r.name = name;
+      r.status = RowStatus::kFailed;
+      r.message = "not measured: the run stopped before this row";
+      out.rows.push_back(std::move(r));
+    }
+  }
+  return status;
+}
+
+}  // namespace writelab

@@ -1,0 +1,78 @@
+// `writelab fsync`: sync latency under background writers, after
+// fsync-tester (Theodore Ts'o, March 2009; the random writer by Chris Mason)
+// as run by Jens Axboe for "[PATCH 0/8][RFC] IO latency/throughput fixes"
+// (LKML, April 2009). docs/fsync.md explains every row and figure.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "core/histogram.h"
+#include "core/result.h"
+#include "experiments/background.h"
+#include "experiments/context.h"
+#include "io/engine.h"
+#include "writelab/error.h"
+
+namespace writelab {
+
+enum class SyncMethod { kFsync, kFdatasync, kSfr, kOsync, kOdsync, kRwfDsync };
+
+struct SyncMethodInfo {
+  SyncMethod id;
+  const char* name;
+  const char* summary;
+  int open_flags;      // added to O_WRONLY|O_CREAT
+  int rwf_flags;       // pwritev2 flags on every write (0: plain pwrite)
+  bool separate_sync;  // a sync call follows the write
+};
+
+const SyncMethodInfo& InfoOf(SyncMethod m);
+std::span<const SyncMethodInfo> SyncMethods();
+
+struct BackgroundInfo {
+  BackgroundKind id;
+  const char* name;
+  const char* summary;
+};
+std::span<const BackgroundInfo> Backgrounds();
+
+struct FsyncSpec {
+  std::string dir;   // the test file and background files are made here...
+  std::string file;  // ...or the test file is this path (backgrounds beside it)
+  uint64_t write_size = 1u << 20;
+  int count = 20;
+  uint64_t interval_ns = 500'000'000;
+  std::vector<SyncMethod> methods;          // empty: fsync
+  std::vector<BackgroundKind> backgrounds;  // empty: none, random, stream
+  std::string bg_command;
+  uint64_t bg_size = 0;  // stream bound; 0: min(8 GiB, a quarter of free space)
+  uint64_t bg_span = 256u << 20;
+  uint64_t bg_warmup_ns = 2'000'000'000;
+  uint64_t sample_interval_ns = 1'000'000'000;  // telemetry
+  bool verbose = false;                         // per-iteration listing
+};
+
+std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec);
+
+Status RunFsync(const FsyncSpec& spec, const RunContext& ctx, ExperimentResult& out);
+
+// One sync method's iterations on an open file through engine: exposed for
+// tests that inject a faulty engine. Fills the latencies, per-iteration
+// samples (start, write ns, sync ns) and, on error, status and message.
+struct SyncRun {
+  RowStatus status = RowStatus::kOk;
+  int error = 0;
+  std::string message;
+  bool interrupted = false;
+  Histogram write_latency;
+  Histogram sync_latency;
+  Histogram total_latency;
+  std::vector<std::array<double, 3>> samples;  // t (s), write (s), sync (s)
+};
+SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, int fd,
+                          WriteEngine& engine, const void* data, const RunContext& ctx);
+
+}  // namespace writelab
