@@ -48,6 +48,11 @@ void PrintError(const std::string& message) {
   std::fprintf(stderr, "writelab: %s\n", OneLine(message).c_str());
 }
 
+int UsageError(const std::string& message) {
+  PrintError(message);
+  return kExitUsage;
+}
+
 void AddOutputOptions(CLI::App& sub, OutputOptions& out) {
   sub.add_option("--json", out.json, "Write the results as JSON to FILE (docs/results.md)")
       ->option_text("FILE");
@@ -100,6 +105,7 @@ int RunCli(int argc, char** argv) {
   CommandAction action;
   AddStreamCommand(app, &action);
   AddFsyncCommand(app, &action);
+  AddCleanupCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

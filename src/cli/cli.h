@@ -45,10 +45,13 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run);
 // *action when that subcommand is the one parsed.
 void AddStreamCommand(CLI::App& app, CommandAction* action);
 void AddFsyncCommand(CLI::App& app, CommandAction* action);
+void AddCleanupCommand(CLI::App& app, CommandAction* action);
 
 int RunCli(int argc, char** argv);
 
 // Prints "writelab: MESSAGE" as one line on stderr.
 void PrintError(const std::string& message);
+// PrintError, then kExitUsage.
+int UsageError(const std::string& message);
 
 }  // namespace writelab

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/targets.h"
 #include "experiments/fsync.h"
 
 namespace writelab {
@@ -22,6 +23,7 @@ struct FsyncOptions {
   std::vector<std::string> backgrounds;
   bool verbose = false;
   OutputOptions out;
+  TargetOptions targets;
 };
 
 template <typename Table, typename Id>
@@ -122,16 +124,17 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
       ->capture_default_str();
   sub->add_flag("--verbose,-v", o->verbose, "Print every iteration in the original's shape");
   AddOutputOptions(*sub, o->out);
+  AddTargetOptions(*sub, o->targets);
   sub->callback([o, action] {
     *action = [o](const RunContext& ctx, Document& doc) {
       auto spec = BuildSpec(*o, ctx.progress != nullptr);
-      if (!spec) {
-        PrintError(spec.error());
-        return kExitUsage;
-      }
-      doc.experiments.emplace_back();
-      Status run = RunFsync(*spec, ctx, doc.experiments.back());
-      return Finish(doc, o->out, run);
+      if (!spec) return UsageError(spec.error());
+      return RunOnTargets(o->targets, spec->dir, !spec->file.empty(), ctx, doc, o->out,
+                          [&](const std::string& dir, ExperimentResult& e) {
+                            FsyncSpec s = *spec;
+                            if (s.file.empty()) s.dir = dir;
+                            return RunFsync(s, ctx, e);
+                          });
     };
   });
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/targets.h"
 #include "experiments/stream.h"
 
 namespace writelab {
@@ -17,6 +18,7 @@ struct StreamOptions {
   bool probe = false;  // --probe: the default, accepted for symmetry
   bool no_probe = false;
   OutputOptions out;
+  TargetOptions targets;
 };
 
 std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
@@ -84,16 +86,17 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
   auto* probe = sub->add_flag("--probe", o->probe, "Run the bystander fsync probe (default)");
   sub->add_flag("--no-probe", o->no_probe, "Do not run the bystander probe")->excludes(probe);
   AddOutputOptions(*sub, o->out);
+  AddTargetOptions(*sub, o->targets);
   sub->callback([o, action] {
     *action = [o](const RunContext& ctx, Document& doc) {
       auto spec = BuildSpec(*o);
-      if (!spec) {
-        PrintError(spec.error());
-        return kExitUsage;
-      }
-      doc.experiments.emplace_back();
-      Status run = RunStream(*spec, ctx, doc.experiments.back());
-      return Finish(doc, o->out, run);
+      if (!spec) return UsageError(spec.error());
+      return RunOnTargets(o->targets, spec->dir, !spec->file.empty(), ctx, doc, o->out,
+                          [&](const std::string& dir, ExperimentResult& e) {
+                            StreamSpec s = *spec;
+                            if (s.file.empty()) s.dir = dir;
+                            return RunStream(s, ctx, e);
+                          });
     };
   });
 }

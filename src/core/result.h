@@ -112,13 +112,20 @@ struct Target {
 };
 
 struct ExperimentResult {
-  std::string name;        // "stream"
-  std::string reproduces;  // one line naming the original experiment
+  std::string name;             // "stream"
+  std::string reproduces;       // one line naming the original experiment
+  std::string testbed;          // --testbed SPEC this run was on ("" for the user's directory)
+  bool loop_direct_io = false;  // the test bed's loop device ran with direct I/O
+  std::string scheduler;        // --scheduler this run was under ("" when not switched)
   Target target;
   std::vector<Param> params;
   std::vector<std::string> table;  // figure keys for the terminal table, in order
   std::vector<Row> rows;
   std::vector<std::string> notes;
+  // With several test beds or schedulers: the figure compared side by side,
+  // and whether test beds are the rows (the 2012 prealloc table) or columns.
+  std::string compare_figure;
+  bool compare_targets_as_rows = false;
 };
 
 struct Document {

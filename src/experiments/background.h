@@ -47,6 +47,8 @@ class BackgroundLoad {
   // Bytes the load has written so far (random/stream; nullopt for cmd, whose
   // writes writelab cannot see).
   std::optional<uint64_t> bytes_written() const;
+  // The same count as an atomic for a sampler to read; null for cmd.
+  const std::atomic<uint64_t>* counter() const { return counts_bytes_ ? shared_bytes_ : nullptr; }
   // If the load has exited on its own: "exited with status 3" or "killed by
   // signal 9"; nullopt while it runs. Reaps it.
   std::optional<std::string> Exited();

@@ -179,6 +179,7 @@ void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
       {"bg_size", static_cast<int64_t>(spec.bg_size), "bytes"},
       {"bg_span", static_cast<int64_t>(spec.bg_span), "bytes"},
       {"bg_warmup", static_cast<double>(spec.bg_warmup_ns) / 1e9, "s"},
+      {"sample_interval", static_cast<double>(spec.sample_interval_ns) / 1e9, "s"},
       {"listing", spec.verbose, ""},
   };
 }
@@ -208,6 +209,9 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
   if (spec.write_size == 0) return std::unexpected("--write-size: must be greater than 0");
   if (spec.write_size > (1ull << 30)) return std::unexpected("--write-size: at most 1 GiB");
   if (spec.count < 1) return std::unexpected("--count: must be at least 1");
+  if (spec.count > 1'000'000) return std::unexpected("--count: at most 1000000");
+  if (spec.sample_interval_ns < 10'000'000)
+    return std::unexpected("--sample-interval: at least 10ms");
   if (spec.bg_span < 4096) return std::unexpected("--bg-span: at least 4 KiB");
   if (spec.methods.empty()) spec.methods = {SyncMethod::kFsync};
   if (spec.backgrounds.empty())
@@ -218,9 +222,8 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
     return std::unexpected("--background cmd needs --bg-cmd 'COMMAND'");
   if (!wants_cmd && !spec.bg_command.empty())
     return std::unexpected("--bg-cmd is only used with --background cmd");
-  if (spec.bg_size == 0) spec.bg_size = DefaultBgSize(dir);
-  if (spec.bg_size < (1u << 20))
-    return std::unexpected("--bg-size: at least 1 MiB (free space in '" + dir + "' is too low)");
+  if (spec.bg_size != 0 && spec.bg_size < (1u << 20))
+    return std::unexpected("--bg-size: at least 1 MiB");
   return {};
 }
 
@@ -244,7 +247,7 @@ std::expected<UniqueFd, Error> OpenTestFile(const FsyncSpec& spec, const SyncMet
   int flags = O_WRONLY | m.open_flags;
   if (!spec.file.empty()) {
     *path = spec.file;
-    return OpenFile(spec.file, flags | O_CREAT);
+    return OpenFile(spec.file, flags | O_CREAT | O_TRUNC);
   }
   return CreateOwnFile(spec.dir, "fsync", flags, path);
 }
@@ -293,7 +296,12 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   }
   if (auto why = WarmUp(load.get(), spec.bg_warmup_ns, ctx))
     return fail_all("background " + bg_name + " " + *why + " during the warm-up");
-  Sampler sampler(device, spec.sample_interval_ns, nullptr);  // no fork after this
+  if (ctx.Interrupted()) {
+    out.status = std::unexpected(PlainError("interrupted"));
+    return out;
+  }
+  // The timeline's throughput is the background's; no fork after this.
+  Sampler sampler(device, spec.sample_interval_ns, load ? load->counter() : nullptr);
   sampler.Start();
   struct Measured {
     const SyncMethodInfo* method;
@@ -302,35 +310,40 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   };
   std::vector<Measured> runs;
   for (SyncMethod m : spec.methods) {
-    if (ctx.Interrupted()) break;
+    if (ctx.Interrupted()) {
+      out.status = std::unexpected(PlainError("interrupted"));
+      break;
+    }
     const SyncMethodInfo& info = InfoOf(m);
     RowContext rc;
     rc.bg_name = bg_name;
     std::string path;
     auto fd = OpenTestFile(spec, info, &path);
-    if (!fd) {
-      SyncRun failed;
-      failed.status = RowStatus::kFailed;
-      failed.error = fd.error().code;
-      failed.message = fd.error().Message();
-      runs.push_back({&info, std::move(failed), rc});
-      continue;
-    }
-    auto engine = info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
-                                 : MakePwriteEngine(fd->get());
+    SyncRun run;
     std::optional<uint64_t> bytes0 = load ? load->bytes_written() : std::nullopt;
     SamplePoint p0 = sampler.SampleNow();
-    SyncRun run = MeasureSyncMethod(spec, info, fd->get(), *engine, data.data(), ctx);
+    if (fd) {
+      auto engine = info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
+                                   : MakePwriteEngine(fd->get());
+      run = MeasureSyncMethod(spec, info, fd->get(), *engine, data.data(), ctx);
+      if (spec.file.empty()) unlink(path.c_str());
+    } else {
+      run.status = RowStatus::kFailed;
+      run.error = fd.error().code;
+      run.message = fd.error().Message();
+    }
     SamplePoint p1 = sampler.SampleNow();
+    if (run.interrupted) {  // a partial row is no measurement
+      out.status = std::unexpected(PlainError("interrupted"));
+      break;
+    }
     rc.seconds = p1.t_s - p0.t_s;
     rc.points = {p0, p1};  // the span of this row; filled in after Stop()
     if (load && bytes0) rc.bg_bytes = *load->bytes_written() - *bytes0;
     if (load)
       if (auto why = load->Exited())
         rc.bg_failure = "background " + bg_name + " " + *why + " during the measurement";
-    if (spec.file.empty()) unlink(path.c_str());
-    bool stop = run.interrupted || run.status == RowStatus::kFailed || !rc.bg_failure.empty();
-    if (run.interrupted) out.status = std::unexpected(PlainError("interrupted"));
+    bool stop = run.status == RowStatus::kFailed || !rc.bg_failure.empty();
     runs.push_back({&info, std::move(run), std::move(rc)});
     if (stop) break;
   }
@@ -353,14 +366,21 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
 
 }  // namespace
 
-Status RunFsync(const FsyncSpec& spec, const RunContext& ctx, ExperimentResult& out) {
+Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult& out) {
+  FsyncSpec spec = given;
   const std::string dir = DirOf(spec);
+  if (spec.bg_size == 0) spec.bg_size = DefaultBgSize(dir);  // where the run is, test bed or not
   out.name = "fsync";
   out.reproduces = kReproduces;
   out.target = IdentifyTarget(dir);
   out.table = {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms",
                "total_p99_ms", "bg_mb_s",     "device_mb_s", "dirty_peak"};
   AddParams(spec, out);
+  bool streams = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
+                           BackgroundKind::kStream) != spec.backgrounds.end();
+  if (streams && spec.bg_size < (1u << 20))
+    return std::unexpected(
+        PlainError("too little free space in " + dir + " for a stream background"));
   AlignedBuffer data(spec.write_size, 4096);
   data.FillPattern(3);
   Status status;

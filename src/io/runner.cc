@@ -16,8 +16,9 @@ int WriteRunner::WriteFully(const void* buf, uint64_t len, uint64_t offset) {
     IoRequest req{.buf = p + done, .len = len - done, .offset = offset + done};
     req.issue_ns = NowNs();
     engine_.Queue(req);  // synchronous engines complete here
-    latency_.Record(NowNs() - req.issue_ns);
+    uint64_t elapsed = NowNs() - req.issue_ns;
     ++counters_.calls;
+    if (req.res > 0) latency_.Record(elapsed);  // a refused or failed call is no latency sample
     if (req.res == -EINTR) {
       ++counters_.eintr_retries;
       continue;

@@ -24,7 +24,8 @@ struct WriteCounters {
 
 class WriteRunner {
  public:
-  // latency receives one sample per call. progress, if given, is kept equal to
+  // latency receives one sample per call that wrote data (interrupted,
+  // refused and failed calls are counted, not timed). progress, if given, is kept equal to
   // counters().bytes (relaxed stores) for a sampler thread to read.
   WriteRunner(WriteEngine& engine, Histogram& latency, std::atomic<uint64_t>* progress = nullptr)
       : engine_(engine),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "core/units.h"
 
@@ -177,9 +178,20 @@ std::string TextTable::Render() const {
 
 std::string RenderExperimentText(const ExperimentResult& e) {
   std::string out = fmt::format("writelab {}: reproduces {}\n", e.name, e.reproduces);
+  if (!e.testbed.empty())
+    out += "test bed: " + e.testbed +
+           (e.target.device.empty() ? ""
+            : e.loop_direct_io      ? ", loop with direct I/O"
+                               : ", loop without direct I/O (the backing file system refused it)") +
+           "\n";
+  if (!e.scheduler.empty()) out += "scheduler: " + e.scheduler + " (switched for this run)\n";
   out += "target: " + TargetLine(e.target) + "\n";
   std::string params;
-  for (const Param& p : e.params) params += (params.empty() ? "" : ", ") + ParamText(p);
+  for (const Param& p : e.params) {
+    auto* str = std::get_if<std::string>(&p.value);
+    if (str && str->empty()) continue;  // an option not given
+    params += (params.empty() ? "" : ", ") + ParamText(p);
+  }
   out += "parameters: " + params + "\n\n";
 
   out += IterationListing(e);
@@ -232,9 +244,64 @@ std::string HostLine(const Host& h) {
   return line;
 }
 
+namespace {
+
+std::string TargetLabel(const ExperimentResult& e) {
+  std::string label = e.testbed.empty() ? e.target.path : e.testbed;
+  return e.scheduler.empty() ? label : label + "/" + e.scheduler;
+}
+
+// One experiment run on several test beds or schedulers: its compared
+// figure side by side, a column per target (or a row per target, as the
+// 2012 prealloc table).
+std::string CrossTable(const std::vector<const ExperimentResult*>& runs) {
+  const ExperimentResult& first = *runs.front();
+  std::string key = first.compare_figure.empty() ? first.table.front() : first.compare_figure;
+  std::vector<std::string> row_names;
+  for (const Row& r : first.rows) row_names.push_back(r.name);
+  auto cell = [&](const ExperimentResult& e, const std::string& row) -> std::string {
+    for (const Row& r : e.rows) {
+      if (r.name != row) continue;
+      if (r.status != RowStatus::kOk) return RowStatusName(r.status);
+      const Figure* f = r.FindFigure(key);
+      return f ? FormatValue(f->value.median, f->unit) : "-";
+    }
+    return "-";
+  };
+  std::string label = key;
+  for (const Row& r : first.rows)
+    if (const Figure* f = r.FindFigure(key)) label = f->label + " (" + f->unit + ")";
+  std::vector<std::string> header = {first.compare_targets_as_rows ? "target" : "row"};
+  if (first.compare_targets_as_rows) {
+    header.insert(header.end(), row_names.begin(), row_names.end());
+    TextTable t(header);
+    for (const ExperimentResult* e : runs) {
+      std::vector<std::string> cells = {TargetLabel(*e)};
+      for (const std::string& row : row_names) cells.push_back(cell(*e, row));
+      t.AddRow(std::move(cells));
+    }
+    return first.name + " side by side: " + label + "\n" + t.Render();
+  }
+  for (const ExperimentResult* e : runs) header.push_back(TargetLabel(*e));
+  TextTable t(header);
+  for (const std::string& row : row_names) {
+    std::vector<std::string> cells = {row};
+    for (const ExperimentResult* e : runs) cells.push_back(cell(*e, row));
+    t.AddRow(std::move(cells));
+  }
+  return first.name + " side by side: " + label + "\n" + t.Render();
+}
+
+}  // namespace
+
 std::string RenderText(const Document& doc) {
   std::string out = "host: " + HostLine(doc.host) + "\n";
   for (const ExperimentResult& e : doc.experiments) out += RenderExperimentText(e) + "\n";
+  std::map<std::string, std::vector<const ExperimentResult*>> by_name;
+  for (const ExperimentResult& e : doc.experiments)
+    if (!e.table.empty()) by_name[e.name].push_back(&e);
+  for (const auto& [name, runs] : by_name)
+    if (runs.size() > 1) out += CrossTable(runs) + "\n";
   for (const std::string& err : doc.errors) out += "error: " + err + "\n";
   return out;
 }

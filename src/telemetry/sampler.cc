@@ -70,7 +70,10 @@ void Sampler::Loop() {
 SamplePoint Sampler::Take() {
   SamplePoint p;
   p.t_s = static_cast<double>(NowNs() - start_ns_) / 1e9;
-  if (progress_) p.bytes = progress_->load(std::memory_order_relaxed);
+  if (progress_) {
+    p.have_progress = true;
+    p.bytes = progress_->load(std::memory_order_relaxed);
+  }
   if (auto m = meminfo_.Read()) {
     p.dirty = m->dirty;
     p.writeback = m->writeback;
@@ -91,10 +94,13 @@ Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double 
   s.key = "timeline";
   s.trial = trial;
   s.interval_s = interval_s;
-  s.columns = {{"t", "s"},         {"throughput", "MB/s"}, {"written", "bytes"},
-               {"dirty", "bytes"}, {"writeback", "bytes"}, {"cached", "bytes"}};
-  // Device columns only where there is a device (none on tmpfs): never zeros
-  // that look measured.
+  // Progress and device columns only where they are measured (no progress
+  // counter, no block device on tmpfs): never zeros that look measured.
+  bool progress = !points.empty() && points.front().have_progress;
+  s.columns = {{"t", "s"}};
+  if (progress) s.columns.insert(s.columns.end(), {{"throughput", "MB/s"}, {"written", "bytes"}});
+  s.columns.insert(s.columns.end(),
+                   {{"dirty", "bytes"}, {"writeback", "bytes"}, {"cached", "bytes"}});
   bool device = !points.empty() && points.front().have_device;
   if (device) {
     s.columns.insert(s.columns.end(), {{"device_writes", "I/Os"},
@@ -109,8 +115,9 @@ Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double 
     if (dt <= 0) continue;
     auto rate = [&](uint64_t x, uint64_t y) { return static_cast<double>(y - x) / dt / kMB; };
     auto num = [](uint64_t v) { return static_cast<double>(v); };
-    std::vector<double> row = {b.t_s,        rate(a.bytes, b.bytes), num(b.bytes),
-                               num(b.dirty), num(b.writeback),       num(b.cached)};
+    std::vector<double> row = {b.t_s};
+    if (progress) row.insert(row.end(), {rate(a.bytes, b.bytes), num(b.bytes)});
+    row.insert(row.end(), {num(b.dirty), num(b.writeback), num(b.cached)});
     if (device) {
       row.insert(row.end(),
                  {num(b.dev_writes - a.dev_writes), num(b.dev_write_merges - a.dev_write_merges),

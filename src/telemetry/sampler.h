@@ -19,9 +19,10 @@
 namespace writelab {
 
 struct SamplePoint {
-  double t_s = 0;      // since Start()
-  uint64_t bytes = 0;  // experiment progress, cumulative
-  uint64_t dirty = 0;  // /proc/meminfo, bytes
+  double t_s = 0;              // since Start()
+  bool have_progress = false;  // bytes is measured (a progress counter was given)
+  uint64_t bytes = 0;          // experiment progress, cumulative
+  uint64_t dirty = 0;          // /proc/meminfo, bytes
   uint64_t writeback = 0;
   uint64_t cached = 0;
   bool have_device = false;

@@ -1,0 +1,107 @@
+#include "cli/targets.h"
+
+#include <unistd.h>
+
+#include "telemetry/identify.h"
+#include "testbed/testbed.h"
+
+namespace writelab {
+namespace {
+
+// Runs under each scheduler (or as it is), switching and restoring the
+// device's scheduler around each run.
+Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const std::string& label,
+                          bool dio, UndoJournal* journal, const RunContext& ctx, Document& doc,
+                          const ExperimentRun& run) {
+  std::vector<std::string> schedulers = t.schedulers;
+  if (schedulers.empty()) schedulers.push_back("");
+  std::string device = TargetDevice(dir);
+  for (const std::string& sched : schedulers) {
+    if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
+    std::optional<ScopedChange> switched;
+    if (!sched.empty() && device.empty()) {  // tmpfs: one run, saying why there are no others
+      doc.experiments.emplace_back();
+      ExperimentResult& e = doc.experiments.back();
+      Status st = run(dir, e);
+      e.testbed = label;
+      e.notes.push_back("no block device under " + dir + ": --scheduler does not apply");
+      return st;
+    }
+    if (!sched.empty()) {
+      auto s = SetSysfs(*journal, "/sys/block/" + device + "/queue/scheduler", sched);
+      if (!s)
+        return std::unexpected(
+            PlainError("--scheduler " + sched + " on " + device + ": " + s.error().Message()));
+      switched.emplace(std::move(*s));
+    }
+    doc.experiments.emplace_back();
+    ExperimentResult& e = doc.experiments.back();
+    Status st = run(dir, e);
+    e.testbed = label;
+    e.loop_direct_io = dio;
+    e.scheduler = sched;
+    if (!st) return st;
+  }
+  return {};
+}
+
+}  // namespace
+
+void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
+  auto* g = sub.add_option_group("test beds", "Run on file systems made for the run (root)");
+  g->add_option("--testbed", o.testbeds,
+                "Test beds, comma-separated: FS[:OPTION...] with FS ext4, xfs, btrfs or tmpfs; "
+                "OPTION a mount option, or nojournal for ext4. e.g. "
+                "ext4:data=ordered,ext4:data=journal,ext4:nojournal,xfs")
+      ->option_text("SPEC[,SPEC...]");
+  g->add_option("--testbed-size", o.testbed_size, "Size of each test bed's sparse file")
+      ->capture_default_str();
+  g->add_option("--scratch", o.scratch, "Directory for the test beds' sparse files")
+      ->capture_default_str();
+  g->add_option("--scheduler", o.schedulers,
+                "Run under each of these I/O schedulers of the device under test, e.g. "
+                "none,mq-deadline,kyber,bfq (root; the previous one is restored)")
+      ->delimiter(',');
+}
+
+int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
+                 const RunContext& ctx, Document& doc, const OutputOptions& out,
+                 const ExperimentRun& run) {
+  std::vector<TestbedSpec> beds;
+  if (!t.testbeds.empty()) {
+    auto parsed = ParseTestbeds(t.testbeds);
+    if (!parsed) return UsageError(parsed.error());
+    beds = *parsed;
+    if (has_file) return UsageError("--file cannot be used with --testbed");
+  }
+  if ((!beds.empty() || !t.schedulers.empty()) && geteuid() != 0) {
+    return UsageError(beds.empty() ? "--scheduler needs root" : "test beds need root");
+  }
+  auto size = SizeOption("--testbed-size", t.testbed_size);
+  if (!size) return UsageError(size.error());
+  if (*size < (64u << 20)) return UsageError("--testbed-size: at least 64 MiB");
+
+  std::unique_ptr<UndoJournal> journal;
+  if (!beds.empty() || !t.schedulers.empty()) {
+    auto j = UndoJournal::Open();
+    if (!j) return Finish(doc, out, std::unexpected(j.error()));
+    journal = std::move(*j);
+  }
+  Status status;
+  if (beds.empty()) {
+    status = RunUnderSchedulers(t, dir, "", false, journal.get(), ctx, doc, run);
+  }
+  for (const TestbedSpec& bed : beds) {
+    auto tb = Testbed::Provision(bed, {*size, t.scratch}, *journal);
+    if (!tb) {
+      status = std::unexpected(PlainError("test bed " + bed.label + ": " + tb.error().Message()));
+      break;
+    }
+    status = RunUnderSchedulers(t, (*tb)->mount_point(), bed.label, (*tb)->loop_direct_io(),
+                                journal.get(), ctx, doc, run);
+    if (!status) break;
+  }
+  return Finish(doc, out, status);
+}
+
+}  // namespace writelab

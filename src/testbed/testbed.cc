@@ -1,0 +1,235 @@
+#include "testbed/testbed.h"
+
+#include <fcntl.h>
+#include <libmount/libmount.h>
+#include <linux/loop.h>
+#include <spawn.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "io/file.h"
+#include "telemetry/procfs.h"
+
+extern char** environ;
+
+namespace writelab {
+namespace {
+
+std::string UniqueName(const std::string& prefix) {
+  static std::atomic<int> counter{0};
+  return prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t end = s.find(sep, pos);
+    if (end == std::string_view::npos) end = s.size();
+    parts.emplace_back(s.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return parts;
+}
+
+std::vector<std::string> MkfsCommand(const TestbedSpec& spec, const std::string& dev) {
+  if (spec.fs == "ext4") {
+    // Initialise inode tables and journal now, not in the background during
+    // the measurement.
+    std::vector<std::string> argv = {"mkfs.ext4", "-F", "-q", "-E",
+                                     "lazy_itable_init=0,lazy_journal_init=0"};
+    if (spec.nojournal) argv.insert(argv.end(), {"-O", "^has_journal"});
+    argv.push_back(dev);
+    return argv;
+  }
+  if (spec.fs == "xfs") return {"mkfs.xfs", "-f", "-q", dev};
+  return {"mkfs.btrfs", "-f", "-q", dev};
+}
+
+std::string Join(const std::vector<std::string>& v, char sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : std::string(1, sep)) + s;
+  return out;
+}
+
+// libmount turns generic options (noatime, sync, ro) into mount flags and
+// passes the rest to the file system, as mount(8) does.
+Status MountWithLibmount(const std::string& source, const std::string& target,
+                         const std::string& fs, const std::string& options) {
+  libmnt_context* cxt = mnt_new_context();
+  if (!cxt) return std::unexpected(ErrnoError(ENOMEM, "mnt_new_context"));
+  mnt_context_disable_helpers(cxt, 1);
+  mnt_context_disable_mtab(cxt, 1);
+  mnt_context_set_source(cxt, source.c_str());
+  mnt_context_set_target(cxt, target.c_str());
+  mnt_context_set_fstype(cxt, fs.c_str());
+  if (!options.empty()) mnt_context_set_options(cxt, options.c_str());
+  int rc = mnt_context_mount(cxt);
+  int err = mnt_context_syscall_called(cxt) ? mnt_context_get_syscall_errno(cxt) : 0;
+  mnt_free_context(cxt);
+  if (rc == 0 && err == 0) return {};
+  if (err == 0) err = rc < 0 ? -rc : EINVAL;
+  return std::unexpected(
+      ErrnoError(err, "mount " + fs + (options.empty() ? "" : " -o " + options) + " on " + target));
+}
+
+}  // namespace
+
+std::expected<std::vector<TestbedSpec>, std::string> ParseTestbeds(std::string_view list) {
+  std::vector<TestbedSpec> specs;
+  for (const std::string& item : Split(list, ',')) {
+    std::vector<std::string> parts = Split(item, ':');
+    TestbedSpec spec;
+    spec.label = item;
+    spec.fs = parts[0];
+    if (spec.fs != "ext4" && spec.fs != "xfs" && spec.fs != "btrfs" && spec.fs != "tmpfs")
+      return std::unexpected("--testbed: '" + item +
+                             "': file system must be ext4, xfs, btrfs "
+                             "or tmpfs");
+    for (size_t i = 1; i < parts.size(); ++i) {
+      if (parts[i].empty()) return std::unexpected("--testbed: '" + item + "': empty option");
+      if (parts[i] == "nojournal") {
+        if (spec.fs != "ext4")
+          return std::unexpected("--testbed: '" + item + "': nojournal is for ext4");
+        spec.nojournal = true;
+      } else {
+        spec.mount_options.push_back(parts[i]);
+      }
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+Status RunTool(const std::vector<std::string>& argv, const std::string& scratch_dir) {
+  std::string log = scratch_dir + "/" + UniqueName("tool") + ".log";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return std::unexpected(ErrnoError(rc, "run " + argv[0]));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string err = ReadSmallFile(log).value_or("");
+  unlink(log.c_str());
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  std::string last = err.substr(err.find_last_of('\n') + 1);
+  return std::unexpected(
+      PlainError(Join(argv, ' ') + " failed" + (last.empty() ? "" : ": " + last)));
+}
+
+Status Testbed::AttachLoop(const std::string& backing, UndoJournal& journal) {
+  auto ctl = OpenFile("/dev/loop-control", O_RDWR);
+  if (!ctl) return std::unexpected(ctl.error());
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    int n = ioctl(ctl->get(), LOOP_CTL_GET_FREE);
+    if (n < 0) return std::unexpected(ErrnoError(errno, "LOOP_CTL_GET_FREE"));
+    std::string dev = "/dev/loop" + std::to_string(n);
+    bool busy = false;
+    auto change = ScopedChange::Make(journal, {"loop", dev, backing}, [&]() -> Status {
+      auto fd = OpenFile(dev, O_RDWR);
+      auto file = OpenFile(backing, O_RDWR);
+      if (!fd || !file) return std::unexpected(fd ? file.error() : fd.error());
+      loop_config cfg{};
+      cfg.fd = static_cast<uint32_t>(file->get());
+      cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO;
+      std::strncpy(reinterpret_cast<char*>(cfg.info.lo_file_name), backing.c_str(),
+                   LO_NAME_SIZE - 1);
+      loop_direct_io_ = true;
+      int rc = ioctl(fd->get(), LOOP_CONFIGURE, &cfg);
+      if (rc != 0 && errno == EINVAL) {  // the backing file system refuses direct I/O
+        cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+        loop_direct_io_ = false;
+        rc = ioctl(fd->get(), LOOP_CONFIGURE, &cfg);
+      }
+      if (rc != 0) {
+        busy = errno == EBUSY;
+        return std::unexpected(ErrnoError(errno, "LOOP_CONFIGURE " + dev));
+      }
+      loop_fd_ = std::move(*fd);
+      return {};
+    });
+    if (!change && busy) continue;  // another process took it first
+    if (!change) return std::unexpected(change.error());
+    changes_.push_back(std::move(*change));
+    device_ = "loop" + std::to_string(n);
+    loop_direct_io_ = ReadLine("/sys/block/" + device_ + "/loop/dio").value_or("0") == "1";
+    return {};
+  }
+  return std::unexpected(ErrnoError(EBUSY, "attach a loop device"));
+}
+
+Status Testbed::Mount(const std::string& source, const std::string& data, UndoJournal& journal) {
+  mount_point_ = "/run/writelab/" + UniqueName("mnt");
+  auto dir = ScopedChange::Make(journal, {"dir", mount_point_, ""}, [&]() -> Status {
+    if (mkdir(mount_point_.c_str(), 0755) != 0)
+      return std::unexpected(ErrnoError(errno, "mkdir " + mount_point_));
+    return {};
+  });
+  if (!dir) return std::unexpected(dir.error());
+  changes_.push_back(std::move(*dir));
+  auto mounted = ScopedChange::Make(journal, {"mount", mount_point_, ""}, [&] {
+    return MountWithLibmount(source, mount_point_, spec_.fs, data);
+  });
+  if (!mounted) return std::unexpected(mounted.error());
+  changes_.push_back(std::move(*mounted));
+  return {};
+}
+
+std::expected<std::unique_ptr<Testbed>, Error> Testbed::Provision(const TestbedSpec& spec,
+                                                                  const TestbedOptions& options,
+                                                                  UndoJournal& journal) {
+  if (geteuid() != 0) return std::unexpected(PlainError("test beds need root"));
+  std::unique_ptr<Testbed> tb(new Testbed());
+  tb->spec_ = spec;
+  std::string opts = Join(spec.mount_options, ',');
+  if (spec.fs == "tmpfs") {
+    std::string data = "size=" + std::to_string(options.size) + (opts.empty() ? "" : "," + opts);
+    if (Status s = tb->Mount("tmpfs", data, journal); !s) return std::unexpected(s.error());
+    return tb;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.scratch_dir, ec);
+  if (ec) return std::unexpected(ErrnoError(ec.value(), "create " + options.scratch_dir));
+  std::string backing = options.scratch_dir + "/" + UniqueName("testbed") + ".img";
+  auto file = ScopedChange::Make(journal, {"file", backing, ""}, [&]() -> Status {
+    auto fd = OpenFile(backing, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (!fd) return std::unexpected(fd.error());
+    if (ftruncate(fd->get(), static_cast<off_t>(options.size)) != 0)
+      return std::unexpected(ErrnoError(errno, "ftruncate " + backing));
+    return {};
+  });
+  if (!file) return std::unexpected(file.error());
+  tb->changes_.push_back(std::move(*file));
+  if (Status s = tb->AttachLoop(backing, journal); !s) return std::unexpected(s.error());
+  std::string dev = "/dev/" + tb->device_;
+  if (Status s = RunTool(MkfsCommand(spec, dev), options.scratch_dir); !s)
+    return std::unexpected(s.error());
+  if (Status s = tb->Mount(dev, opts, journal); !s) return std::unexpected(s.error());
+  return tb;
+}
+
+Testbed::~Testbed() {
+  while (!changes_.empty()) {
+    if (changes_.back().step().op == "loop") loop_fd_.Reset();  // let the detach complete
+    changes_.pop_back();                                        // ~ScopedChange undoes
+  }
+}
+
+}  // namespace writelab

@@ -1,0 +1,67 @@
+// Test beds: a file system made for the experiment on a loop device over a
+// sparse file (or a tmpfs), mounted under /run/writelab, undone on exit.
+//
+// Grammar of --testbed: SPEC[,SPEC...], SPEC = FS[:OPTION[:OPTION...]]
+//   FS      ext4 | xfs | btrfs | tmpfs
+//   OPTION  a mount option passed to mount(2) ("data=journal", "noatime",
+//           "discard"), or for ext4 "nojournal" (mkfs -O ^has_journal)
+// e.g. "ext4:data=journal,ext4:nojournal,xfs,tmpfs:huge=always".
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "testbed/journal.h"
+#include "testbed/scoped_change.h"
+#include "writelab/unique_fd.h"
+
+namespace writelab {
+
+struct TestbedSpec {
+  std::string label;  // as the user wrote it: "ext4:data=journal"
+  std::string fs;     // "ext4"
+  std::vector<std::string> mount_options;
+  bool nojournal = false;
+};
+
+std::expected<std::vector<TestbedSpec>, std::string> ParseTestbeds(std::string_view list);
+
+struct TestbedOptions {
+  uint64_t size = 4ull << 30;
+  std::string scratch_dir = "/var/tmp/writelab";
+};
+
+class Testbed {
+ public:
+  // Needs root. Every change is journaled in journal before it is made.
+  static std::expected<std::unique_ptr<Testbed>, Error> Provision(const TestbedSpec& spec,
+                                                                  const TestbedOptions& options,
+                                                                  UndoJournal& journal);
+  ~Testbed();  // unmounts, detaches, removes the backing file, in reverse order
+
+  const std::string& mount_point() const { return mount_point_; }
+  const std::string& device() const { return device_; }  // "loop3"; "" for tmpfs
+  bool loop_direct_io() const { return loop_direct_io_; }
+  const TestbedSpec& spec() const { return spec_; }
+
+ private:
+  Testbed() = default;
+  Status AttachLoop(const std::string& backing, UndoJournal& journal);
+  Status Mount(const std::string& source, const std::string& data, UndoJournal& journal);
+
+  TestbedSpec spec_;
+  std::string mount_point_;
+  std::string device_;
+  bool loop_direct_io_ = false;
+  UniqueFd loop_fd_;  // held open while the test bed lives
+  std::vector<ScopedChange> changes_;
+};
+
+// Runs a program (mkfs) and waits; an error carries its last stderr line.
+Status RunTool(const std::vector<std::string>& argv, const std::string& scratch_dir);
+
+}  // namespace writelab
