@@ -68,6 +68,29 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
   return r;
 }
 
+// Runs writelab as another user (uid), e.g. nobody, to test refusals.
+inline RunResult RunWritelabAs(uid_t uid, const std::vector<std::string>& args) {
+  std::string out = "/tmp/writelab-test-as-" + std::to_string(getpid());
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    dup2(fd, 2);
+    if (setgid(65534) != 0 || setuid(uid) != 0) _exit(126);
+    std::vector<char*> argv = {const_cast<char*>(WRITELAB_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(WRITELAB_BINARY, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = Slurp(out);
+  std::filesystem::remove(out);
+  return r;
+}
+
 inline RunResult RunWritelab(const std::vector<std::string>& args, int signal_after_ms = 0,
                              int sig = SIGINT) {
   return RunProgram(WRITELAB_BINARY, args, signal_after_ms, sig);

@@ -129,12 +129,13 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
     *action = [o](const RunContext& ctx, Document& doc) {
       auto spec = BuildSpec(*o, ctx.progress != nullptr);
       if (!spec) return UsageError(spec.error());
-      return RunOnTargets(o->targets, spec->dir, !spec->file.empty(), ctx, doc, o->out,
-                          [&](const std::string& dir, ExperimentResult& e) {
-                            FsyncSpec s = *spec;
-                            if (s.file.empty()) s.dir = dir;
-                            return RunFsync(s, ctx, e);
-                          });
+      return RunOnTargets(
+          o->targets, spec->dir, !spec->file.empty(), ctx, doc, o->out,
+          [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
+            FsyncSpec s = *spec;
+            if (s.file.empty()) s.dir = dir;
+            return RunFsync(s, run_ctx, e);
+          });
     };
   });
 }

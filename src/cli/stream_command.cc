@@ -91,12 +91,13 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
     *action = [o](const RunContext& ctx, Document& doc) {
       auto spec = BuildSpec(*o);
       if (!spec) return UsageError(spec.error());
-      return RunOnTargets(o->targets, spec->dir, !spec->file.empty(), ctx, doc, o->out,
-                          [&](const std::string& dir, ExperimentResult& e) {
-                            StreamSpec s = *spec;
-                            if (s.file.empty()) s.dir = dir;
-                            return RunStream(s, ctx, e);
-                          });
+      return RunOnTargets(
+          o->targets, spec->dir, !spec->file.empty(), ctx, doc, o->out,
+          [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
+            StreamSpec s = *spec;
+            if (s.file.empty()) s.dir = dir;
+            return RunStream(s, run_ctx, e);
+          });
     };
   });
 }

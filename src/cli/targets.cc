@@ -22,7 +22,7 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
     if (!sched.empty() && device.empty()) {  // tmpfs: one run, saying why there are no others
       doc.experiments.emplace_back();
       ExperimentResult& e = doc.experiments.back();
-      Status st = run(dir, e);
+      Status st = run(ctx, dir, e);
       e.testbed = label;
       e.notes.push_back("no block device under " + dir + ": --scheduler does not apply");
       return st;
@@ -36,7 +36,7 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
     }
     doc.experiments.emplace_back();
     ExperimentResult& e = doc.experiments.back();
-    Status st = run(dir, e);
+    Status st = run(ctx, dir, e);
     e.testbed = label;
     e.loop_direct_io = dio;
     e.scheduler = sched;
@@ -81,15 +81,17 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
   if (!size) return UsageError(size.error());
   if (*size < (64u << 20)) return UsageError("--testbed-size: at least 64 MiB");
 
-  std::unique_ptr<UndoJournal> journal;
-  if (!beds.empty() || !t.schedulers.empty()) {
+  std::unique_ptr<UndoJournal> journal;  // as root, every run may change the system
+  if (geteuid() == 0) {
     auto j = UndoJournal::Open();
     if (!j) return Finish(doc, out, std::unexpected(j.error()));
     journal = std::move(*j);
   }
+  RunContext run_ctx = ctx;
+  run_ctx.journal = journal.get();
   Status status;
   if (beds.empty()) {
-    status = RunUnderSchedulers(t, dir, "", false, journal.get(), ctx, doc, run);
+    status = RunUnderSchedulers(t, dir, "", false, journal.get(), run_ctx, doc, run);
   }
   for (const TestbedSpec& bed : beds) {
     auto tb = Testbed::Provision(bed, {*size, t.scratch}, *journal);
@@ -98,7 +100,7 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
       break;
     }
     status = RunUnderSchedulers(t, (*tb)->mount_point(), bed.label, (*tb)->loop_direct_io(),
-                                journal.get(), ctx, doc, run);
+                                journal.get(), run_ctx, doc, run);
     if (!status) break;
   }
   return Finish(doc, out, status);

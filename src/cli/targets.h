@@ -23,7 +23,9 @@ void AddTargetOptions(CLI::App& sub, TargetOptions& options);
 
 // Runs the experiment in dir and fills out; out's name and rows are the
 // experiment's, the targets' labels are set by RunOnTargets.
-using ExperimentRun = std::function<Status(const std::string& dir, ExperimentResult& out)>;
+// ctx carries the undo journal (root runs) for experiments that change knobs.
+using ExperimentRun =
+    std::function<Status(const RunContext& ctx, const std::string& dir, ExperimentResult& out)>;
 
 // Usage errors (bad --testbed, not root, --file with a test bed) → exit 2
 // before anything is changed. Otherwise runs once per test bed × scheduler

@@ -109,6 +109,8 @@ struct Target {
   std::optional<uint64_t> logical_block_size;
   std::optional<uint64_t> physical_block_size;
   std::optional<uint64_t> max_sectors_kb;
+  std::optional<uint64_t> write_zeroes_max_bytes;        // 0: the device offers no write-zeroes
+  std::optional<uint64_t> write_zeroes_unmap_max_bytes;  // 0: FALLOC_FL_WRITE_ZEROES is refused
 };
 
 struct ExperimentResult {

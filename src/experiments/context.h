@@ -7,7 +7,11 @@
 
 namespace writelab {
 
+class UndoJournal;
+
 struct RunContext {
+  // Where system changes are journaled (root runs); null when none may be made.
+  UndoJournal* journal = nullptr;
   // Live progress line ("\r...") when stdout is a terminal; null for none.
   std::FILE* progress = nullptr;
   // Set by the SIGINT/SIGTERM handler; experiments stop at the next block.

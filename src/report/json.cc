@@ -42,7 +42,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Series, key, trial, interval_s, columns, poin
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Host, hostname, kernel, version, machine, cpus, memory_bytes, vm)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Target, path, fs_type, mount_point, mount_source, mount_options,
                                    device, stack, model, scheduler, schedulers, rotational,
-                                   logical_block_size, physical_block_size, max_sectors_kb)
+                                   logical_block_size, physical_block_size, max_sectors_kb,
+                                   write_zeroes_max_bytes, write_zeroes_unmap_max_bytes)
 
 void to_json(json& j, const Latency& l) {
   j = {{"key", l.key},           {"label", l.label},

@@ -107,6 +107,8 @@ void FillQueue(const std::string& dev, Target& t) {
   t.logical_block_size = ReadNumber(q + "logical_block_size");
   t.physical_block_size = ReadNumber(q + "physical_block_size");
   t.max_sectors_kb = ReadNumber(q + "max_sectors_kb");
+  t.write_zeroes_max_bytes = ReadNumber(q + "write_zeroes_max_bytes");
+  t.write_zeroes_unmap_max_bytes = ReadNumber(q + "write_zeroes_unmap_max_bytes");
 }
 
 }  // namespace

@@ -1,0 +1,338 @@
+#include "experiments/prealloc.h"
+
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "core/clock.h"
+#include "core/units.h"
+#include "io/engine.h"
+#include "io/file.h"
+#include "io/linux_compat.h"
+#include "io/runner.h"
+#include "telemetry/fiemap.h"
+#include "telemetry/identify.h"
+#include "testbed/scoped_change.h"
+
+namespace writelab {
+namespace {
+
+constexpr const char* kReproduces =
+    "ext4 fallocate thread, linux-fsdevel (Zheng Liu, Andreas Dilger, April 2012): a 256 MiB "
+    "file by fallocate or dd, then 2000 O_SYNC|O_DIRECT 4 KiB writes at a 16-block stride";
+
+constexpr PreallocModeInfo kModes[] = {
+    {PreallocMode::kSparse, "sparse", "ftruncate to the size: no blocks allocated"},
+    {PreallocMode::kFallocate, "fallocate", "fallocate mode 0: unwritten extents"},
+    {PreallocMode::kKeepSize, "keep-size",
+     "fallocate FALLOC_FL_KEEP_SIZE: unwritten extents beyond a size of 0"},
+    {PreallocMode::kZeroRange, "zero-range", "fallocate FALLOC_FL_ZERO_RANGE"},
+    {PreallocMode::kWriteZeroes, "write-zeroes",
+     "fallocate FALLOC_FL_WRITE_ZEROES (Linux 6.17): written, zeroed extents by the device"},
+    {PreallocMode::kZeroFill, "zero-fill", "write zeros, as dd does"},
+};
+
+struct FigureInfo {
+  const char* key;
+  const char* label;
+  const char* unit;
+  const char* includes;
+};
+
+constexpr FigureInfo kFigures[] = {
+    {"prep_s", "preparation", "s", "making the file in this mode, then fsync"},
+    {"workload_s", "workload", "s", "all the strided writes (each synchronous with the flags)"},
+    {"write_p50_ms", "write p50", "ms", "one strided write, median"},
+    {"write_p99_ms", "write p99", "ms", "one strided write, 99th percentile"},
+    {"write_max_ms", "write max", "ms", "one strided write, worst"},
+    {"extents_before", "extents before", "extents", "FIEMAP extents after preparation"},
+    {"unwritten_before", "unwritten before", "extents", "of those, unwritten"},
+    {"extents_after", "extents after", "extents", "FIEMAP extents after the workload"},
+    {"unwritten_after", "unwritten after", "extents", "of those, unwritten"},
+    {"written_after", "written after", "extents", "of those, written"},
+    {"size_after", "size", "bytes", "file size after the workload"},
+    {"allocated_before", "allocated before", "bytes", "st_blocks x 512 after preparation"},
+    {"allocated_after", "allocated after", "bytes", "st_blocks x 512 after the workload"},
+};
+
+struct Trial {
+  RowStatus status = RowStatus::kOk;
+  int error = 0;
+  std::string message;
+  bool interrupted = false;
+  std::map<std::string, double> figures;
+  Histogram latency;
+};
+
+void Refuse(Trial& t, RowStatus status, int err, const std::string& what) {
+  t.status = status;
+  t.error = err;
+  t.message = ErrnoError(err, what).Message();
+}
+
+// Makes the file in the mode; 0 or errno.
+int Prepare(PreallocMode m, int fd, uint64_t size) {
+  int rc = 0;
+  auto len = static_cast<off_t>(size);
+  switch (m) {
+    case PreallocMode::kSparse:
+      rc = ftruncate(fd, len);
+      break;
+    case PreallocMode::kFallocate:
+      rc = fallocate(fd, 0, 0, len);
+      break;
+    case PreallocMode::kKeepSize:
+      rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, len);
+      break;
+    case PreallocMode::kZeroRange:
+      rc = fallocate(fd, FALLOC_FL_ZERO_RANGE, 0, len);
+      break;
+    case PreallocMode::kWriteZeroes:
+      rc = fallocate(fd, FALLOC_FL_WRITE_ZEROES, 0, len);
+      break;
+    case PreallocMode::kZeroFill: {
+      static const std::vector<char> zeros(1 << 20, 0);
+      for (uint64_t off = 0; off < size && rc == 0; off += zeros.size()) {
+        size_t n = std::min<uint64_t>(zeros.size(), size - off);
+        if (pwrite(fd, zeros.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n))
+          rc = -1;
+      }
+      break;
+    }
+  }
+  if (rc != 0) return errno ? errno : EIO;
+  return fsync(fd) == 0 ? 0 : errno;
+}
+
+// Extents and allocation of the file into figures with the given suffix.
+std::optional<Error> Snapshot(int fd, const std::string& path, const char* when,
+                              std::map<std::string, double>& f) {
+  auto extents = ReadExtents(fd, path);
+  if (!extents) return extents.error();
+  ExtentCounts c = CountExtents(*extents);
+  struct stat st;
+  if (fstat(fd, &st) != 0) return ErrnoError(errno, "fstat " + path);
+  std::string s = when;
+  f["extents_" + s] = static_cast<double>(c.total);
+  f["unwritten_" + s] = static_cast<double>(c.unwritten);
+  if (s == "after") {
+    f["written_after"] = static_cast<double>(c.written);
+    f["size_after"] = static_cast<double>(st.st_size);
+  }
+  f["allocated_" + s] = static_cast<double>(st.st_blocks) * 512;
+  return std::nullopt;
+}
+
+// The 2012 workload: `writes` writes of `block` at i x stride x block, each
+// synchronous as the open flags make it.
+void Workload(const PreallocSpec& spec, int flags, size_t align, const std::string& path,
+              const AlignedBuffer& data, const RunContext& ctx, Trial& t) {
+  const bool direct = flags & O_DIRECT;
+  auto fd = OpenFile(path, O_WRONLY | flags);
+  if (!fd) {
+    bool refused = direct && fd.error().code == EINVAL;
+    return Refuse(t, refused ? RowStatus::kUnsupported : RowStatus::kFailed, fd.error().code,
+                  "open " + path + (refused ? " with O_DIRECT" : ""));
+  }
+  auto engine = MakePwriteEngine(fd->get(), direct ? align : 1);
+  WriteRunner runner(*engine, t.latency);
+  uint64_t t0 = NowNs();
+  for (int i = 0; i < spec.writes; ++i) {
+    if (ctx.Interrupted()) {
+      t.interrupted = true;
+      return;
+    }
+    uint64_t off = static_cast<uint64_t>(i) * spec.stride * spec.block;
+    if (int rc = runner.WriteFully(data.data(), spec.block, off); rc != 0)
+      return Refuse(t, RowStatus::kFailed, -rc, "pwrite " + path + " at " + std::to_string(off));
+  }
+  t.figures["workload_s"] = static_cast<double>(NowNs() - t0) / 1e9;
+  const Histogram& h = t.latency;
+  t.figures["write_p50_ms"] = static_cast<double>(h.Percentile(50)) / 1e6;
+  t.figures["write_p99_ms"] = static_cast<double>(h.Percentile(99)) / 1e6;
+  t.figures["write_max_ms"] = static_cast<double>(h.max()) / 1e6;
+}
+
+bool IsFallocateFlag(PreallocMode m) {
+  return m != PreallocMode::kSparse && m != PreallocMode::kZeroFill;
+}
+
+Trial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align,
+               const AlignedBuffer& data, const RunContext& ctx) {
+  Trial t;
+  std::string path;
+  auto fd = CreateOwnFile(spec.dir, "prealloc", O_RDWR, &path);
+  if (!fd) {
+    Refuse(t, RowStatus::kFailed, fd.error().code, fd.error().context);
+    return t;
+  }
+  uint64_t t0 = NowNs();
+  int err = Prepare(m, fd->get(), spec.file_size);
+  t.figures["prep_s"] = static_cast<double>(NowNs() - t0) / 1e9;
+  if (err != 0) {
+    // A kernel or file system without the mode says EOPNOTSUPP; kernels
+    // older than a flag reject the unknown bit with EINVAL.
+    bool refused = IsFallocateFlag(m) && (err == EOPNOTSUPP || err == EINVAL);
+    Refuse(t, refused ? RowStatus::kUnsupported : RowStatus::kFailed, err,
+           (IsFallocateFlag(m) ? "fallocate " : "prepare ") + path);
+  } else if (auto e = Snapshot(fd->get(), path, "before", t.figures)) {
+    Refuse(t, RowStatus::kFailed, e->code, e->context);
+  } else {
+    Workload(spec, flags, align, path, data, ctx, t);
+    if (t.status == RowStatus::kOk && !t.interrupted)
+      if (auto e2 = Snapshot(fd->get(), path, "after", t.figures))
+        Refuse(t, RowStatus::kFailed, e2->code, e2->context);
+  }
+  unlink(path.c_str());
+  return t;
+}
+
+Row MakeRow(std::string name, Trial& t) {
+  Row row;
+  row.name = std::move(name);
+  row.status = t.status;
+  row.error_code = t.error;
+  row.message = t.message;
+  if (t.status != RowStatus::kOk) return row;
+  for (const FigureInfo& f : kFigures)
+    if (auto it = t.figures.find(f.key); it != t.figures.end())
+      row.figures.push_back({f.key, f.label, f.unit, f.includes, Summarize({it->second})});
+  if (t.latency.count())
+    row.latencies.push_back(Latency::From(t.latency, "write", "strided write",
+                                          "one pwrite of --block with the --flags"));
+  return row;
+}
+
+// /sys/fs/ext4/DEV/extent_max_zeroout_kb of the file system under dir.
+std::string ZerooutKnob(const Target& target) {
+  std::error_code ec;
+  auto dev = std::filesystem::canonical(target.mount_source, ec);
+  if (ec || target.fs_type != "ext4") return "";
+  std::string knob = "/sys/fs/ext4/" + dev.filename().string() + "/extent_max_zeroout_kb";
+  return std::filesystem::exists(knob) ? knob : "";
+}
+
+void AddParams(const PreallocSpec& spec, ExperimentResult& out) {
+  std::string modes, zeroout;
+  for (PreallocMode m : spec.modes)
+    for (const auto& info : kModes)
+      if (info.id == m) modes += (modes.empty() ? "" : ",") + std::string(info.name);
+  for (int64_t z : spec.zeroout_kb) zeroout += (zeroout.empty() ? "" : ",") + std::to_string(z);
+  out.params = {{"path", spec.dir, ""},
+                {"file_size", static_cast<int64_t>(spec.file_size), "bytes"},
+                {"writes", static_cast<int64_t>(spec.writes), "writes"},
+                {"block", static_cast<int64_t>(spec.block), "bytes"},
+                {"stride", static_cast<int64_t>(spec.stride), "blocks"},
+                {"flags", spec.flags, ""},
+                {"modes", modes, ""},
+                {"zeroout_kb", zeroout, "KiB"}};
+}
+
+}  // namespace
+
+std::span<const PreallocModeInfo> PreallocModes() { return kModes; }
+
+std::expected<int, std::string> PreallocOpenFlags(const std::string& flags) {
+  int out = 0;
+  size_t pos = 0;
+  while (pos <= flags.size()) {
+    size_t end = flags.find(',', pos);
+    if (end == std::string::npos) end = flags.size();
+    std::string f = flags.substr(pos, end - pos);
+    if (f == "sync")
+      out |= O_SYNC;
+    else if (f == "dsync")
+      out |= O_DSYNC;
+    else if (f == "direct")
+      out |= O_DIRECT;
+    else if (f != "none")
+      return std::unexpected("--flags: unknown flag '" + f + "' (sync, dsync, direct, none)");
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
+  if (spec.dir.empty()) spec.dir = ".";
+  struct stat st;
+  if (stat(spec.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return std::unexpected("--dir: '" + spec.dir + "' is not a directory");
+  if (spec.file_size == 0) return std::unexpected("--file-size: must be greater than 0");
+  if (spec.block == 0) return std::unexpected("--block: must be greater than 0");
+  if (spec.writes < 1) return std::unexpected("--writes: must be at least 1");
+  if (spec.stride < 1) return std::unexpected("--stride: must be at least 1");
+  auto flags = PreallocOpenFlags(spec.flags);
+  if (!flags) return std::unexpected(flags.error());
+  if ((*flags & O_DIRECT) && spec.block % 512)
+    return std::unexpected("--block: O_DIRECT needs a multiple of 512 bytes");
+  uint64_t span = (static_cast<uint64_t>(spec.writes) - 1) * spec.stride * spec.block + spec.block;
+  if (span > spec.file_size)
+    return std::unexpected("--writes x --stride x --block cover " +
+                           FormatBytes(static_cast<double>(span)) + ", more than --file-size " +
+                           FormatBytes(static_cast<double>(spec.file_size)));
+  for (int64_t z : spec.zeroout_kb)
+    if (z < 0) return std::unexpected("--zeroout-kb: values must be 0 or more");
+  if (!spec.zeroout_kb.empty() && geteuid() != 0)
+    return std::unexpected(
+        "--zeroout-kb needs root (it sets /sys/fs/ext4/DEV/extent_max_zeroout_kb)");
+  if (spec.modes.empty())
+    for (const auto& m : kModes) spec.modes.push_back(m.id);
+  return {};
+}
+
+Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentResult& out) {
+  out.name = "prealloc";
+  out.reproduces = kReproduces;
+  out.target = IdentifyTarget(spec.dir);
+  out.table = {"prep_s",           "workload_s",    "write_p99_ms",   "extents_before",
+               "unwritten_before", "extents_after", "unwritten_after"};
+  out.compare_figure = "workload_s";
+  out.compare_targets_as_rows = true;  // the 2012 table: journal modes down, modes across
+  AddParams(spec, out);
+  int flags = *PreallocOpenFlags(spec.flags);
+  if ((flags & O_DIRECT) && out.target.fs_type == "ext4" &&
+      out.target.mount_options.find("data=journal") != std::string::npos)
+    out.notes.push_back(
+        "ext4 with data=journal serves O_DIRECT through the page cache: these "
+        "writes were buffered and journaled, not direct");
+  size_t align = std::max<size_t>(512, out.target.logical_block_size.value_or(512));
+  AlignedBuffer data(spec.block, 4096);
+  data.FillPattern(5);
+
+  std::vector<std::optional<int64_t>> passes;
+  for (int64_t z : spec.zeroout_kb) passes.push_back(z);
+  if (passes.empty()) passes.push_back(std::nullopt);
+  std::string knob = ZerooutKnob(out.target);
+  for (const auto& zeroout : passes) {
+    std::optional<ScopedChange> set;
+    if (zeroout) {
+      if (knob.empty() || !ctx.journal)
+        return std::unexpected(PlainError("--zeroout-kb: " + spec.dir + " is on " +
+                                          out.target.fs_type + ", not ext4 with a zeroout knob"));
+      auto s = SetSysfs(*ctx.journal, knob, std::to_string(*zeroout));
+      if (!s) return std::unexpected(s.error());
+      set.emplace(std::move(*s));
+    }
+    for (PreallocMode m : spec.modes) {
+      Trial t = RunTrial(spec, m, flags, align, data, ctx);
+      if (t.interrupted) return std::unexpected(PlainError("interrupted"));
+      std::string name;
+      for (const auto& info : kModes)
+        if (info.id == m) name = info.name;
+      if (zeroout) name += " (zeroout " + std::to_string(*zeroout) + " KiB)";
+      out.rows.push_back(MakeRow(name, t));
+      if (t.status == RowStatus::kFailed)
+        return std::unexpected(PlainError(out.rows.back().name + ": " + t.message));
+    }
+  }
+  return {};
+}
+
+}  // namespace writelab

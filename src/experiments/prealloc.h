@@ -1,0 +1,45 @@
+// `writelab prealloc`: what preallocation costs, after the ext4 thread on
+// linux-fsdevel (Zheng Liu, answered by Andreas Dilger, April 2012): make a
+// 256 MiB file by fallocate or by dd, then 2000 sync+direct 4 KiB writes at a
+// 16-block stride. docs/prealloc.md explains every row and figure.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "experiments/context.h"
+#include "writelab/error.h"
+
+namespace writelab {
+
+enum class PreallocMode { kSparse, kFallocate, kKeepSize, kZeroRange, kWriteZeroes, kZeroFill };
+
+struct PreallocModeInfo {
+  PreallocMode id;
+  const char* name;
+  const char* summary;
+};
+std::span<const PreallocModeInfo> PreallocModes();
+
+struct PreallocSpec {
+  std::string dir;
+  uint64_t file_size = 256u << 20;
+  int writes = 2000;
+  uint64_t block = 4096;
+  uint64_t stride = 16;  // in blocks
+  std::string flags = "dsync,direct";
+  std::vector<PreallocMode> modes;  // empty: all
+  std::vector<int64_t> zeroout_kb;  // empty: leave extent_max_zeroout_kb alone
+};
+
+// Usage errors; fills defaults. Resolves flags into open(2) flags.
+std::expected<int, std::string> PreallocOpenFlags(const std::string& flags);
+std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec);
+
+Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentResult& out);
+
+}  // namespace writelab

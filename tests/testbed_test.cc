@@ -1,0 +1,161 @@
+// Test beds and `writelab prealloc` on real loop devices and file systems
+// (root). Each test uses a scratch directory of its own, so what it checks
+// for leftovers is exactly what it made.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+bool CanMakeTestbeds(std::string* why) {
+  if (geteuid() != 0) return *why = "needs root: loop devices, mkfs, mount", false;
+  if (!std::filesystem::exists("/dev/loop-control"))
+    return *why = "no /dev/loop-control: loop devices unavailable", false;
+  return true;
+}
+
+// Loop devices whose backing file lies under dir.
+std::vector<std::string> LoopsBackedUnder(const std::string& dir) {
+  std::vector<std::string> loops;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/block")) {
+    std::string backing = Slurp(e.path().string() + "/loop/backing_file");
+    if (backing.find(dir) != std::string::npos) loops.push_back(e.path().filename().string());
+  }
+  return loops;
+}
+
+class Testbeds : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!CanMakeTestbeds(&why)) GTEST_SKIP() << why;
+  }
+  ScratchDir scratch{"testbed"};
+  std::string json_path = scratch.path() + ".json";
+  void TearDown() override { std::filesystem::remove(json_path); }
+
+  void ExpectNothingLeft() {
+    EXPECT_TRUE(LoopsBackedUnder(scratch.path()).empty()) << "loop device left attached";
+    std::vector<std::string> images;
+    for (const auto& e : std::filesystem::directory_iterator(scratch.path()))
+      images.push_back(e.path().filename().string());
+    EXPECT_TRUE(images.empty()) << "scratch files left: " << images.front();
+    // No undo journal still names this test's scratch files: all was undone.
+    std::error_code ec;
+    for (const auto& j : std::filesystem::directory_iterator("/run/writelab", ec))
+      EXPECT_EQ(Slurp(j.path().string()).find(scratch.path()), std::string::npos)
+          << j.path() << " still has steps for this test";
+  }
+};
+
+std::map<std::string, double> Figures(const json& row) {
+  std::map<std::string, double> f;
+  for (const json& fig : row["figures"]) f[fig["key"]] = fig["value"]["median"];
+  return f;
+}
+
+TEST_F(Testbeds, PreallocExtentStatesAreRight) {
+  RunResult r = RunWritelab({"prealloc", "--testbed", "ext4", "--testbed-size", "256M", "--scratch",
+                             scratch.path(), "--file-size", "8M", "--writes", "40", "--mode",
+                             "sparse,fallocate,zero-fill,write-zeroes", "--json", json_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  ExpectNothingLeft();
+  json doc = json::parse(Slurp(json_path));
+  const json& e = doc["experiments"][0];
+  EXPECT_EQ(e["testbed"], "ext4");
+  EXPECT_TRUE(e["target"]["device"].get<std::string>().starts_with("loop"));
+  std::map<std::string, json> rows;
+  for (const json& row : e["rows"]) rows[row["name"]] = row;
+
+  auto sparse = Figures(rows["sparse"]);
+  EXPECT_EQ(sparse["extents_before"], 0) << "ftruncate allocates nothing";
+  EXPECT_EQ(sparse["unwritten_after"], 0);
+  EXPECT_GE(sparse["extents_after"], 1);
+
+  auto falloc = Figures(rows["fallocate"]);
+  EXPECT_GE(falloc["unwritten_before"], 1);
+  EXPECT_EQ(falloc["unwritten_before"], falloc["extents_before"]) << "all unwritten before";
+  EXPECT_GE(falloc["written_after"], 1) << "the workload's blocks became written";
+  EXPECT_GE(falloc["unwritten_after"], 1) << "the gaps between them stay unwritten";
+  EXPECT_EQ(falloc["allocated_before"], 8 << 20);
+
+  auto zero = Figures(rows["zero-fill"]);
+  EXPECT_EQ(zero["unwritten_before"], 0);
+  EXPECT_EQ(zero["unwritten_after"], 0);
+  EXPECT_EQ(zero["size_after"], 8 << 20);
+
+  // Plain loop devices offer no unmapping write-zeroes: refused, with errno.
+  if (e["target"]["write_zeroes_unmap_max_bytes"] == 0) {
+    EXPECT_EQ(rows["write-zeroes"]["status"], "unsupported");
+    EXPECT_EQ(rows["write-zeroes"]["error_name"], "EOPNOTSUPP");
+  }
+}
+
+TEST_F(Testbeds, SigtermMidwayLeavesNothing) {
+  RunResult r = RunWritelab({"prealloc", "--testbed", "ext4", "--testbed-size", "512M", "--scratch",
+                             scratch.path(), "--file-size", "256M", "--writes", "4000", "--mode",
+                             "fallocate", "--scheduler", "mq-deadline", "--json", json_path},
+                            2500, SIGTERM);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  ExpectNothingLeft();
+  EXPECT_EQ(json::parse(Slurp(json_path))["errors"][0], "interrupted");
+}
+
+TEST_F(Testbeds, CleanupUndoesWhatAKilledRunLeft) {
+  // SIGKILL: no destructor runs; the journal is all that is left.
+  RunResult r = RunWritelab({"prealloc", "--testbed", "ext4", "--testbed-size", "512M", "--scratch",
+                             scratch.path(), "--file-size", "256M", "--writes", "4000", "--mode",
+                             "fallocate", "--scheduler", "mq-deadline"},
+                            2500, SIGKILL);
+  ASSERT_EQ(r.exit_code, 128 + SIGKILL);
+  auto loops = LoopsBackedUnder(scratch.path());
+  ASSERT_EQ(loops.size(), 1u) << "the killed run should have left its loop device";
+  std::string sched = Slurp("/sys/block/" + loops[0] + "/queue/scheduler");
+  EXPECT_NE(sched.find("[mq-deadline]"), std::string::npos) << sched;
+  RunResult c = RunWritelab({"cleanup"});
+  EXPECT_EQ(c.exit_code, 0) << c.err << c.out;
+  EXPECT_NE(c.out.find("undone: mount"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("undone: sysfs"), std::string::npos) << c.out;
+  ExpectNothingLeft();
+  RunResult again = RunWritelab({"cleanup"});
+  EXPECT_EQ(again.exit_code, 0);
+}
+
+TEST_F(Testbeds, StreamAndFsyncRunOnTestbeds) {
+  RunResult r =
+      RunWritelab({"stream", "--testbed", "xfs,tmpfs", "--testbed-size", "512M", "--scratch",
+                   scratch.path(), "--size", "16M", "--block", "4M", "--repeat", "1", "--strategy",
+                   "plain,direct", "--no-probe", "--json", json_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectNothingLeft();
+  json doc = json::parse(Slurp(json_path));
+  ASSERT_EQ(doc["experiments"].size(), 2u);
+  EXPECT_EQ(doc["experiments"][0]["target"]["fs_type"], "xfs");
+  EXPECT_EQ(doc["experiments"][1]["target"]["fs_type"], "tmpfs");
+  EXPECT_NE(r.out.find("stream side by side"), std::string::npos) << r.out;
+  RunResult f =
+      RunWritelab({"fsync", "--testbed", "ext4:nojournal", "--testbed-size", "256M", "--scratch",
+                   scratch.path(), "--count", "2", "--interval", "10ms", "--background",
+                   "none,random", "--bg-warmup", "100ms", "--bg-span", "8M"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  ExpectNothingLeft();
+}
+
+TEST(TestbedRefusals, NeedRootAndValidSpecs) {
+  RunResult bad = RunWritelab({"prealloc", "--testbed", "ext3"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("ext3"), std::string::npos) << bad.err;
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run writelab as another user";
+  RunResult r = RunWritelabAs(65534, {"prealloc", "--dir", "/tmp", "--testbed", "ext4"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("test beds need root"), std::string::npos) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace writelab::testing
