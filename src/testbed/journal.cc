@@ -132,6 +132,7 @@ CleanupReport CleanupStale(const std::string& dir) {
       continue;
     }
     auto steps = PendingSteps(entry.path().string());
+    if (!steps && steps.error().code == ENOENT) continue;  // its writelab just finished
     if (!steps) {
       report.errors.push_back(steps.error().Message());
       continue;
