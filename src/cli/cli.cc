@@ -106,6 +106,7 @@ int RunCli(int argc, char** argv) {
   AddStreamCommand(app, &action);
   AddFsyncCommand(app, &action);
   AddPreallocCommand(app, &action);
+  AddStrideCommand(app, &action);
   AddCleanupCommand(app, &action);
   try {
     app.parse(argc, argv);

@@ -46,6 +46,7 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run);
 void AddStreamCommand(CLI::App& app, CommandAction* action);
 void AddFsyncCommand(CLI::App& app, CommandAction* action);
 void AddPreallocCommand(CLI::App& app, CommandAction* action);
+void AddStrideCommand(CLI::App& app, CommandAction* action);
 void AddCleanupCommand(CLI::App& app, CommandAction* action);
 
 int RunCli(int argc, char** argv);

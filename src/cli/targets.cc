@@ -14,8 +14,11 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
                           bool dio, UndoJournal* journal, const RunContext& ctx, Document& doc,
                           const ExperimentRun& run) {
   std::vector<std::string> schedulers = t.schedulers;
+  Target target = IdentifyTarget(dir);
+  const std::string& device = target.device;
+  if (schedulers.empty() && t.all_schedulers_by_default && journal)
+    schedulers = target.schedulers;  // every one the device offers
   if (schedulers.empty()) schedulers.push_back("");
-  std::string device = TargetDevice(dir);
   for (const std::string& sched : schedulers) {
     if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
     std::optional<ScopedChange> switched;
@@ -73,6 +76,12 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
     if (!parsed) return UsageError(parsed.error());
     beds = *parsed;
     if (has_file) return UsageError("--file cannot be used with --testbed");
+    for (const TestbedSpec& b : beds) {
+      if (t.raw_device && b.fs != "raw")
+        return UsageError("--testbed: this experiment writes a raw device: use --testbed raw");
+      if (!t.raw_device && b.fs == "raw")
+        return UsageError("--testbed raw: this experiment needs a file system");
+    }
   }
   if ((!beds.empty() || !t.schedulers.empty()) && geteuid() != 0) {
     return UsageError(beds.empty() ? "--scheduler needs root" : "test beds need root");

@@ -18,6 +18,11 @@ struct TargetOptions {
   std::string testbed_size = "4G";
   std::string scratch = "/var/tmp/writelab";
   std::vector<std::string> schedulers;
+  // Set by the command, not the user: the experiment writes a raw device
+  // (stride: test beds must be raw), and runs under every scheduler the
+  // device offers when --scheduler is not given.
+  bool raw_device = false;
+  bool all_schedulers_by_default = false;
 };
 void AddTargetOptions(CLI::App& sub, TargetOptions& options);
 

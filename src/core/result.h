@@ -114,11 +114,12 @@ struct Target {
 };
 
 struct ExperimentResult {
-  std::string name;             // "stream"
-  std::string reproduces;       // one line naming the original experiment
-  std::string testbed;          // --testbed SPEC this run was on ("" for the user's directory)
-  bool loop_direct_io = false;  // the test bed's loop device ran with direct I/O
-  std::string scheduler;        // --scheduler this run was under ("" when not switched)
+  std::string name;               // "stream"
+  std::string reproduces;         // one line naming the original experiment
+  std::string testbed;            // --testbed SPEC this run was on ("" for the user's directory)
+  bool loop_direct_io = false;    // the test bed's loop device ran with direct I/O
+  std::string row_label = "row";  // what a row is: "strategy", "step"...
+  std::string scheduler;          // --scheduler this run was under ("" when not switched)
   Target target;
   std::vector<Param> params;
   std::vector<std::string> table;  // figure keys for the terminal table, in order

@@ -198,6 +198,7 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
   const std::string dir = DirOf(spec);
   out.name = "stream";
   out.reproduces = kReproduces;
+  out.row_label = "strategy";
   out.target = IdentifyTarget(dir);
   out.table = {"mb_s",       "write_mb_s",   "sync_s",      "dirty_peak",
                "cached_end", "probe_p99_ms", "probe_max_ms"};

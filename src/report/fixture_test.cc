@@ -19,6 +19,7 @@ Document FixedDocument() {
   ExperimentResult e;
   e.name = "stream";
   e.reproduces = "overwrite.c (2009)";
+  e.row_label = "strategy";
   e.target.path = "/mnt/t";
   e.target.fs_type = "ext4";
   e.target.mount_source = "/dev/vda";

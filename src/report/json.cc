@@ -107,8 +107,8 @@ void from_json(const json& j, Param& p) {
 }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExperimentResult, name, reproduces, testbed, loop_direct_io,
-                                   scheduler, target, params, table, rows, notes, compare_figure,
-                                   compare_targets_as_rows)
+                                   scheduler, row_label, target, params, table, rows, notes,
+                                   compare_figure, compare_targets_as_rows)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Document, schema_version, writelab_version, command_line,
                                    started_at, finished_at, host, experiments, errors)
 

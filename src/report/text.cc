@@ -196,7 +196,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
 
   out += IterationListing(e);
   if (ParamIsTrue(e, "listing")) out += "\n";
-  std::vector<std::string> header = {e.name == "stream" ? "strategy" : "row"};
+  std::vector<std::string> header = {e.row_label};
   std::vector<const Figure*> legend(e.table.size(), nullptr);
   for (const std::string& key : e.table) header.push_back(key);
   for (const Row& r : e.rows)
@@ -270,8 +270,10 @@ std::string CrossTable(const std::vector<const ExperimentResult*>& runs) {
   };
   std::string label = key;
   for (const Row& r : first.rows)
-    if (const Figure* f = r.FindFigure(key)) label = f->label + " (" + f->unit + ")";
-  std::vector<std::string> header = {first.compare_targets_as_rows ? "target" : "row"};
+    if (const Figure* f = r.FindFigure(key))
+      label =
+          f->label.find(f->unit) != std::string::npos ? f->label : f->label + " (" + f->unit + ")";
+  std::vector<std::string> header = {first.compare_targets_as_rows ? "target" : first.row_label};
   if (first.compare_targets_as_rows) {
     header.insert(header.end(), row_names.begin(), row_names.end());
     TextTable t(header);

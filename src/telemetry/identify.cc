@@ -138,10 +138,16 @@ Target IdentifyTarget(const std::string& path) {
   Target t;
   char resolved[PATH_MAX];
   t.path = realpath(path.c_str(), resolved) ? resolved : path;
-  FillMount(t.path, t);
   struct stat st;
   std::string name;
-  if (stat(t.path.c_str(), &st) == 0 && major(st.st_dev) != 0) name = SysfsName(st.st_dev);
+  if (stat(t.path.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+    // A raw device: no file system; the device itself is the target.
+    t.fs_type = "none (raw device)";
+    name = SysfsName(st.st_rdev);
+  } else {
+    FillMount(t.path, t);
+    if (stat(t.path.c_str(), &st) == 0 && major(st.st_dev) != 0) name = SysfsName(st.st_dev);
+  }
   // btrfs and others report an anonymous st_dev: ask the mount source instead.
   if (name.empty() && t.mount_source.starts_with("/dev/") &&
       stat(t.mount_source.c_str(), &st) == 0 && S_ISBLK(st.st_mode))

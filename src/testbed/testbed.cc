@@ -90,10 +90,12 @@ std::expected<std::vector<TestbedSpec>, std::string> ParseTestbeds(std::string_v
     TestbedSpec spec;
     spec.label = item;
     spec.fs = parts[0];
-    if (spec.fs != "ext4" && spec.fs != "xfs" && spec.fs != "btrfs" && spec.fs != "tmpfs")
+    if (spec.fs != "ext4" && spec.fs != "xfs" && spec.fs != "btrfs" && spec.fs != "tmpfs" &&
+        spec.fs != "raw")
       return std::unexpected("--testbed: '" + item +
-                             "': file system must be ext4, xfs, btrfs "
-                             "or tmpfs");
+                             "': must be ext4, xfs, btrfs, tmpfs or raw (a bare loop device)");
+    if (spec.fs == "raw" && parts.size() > 1)
+      return std::unexpected("--testbed: '" + item + "': raw takes no options");
     for (size_t i = 1; i < parts.size(); ++i) {
       if (parts[i].empty()) return std::unexpected("--testbed: '" + item + "': empty option");
       if (parts[i] == "nojournal") {
@@ -219,6 +221,10 @@ std::expected<std::unique_ptr<Testbed>, Error> Testbed::Provision(const TestbedS
   tb->changes_.push_back(std::move(*file));
   if (Status s = tb->AttachLoop(backing, journal); !s) return std::unexpected(s.error());
   std::string dev = "/dev/" + tb->device_;
+  if (spec.fs == "raw") {  // the bare device is the target
+    tb->mount_point_ = dev;
+    return tb;
+  }
   if (Status s = RunTool(MkfsCommand(spec, dev), options.scratch_dir); !s)
     return std::unexpected(s.error());
   if (Status s = tb->Mount(dev, opts, journal); !s) return std::unexpected(s.error());

@@ -2,7 +2,7 @@
 // sparse file (or a tmpfs), mounted under /run/writelab, undone on exit.
 //
 // Grammar of --testbed: SPEC[,SPEC...], SPEC = FS[:OPTION[:OPTION...]]
-//   FS      ext4 | xfs | btrfs | tmpfs
+//   FS      ext4 | xfs | btrfs | tmpfs | raw (a bare loop device, for `stride`)
 //   OPTION  a mount option passed to mount(2) ("data=journal", "noatime",
 //           "discard"), or for ext4 "nojournal" (mkfs -O ^has_journal)
 // e.g. "ext4:data=journal,ext4:nojournal,xfs,tmpfs:huge=always".
@@ -43,6 +43,7 @@ class Testbed {
                                                                   UndoJournal& journal);
   ~Testbed();  // unmounts, detaches, removes the backing file, in reverse order
 
+  // Where the experiment runs: the mount point, or /dev/loopN for raw.
   const std::string& mount_point() const { return mount_point_; }
   const std::string& device() const { return device_; }  // "loop3"; "" for tmpfs
   bool loop_direct_io() const { return loop_direct_io_; }

@@ -1,0 +1,110 @@
+// `writelab stride`: options → StrideSpec → RunStride per scheduler.
+#include <memory>
+#include <string>
+
+#include "cli/cli.h"
+#include "cli/targets.h"
+#include "experiments/stride.h"
+
+namespace writelab {
+namespace {
+
+struct StrideOptions {
+  StrideSpec spec;
+  std::string block = "4k";
+  std::string unit = "512";
+  std::string steps = "1-16,32,64,128,256,512";
+  std::string duration = "3s";
+  std::string span;
+  std::string interval = "500ms";
+  OutputOptions out;
+  TargetOptions targets;
+};
+
+std::expected<StrideSpec, std::string> BuildSpec(const StrideOptions& o) {
+  StrideSpec spec = o.spec;
+  auto block = SizeOption("--block", o.block);
+  auto unit = SizeOption("--unit", o.unit);
+  auto duration = DurationOption("--duration", o.duration);
+  auto interval = DurationOption("--interval", o.interval);
+  auto steps = ParseSteps(o.steps);
+  if (!block) return std::unexpected(block.error());
+  if (!unit) return std::unexpected(unit.error());
+  if (!duration) return std::unexpected(duration.error());
+  if (!interval) return std::unexpected(interval.error());
+  if (!steps) return std::unexpected(steps.error());
+  spec.block = *block;
+  spec.unit = *unit;
+  spec.duration_ns = *duration;
+  spec.interval_ns = *interval;
+  spec.steps = *steps;
+  if (!o.span.empty()) {
+    auto span = SizeOption("--span", o.span);
+    if (!span) return std::unexpected(span.error());
+    spec.span = *span;
+  }
+  if (spec.device.empty() == spec.file.empty() && o.targets.testbeds.empty())
+    return std::unexpected("give --device DEV, --file PATH, or --testbed raw");
+  if (!o.targets.testbeds.empty() && !(spec.device.empty() && spec.file.empty()))
+    return std::unexpected("--testbed raw replaces --device and --file");
+  if (auto ok = ValidateStrideSpec(spec); !ok) return std::unexpected(ok.error());
+  return spec;
+}
+
+}  // namespace
+
+void AddStrideCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<StrideOptions>();
+  o->targets.raw_device = true;
+  o->targets.all_schedulers_by_default = true;
+  CLI::App* sub = app.add_subcommand(
+      "stride",
+      "Strided direct writes per I/O scheduler (submit_bio() question, 2006): --block at "
+      "offset step x i x --unit for --duration per step, with the device's merges. See "
+      "docs/stride.md.");
+  auto* where = sub->add_option_group("target", "What to write (one; or --testbed raw)");
+  where
+      ->add_option("--device", o->spec.device,
+                   "A raw block device: refused when mounted or in use, or when it holds a "
+                   "file system or partition table (unless --force)")
+      ->option_text("DEV");
+  where->add_option("--file", o->spec.file, "A file, filled with zeros up to --span first")
+      ->option_text("PATH");
+  where->require_option(0, 1);
+  sub->add_flag("--force", o->spec.force, "Overwrite a device that holds a signature");
+  sub->add_option("--block", o->block, "Bytes per write")->capture_default_str();
+  sub->add_option("--unit", o->unit,
+                  "What a step counts: 512-byte sectors as the original, or 4k on devices "
+                  "with 4 KiB logical blocks")
+      ->capture_default_str();
+  sub->add_option("--steps", o->steps, "Steps: numbers and ranges A-B, comma-separated")
+      ->capture_default_str();
+  sub->add_option("--duration", o->duration, "Time per step")->capture_default_str();
+  sub->add_option("--engine", o->spec.engine, "psync (queue depth 1) or io_uring")
+      ->capture_default_str();
+  sub->add_option("--qd", o->spec.qds, "io_uring queue depths (default 1,128)")->delimiter(',');
+  sub->add_option("--span", o->span,
+                  "Bytes the offsets cover before wrapping (default: the device, or 1G)");
+  sub->add_option("--interval", o->interval, "Telemetry sampling interval")->capture_default_str();
+  sub->add_flag("--pattern", o->spec.pattern,
+                "Stamp each block with its write index and step (for checking offsets)");
+  AddOutputOptions(*sub, o->out);
+  AddTargetOptions(*sub, o->targets);
+  sub->callback([o, action] {
+    *action = [o](const RunContext& ctx, Document& doc) {
+      auto spec = BuildSpec(*o);
+      if (!spec) return UsageError(spec.error());
+      std::string path = spec->device.empty() ? spec->file : spec->device;
+      return RunOnTargets(
+          o->targets, path, !spec->file.empty(), ctx, doc, o->out,
+          [&](const RunContext& run_ctx, const std::string& where, ExperimentResult& e) {
+            // A test bed's loop device is writelab's own: no signature check.
+            StrideSpec s = *spec;
+            s.force = s.force || !o->targets.testbeds.empty();
+            return RunStride(s, where, run_ctx, e);
+          });
+    };
+  });
+}
+
+}  // namespace writelab

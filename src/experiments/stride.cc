@@ -1,0 +1,211 @@
+#include "experiments/stride.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "core/clock.h"
+#include "core/units.h"
+#include "experiments/stride_step.h"
+#include "io/file.h"
+#include "telemetry/blockdev.h"
+#include "telemetry/identify.h"
+
+namespace writelab {
+namespace {
+
+constexpr const char* kReproduces =
+    "\"submit_bio() question\" (Damon LaCrosse, kernelnewbies, September 2006): 4 KiB writes at "
+    "sector step x i, 3 s per step, per I/O scheduler";
+
+struct FigureInfo {
+  const char* key;
+  const char* label;
+  const char* unit;
+  const char* includes;
+};
+
+constexpr FigureInfo kFigures[] = {
+    {"cycles", "CYCLES", "writes", "writes completed in the step"},
+    {"written_mb", "WRITTEN (MB)", "MB", "bytes written in the step, in 10^6 bytes"},
+    {"elapsed_s", "ELAPSED (s)", "s", "the step's duration, first write to last completion"},
+    {"mb_s", "SPEED (MB/s)", "MB/s", "written / elapsed"},
+    {"write_p50_ms", "p50", "ms", "one write from issue to completion, median"},
+    {"write_p99_ms", "p99", "ms", "one write from issue to completion, 99th percentile"},
+    {"device_writes", "dev writes", "I/Os",
+     "write requests the device completed during the step (/sys/block/DEV/stat)"},
+    {"device_merges", "dev merges", "merges", "writes the block layer merged into others"},
+    {"device_kib_per_write", "KiB/dev write", "KiB", "bytes per completed device write"},
+};
+
+std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::string& path,
+                                          uint64_t* span) {
+  struct stat st;
+  bool device = stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
+  if (device) {
+    if (std::string why = WhyNotSafeToOverwrite(path); !why.empty()) {
+      bool only_signature = why.find(" holds ") != std::string::npos;
+      if (!(only_signature && spec.force))
+        return std::unexpected(
+            PlainError(why + (only_signature ? " (--force overwrites it)" : "")));
+    }
+    auto fd = OpenFile(path, O_WRONLY | O_DIRECT | O_EXCL);
+    if (!fd) return fd;
+    uint64_t bytes = 0;
+    if (ioctl(fd->get(), BLKGETSIZE64, &bytes) != 0)
+      return std::unexpected(ErrnoError(errno, "BLKGETSIZE64 " + path));
+    *span = spec.span ? std::min(spec.span, bytes) : bytes;
+    return fd;
+  }
+  *span = spec.span ? spec.span : (1ull << 30);
+  {  // fill the file with zeros up to the span, so no write allocates
+    auto fill = OpenFile(path, O_WRONLY | O_CREAT);
+    if (!fill) return std::unexpected(fill.error());
+    if (fstat(fill->get(), &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
+    static const std::vector<char> zeros(1 << 20, 0);
+    for (auto off = static_cast<uint64_t>(st.st_size); off < *span; off += zeros.size()) {
+      size_t n = std::min<uint64_t>(zeros.size(), *span - off);
+      if (pwrite(fill->get(), zeros.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n))
+        return std::unexpected(ErrnoError(errno ? errno : ENOSPC, "fill " + path));
+    }
+    if (fsync(fill->get()) != 0) return std::unexpected(ErrnoError(errno, "fsync " + path));
+  }
+  auto fd = OpenFile(path, O_WRONLY | O_DIRECT);
+  if (!fd && fd.error().code == EINVAL)
+    return std::unexpected(ErrnoError(EINVAL, "open " + path + " with O_DIRECT"));
+  return fd;
+}
+
+Row MakeRow(const std::string& name, StepResult& r) {
+  Row row;
+  row.name = name;
+  row.status = r.status;
+  row.error_code = r.error;
+  row.message = r.message;
+  if (r.status != RowStatus::kOk) return row;
+  std::map<std::string, double> f;
+  f["cycles"] = static_cast<double>(r.ops);
+  f["written_mb"] = static_cast<double>(r.bytes) / kMB;
+  f["elapsed_s"] = r.seconds;
+  f["mb_s"] = r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / kMB : 0;
+  f["write_p50_ms"] = static_cast<double>(r.latency.Percentile(50)) / 1e6;
+  f["write_p99_ms"] = static_cast<double>(r.latency.Percentile(99)) / 1e6;
+  if (r.have_device) {
+    f["device_writes"] = static_cast<double>(r.device_writes);
+    f["device_merges"] = static_cast<double>(r.device_merges);
+    if (r.device_writes)
+      f["device_kib_per_write"] =
+          static_cast<double>(r.device_bytes) / static_cast<double>(r.device_writes) / 1024;
+  }
+  for (const FigureInfo& fi : kFigures)
+    if (auto it = f.find(fi.key); it != f.end())
+      row.figures.push_back({fi.key, fi.label, fi.unit, fi.includes, Summarize({it->second})});
+  row.latencies.push_back(Latency::From(r.latency, "write", "write", "issue to completion"));
+  row.series.push_back(std::move(r.timeline));
+  return row;
+}
+
+std::string StepsText(const std::vector<uint64_t>& steps) {
+  std::string s;
+  for (uint64_t v : steps) s += (s.empty() ? "" : ",") + std::to_string(v);
+  return s;
+}
+
+}  // namespace
+
+std::expected<std::vector<uint64_t>, std::string> ParseSteps(const std::string& text) {
+  std::vector<uint64_t> steps;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string part = text.substr(pos, end - pos);
+    pos = end + 1;
+    uint64_t lo = 0, hi = 0;
+    char dash = 0;
+    int n = std::sscanf(part.c_str(), "%lu%c%lu", &lo, &dash, &hi);
+    bool range = n == 3 && dash == '-';
+    if (!(n == 1 || range) || part.find_first_not_of("0123456789-") != std::string::npos)
+      return std::unexpected("--steps: '" + part + "' is not a step or a range A-B");
+    if (!range) hi = lo;
+    if (lo == 0 || hi < lo || hi - lo > 100000)
+      return std::unexpected("--steps: '" + part + "' must be 1 or more, ranges low-high");
+    for (uint64_t s = lo; s <= hi; ++s) steps.push_back(s);
+  }
+  return steps;
+}
+
+std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
+  if (spec.block == 0 || spec.block % 512)
+    return std::unexpected("--block: O_DIRECT needs a multiple of 512 bytes");
+  if (spec.unit == 0 || spec.unit % 512)
+    return std::unexpected("--unit: a multiple of 512 bytes (512 or 4k)");
+  if (spec.duration_ns < 10'000'000) return std::unexpected("--duration: at least 10ms");
+  if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
+  if (spec.engine != "psync" && spec.engine != "io_uring")
+    return std::unexpected("--engine: 'psync' or 'io_uring', not '" + spec.engine + "'");
+  if (spec.engine == "psync" && !spec.qds.empty() && !(spec.qds.size() == 1 && spec.qds[0] == 1))
+    return std::unexpected("--qd: psync has queue depth 1; use --engine io_uring");
+  if (spec.qds.empty())
+    spec.qds = spec.engine == "psync" ? std::vector<unsigned>{1} : std::vector<unsigned>{1, 128};
+  for (unsigned qd : spec.qds)
+    if (qd < 1 || qd > 4096) return std::unexpected("--qd: between 1 and 4096");
+  if (spec.steps.empty()) {
+    spec.steps = *ParseSteps("1-16");
+    for (uint64_t s : {32, 64, 128, 256, 512}) spec.steps.push_back(s);
+  }
+  if (spec.span && spec.span < spec.block) return std::unexpected("--span: at least one --block");
+  return {};
+}
+
+Status RunStride(const StrideSpec& spec, const std::string& path, const RunContext& ctx,
+                 ExperimentResult& out) {
+  out.name = "stride";
+  out.reproduces = kReproduces;
+  out.row_label = "step";
+  out.table = {"cycles",       "written_mb",   "elapsed_s",     "mb_s",
+               "write_p50_ms", "write_p99_ms", "device_merges", "device_kib_per_write"};
+  out.compare_figure = "mb_s";
+  uint64_t span = 0;
+  auto fd = OpenTarget(spec, path, &span);
+  out.target = IdentifyTarget(path);
+  std::string qds;
+  for (unsigned q : spec.qds) qds += (qds.empty() ? "" : ",") + std::to_string(q);
+  out.params = {{"path", path, ""},
+                {"block", static_cast<int64_t>(spec.block), "bytes"},
+                {"unit", static_cast<int64_t>(spec.unit), "bytes"},
+                {"steps", StepsText(spec.steps), "units"},
+                {"duration", static_cast<double>(spec.duration_ns) / 1e9, "s"},
+                {"engine", spec.engine, ""},
+                {"qd", qds, ""},
+                {"span", static_cast<int64_t>(span), "bytes"},
+                {"pattern", spec.pattern, ""}};
+  if (!fd) return std::unexpected(fd.error());
+  StepEnv env{spec,
+              ctx,
+              fd->get(),
+              span,
+              std::max<size_t>(512, out.target.logical_block_size.value_or(512)),
+              out.target.device};
+  for (unsigned qd : spec.qds) {
+    for (uint64_t step : spec.steps) {
+      StepResult r = RunStep(env, step, qd);
+      if (r.interrupted) return std::unexpected(PlainError("interrupted"));
+      std::string name = std::to_string(step);
+      if (spec.qds.size() > 1) name += " qd" + std::to_string(qd);
+      out.rows.push_back(MakeRow(name, r));
+      if (r.status == RowStatus::kFailed)
+        return std::unexpected(PlainError("step " + name + ": " + r.message));
+    }
+  }
+  return {};
+}
+
+}  // namespace writelab

@@ -1,0 +1,42 @@
+// `writelab stride`: strided direct writes per I/O scheduler, after
+// "submit_bio() question" (Damon LaCrosse, kernelnewbies, September 2006):
+// 4 KiB writes at sector step x i, 3 s per step, under each scheduler.
+// docs/stride.md explains every row and figure.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "experiments/context.h"
+#include "writelab/error.h"
+
+namespace writelab {
+
+struct StrideSpec {
+  std::string device;  // a raw block device...
+  std::string file;    // ...or a file, filled with zeros up to span first
+  bool force = false;  // overwrite a device that holds a signature
+  uint64_t block = 4096;
+  uint64_t unit = 512;  // a step counts units: 512-byte sectors as the original
+  std::vector<uint64_t> steps;
+  uint64_t duration_ns = 3'000'000'000;
+  std::string engine = "psync";  // psync (queue depth 1) or io_uring
+  std::vector<unsigned> qds;     // io_uring depths; psync: 1
+  uint64_t span = 0;             // bytes the offsets cover before wrapping; 0: device size / 1 GiB
+  uint64_t interval_ns = 500'000'000;
+  bool pattern = false;  // stamp each block with (op index, step) for verification
+};
+
+// "1-16,32,64" → {1..16, 32, 64}; error text names the bad part.
+std::expected<std::vector<uint64_t>, std::string> ParseSteps(const std::string& text);
+
+std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec);
+
+// path: the device or file to write (for a test bed, its loop device).
+Status RunStride(const StrideSpec& spec, const std::string& path, const RunContext& ctx,
+                 ExperimentResult& out);
+
+}  // namespace writelab

@@ -1,0 +1,106 @@
+#include "experiments/stride_step.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/clock.h"
+#include "io/engine.h"
+#include "io/file.h"
+#include "io/runner.h"
+#include "telemetry/procfs.h"
+#include "telemetry/sampler.h"
+
+namespace writelab {
+namespace {
+
+// Offsets step x j x unit, wrapping to 0 where a block would pass the span.
+class Offsets {
+ public:
+  Offsets(uint64_t step, const StepEnv& env)
+      : stride_(step * env.spec.unit), block_(env.spec.block), span_(env.span) {}
+  uint64_t Next() {
+    uint64_t off = stride_ * j_++;
+    if (off + block_ > span_) {
+      j_ = 1;
+      off = 0;
+    }
+    return off;
+  }
+
+ private:
+  uint64_t stride_, block_, span_;
+  uint64_t j_ = 0;
+};
+
+// --pattern: the first 16 bytes of a block say which write and step it was.
+void Stamp(std::byte* block, uint64_t op, uint64_t step) {
+  std::memcpy(block, &op, sizeof op);
+  std::memcpy(block + sizeof op, &step, sizeof step);
+}
+
+void Fail(StepResult& r, RowStatus status, int err, const std::string& what) {
+  r.status = status;
+  r.error = err;
+  r.message = ErrnoError(err, what).Message();
+}
+
+// Queue depth 1: pwrite, as the original's bio submitted one at a time.
+void RunPsync(const StepEnv& env, uint64_t step, AlignedBuffer& buf,
+              std::atomic<uint64_t>& progress, StepResult& r) {
+  auto engine = MakePwriteEngine(env.fd, env.alignment);
+  WriteRunner runner(*engine, r.latency, &progress);
+  Offsets offsets(step, env);
+  const uint64_t t0 = NowNs(), end = t0 + env.spec.duration_ns;
+  for (uint64_t op = 0; NowNs() < end; ++op) {
+    if (env.ctx.Interrupted()) {
+      r.interrupted = true;
+      return;
+    }
+    uint64_t off = offsets.Next();
+    if (env.spec.pattern) Stamp(buf.data(), op, step);
+    if (int rc = runner.WriteFully(buf.data(), env.spec.block, off); rc != 0)
+      return Fail(r, RowStatus::kFailed, -rc, "pwrite at " + std::to_string(off));
+    ++r.ops;
+  }
+  r.seconds = static_cast<double>(NowNs() - t0) / 1e9;
+  r.bytes = runner.counters().bytes;
+}
+
+}  // namespace
+
+StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd) {
+  StepResult r;
+  if ((step * env.spec.unit) % env.alignment != 0) {
+    Fail(r, RowStatus::kUnsupported, EINVAL,
+         "offsets of " + std::to_string(step * env.spec.unit) +
+             " bytes are not a multiple of "
+             "the device's " +
+             std::to_string(env.alignment) + "-byte logical block (try --unit " +
+             std::to_string(env.alignment) + ")");
+    return r;
+  }
+  AlignedBuffer buf(env.spec.block * qd, 4096);
+  buf.FillPattern(step);
+  std::atomic<uint64_t> progress{0};
+  BlockStatReader stat(env.device);
+  auto before = stat.Read();
+  Sampler sampler(env.device, env.spec.interval_ns, &progress);
+  sampler.Start();
+  if (qd == 1 && env.spec.engine == "psync") {
+    RunPsync(env, step, buf, progress, r);
+  } else {
+    Fail(r, RowStatus::kUnsupported, ENOSYS, "io_uring");
+  }
+  r.timeline = TimelineSeries(sampler.Stop(), static_cast<int>(step),
+                              static_cast<double>(env.spec.interval_ns) / 1e9);
+  auto after = stat.Read();
+  if (before && after) {
+    r.have_device = true;
+    r.device_writes = after->writes - before->writes;
+    r.device_merges = after->write_merges - before->write_merges;
+    r.device_bytes = (after->write_sectors - before->write_sectors) * 512;
+  }
+  return r;
+}
+
+}  // namespace writelab

@@ -1,0 +1,42 @@
+// One step of `writelab stride`: write --block at step x i x unit for
+// --duration, at one queue depth, and measure what the device did.
+// Internal to the stride experiment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/histogram.h"
+#include "core/result.h"
+#include "experiments/stride.h"
+
+namespace writelab {
+
+struct StepEnv {
+  const StrideSpec& spec;
+  const RunContext& ctx;
+  int fd;              // the target, open O_DIRECT
+  uint64_t span;       // offsets wrap to 0 past this
+  size_t alignment;    // the device's logical block size
+  std::string device;  // for /sys/block/DEV/stat; "" for none
+};
+
+struct StepResult {
+  RowStatus status = RowStatus::kOk;
+  int error = 0;
+  std::string message;
+  bool interrupted = false;
+  uint64_t ops = 0;
+  uint64_t bytes = 0;
+  double seconds = 0;
+  Histogram latency;
+  bool have_device = false;
+  uint64_t device_writes = 0;
+  uint64_t device_merges = 0;
+  uint64_t device_bytes = 0;
+  Series timeline;
+};
+
+StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd);
+
+}  // namespace writelab

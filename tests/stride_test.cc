@@ -1,0 +1,137 @@
+// `writelab stride` on real devices: loop devices the test makes itself, so
+// it can check what stays after writelab: the scheduler, the data.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Shell(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+std::string ActiveScheduler(const std::string& dev) {
+  std::string s = Slurp("/sys/block/" + dev.substr(5) + "/queue/scheduler");
+  auto open = s.find('[');
+  return open == std::string::npos ? "" : s.substr(open + 1, s.find(']') - open - 1);
+}
+
+// A loop device over a 256 MiB sparse file of the test's own.
+class LoopDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: loop devices";
+    if (!std::filesystem::exists("/dev/loop-control")) GTEST_SKIP() << "no loop devices";
+    backing_ = scratch_.path() + "/disk.img";
+    Shell("truncate -s 256M " + backing_);
+    dev_ = Shell("losetup -f --show " + backing_);
+    if (!dev_.starts_with("/dev/loop")) GTEST_SKIP() << "losetup failed: " << dev_;
+  }
+  void TearDown() override {
+    if (!dev_.empty()) Shell("losetup -d " + dev_);
+    std::filesystem::remove(json_path_);
+  }
+  ScratchDir scratch_{"stride"};
+  std::string backing_, dev_;
+  std::string json_path_ = scratch_.path() + ".json";
+};
+
+TEST_F(LoopDevice, EveryStepPresentAndBytesAddUp) {
+  std::string before = ActiveScheduler(dev_);
+  RunResult r = RunWritelab({"stride", "--device", dev_, "--steps", "1-3,8", "--duration", "150ms",
+                             "--scheduler", "mq-deadline,none", "--json", json_path_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ActiveScheduler(dev_), before) << "scheduler not restored";
+  json doc = json::parse(Slurp(json_path_));
+  ASSERT_EQ(doc["experiments"].size(), 2u);
+  for (const json& e : doc["experiments"]) {
+    std::vector<std::string> steps;
+    for (const json& row : e["rows"]) {
+      steps.push_back(row["name"]);
+      ASSERT_EQ(row["status"], "ok") << row["message"];
+      std::map<std::string, double> f;
+      for (const json& fig : row["figures"]) f[fig["key"]] = fig["value"]["median"];
+      EXPECT_GT(f["cycles"], 0);
+      EXPECT_DOUBLE_EQ(f["written_mb"] * 1e6, f["cycles"] * 4096) << "bytes = writes x block";
+      EXPECT_TRUE(f.count("device_writes"));
+    }
+    EXPECT_EQ(steps, (std::vector<std::string>{"1", "2", "3", "8"}));
+  }
+  EXPECT_EQ(doc["experiments"][0]["scheduler"], "mq-deadline");
+  EXPECT_NE(r.out.find("stride side by side"), std::string::npos);
+}
+
+TEST_F(LoopDevice, OffsetsAreTheOnesAskedFor) {
+  RunResult r = RunWritelab({"stride", "--device", dev_, "--steps", "3", "--duration", "200ms",
+                             "--pattern", "--json", json_path_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(Slurp(json_path_));
+  double cycles = doc["experiments"][0]["rows"][0]["figures"][0]["value"]["median"];
+  ASSERT_GT(cycles, 10);
+  ASSERT_LT(cycles * 3 * 512 + 4096, 256.0 * 1024 * 1024) << "wrapped: pick a shorter duration";
+  // Write i started at 3 x i x 512; write i+1 overwrote from 1536 bytes on,
+  // so each write's 16-byte stamp survives at its own offset.
+  FILE* f = fopen(dev_.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  for (uint64_t i = 0; i < static_cast<uint64_t>(cycles); ++i) {
+    uint64_t stamp[2];
+    ASSERT_EQ(fseeko(f, static_cast<off_t>(i * 3 * 512), SEEK_SET), 0);
+    ASSERT_EQ(fread(stamp, sizeof stamp, 1, f), 1u);
+    ASSERT_EQ(stamp[0], i) << "write " << i << " is not where it should be";
+    ASSERT_EQ(stamp[1], 3u);
+  }
+  fclose(f);
+}
+
+TEST_F(LoopDevice, SchedulerRestoredAfterSigint) {
+  std::string before = ActiveScheduler(dev_);
+  RunResult r = RunWritelab({"stride", "--device", dev_, "--steps", "1-512", "--duration", "1s",
+                             "--scheduler", "kyber,bfq"},
+                            1500, SIGINT);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  EXPECT_EQ(ActiveScheduler(dev_), before);
+}
+
+TEST_F(LoopDevice, DeviceWithAFileSystemIsRefusedWithoutForce) {
+  Shell("mkfs.ext4 -q -F " + dev_);
+  RunResult r = RunWritelab({"stride", "--device", dev_, "--steps", "1", "--duration", "50ms"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("holds ext4"), std::string::npos) << r.err;
+  EXPECT_EQ(Shell("blkid -o value -s TYPE " + dev_), "ext4") << "the file system was touched";
+  RunResult forced =
+      RunWritelab({"stride", "--device", dev_, "--steps", "1", "--duration", "50ms", "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+}
+
+TEST(StrideRefusals, BadInput) {
+  ScratchDir work("stride-bad");
+  for (const auto& [args, expect] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"stride", "--file", work.path() + "/f", "--steps", "0"}, "--steps"},
+           {{"stride", "--file", work.path() + "/f", "--steps", "x-3"}, "--steps"},
+           {{"stride", "--file", work.path() + "/f", "--unit", "100"}, "--unit"},
+           {{"stride", "--file", work.path() + "/f", "--engine", "aio"}, "--engine"},
+           {{"stride"}, "--device"},
+       }) {
+    RunResult r = RunWritelab(args);
+    EXPECT_EQ(r.exit_code, 2) << expect << ": " << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace writelab::testing
