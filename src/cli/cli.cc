@@ -100,6 +100,7 @@ int RunCli(int argc, char** argv) {
   CommandAction action;
   AddStreamCommand(app, &action);
   AddFsyncCommand(app, &action);
+  AddRecordsCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
