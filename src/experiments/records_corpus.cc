@@ -173,9 +173,12 @@ Status VerifyOutput(const std::string& path, const Corpus& corpus, const OutputP
         return std::unexpected(PlainError("verify: " + path + " is longer than the " +
                                           std::to_string(plan.bytes) + " bytes written"));
       size_t take = std::min<size_t>(line->len - in_line, static_cast<size_t>(n) - i);
-      if (std::memcmp(buf.data() + i, line->data + in_line, take) != 0)
-        return std::unexpected(PlainError("verify: " + path + " differs from the input near byte " +
-                                          std::to_string(at)));
+      if (std::memcmp(buf.data() + i, line->data + in_line, take) != 0) {
+        size_t k = 0;
+        while (buf[i + k] == line->data[in_line + k]) ++k;
+        return std::unexpected(PlainError("verify: " + path + " differs from the input at byte " +
+                                          std::to_string(at + k)));
+      }
       i += take;
       at += take;
       in_line += static_cast<uint32_t>(take);
