@@ -105,6 +105,7 @@ int RunCli(int argc, char** argv) {
   CommandAction action;
   AddStreamCommand(app, &action);
   AddFsyncCommand(app, &action);
+  AddRecordsCommand(app, &action);
   AddPreallocCommand(app, &action);
   AddStrideCommand(app, &action);
   AddCleanupCommand(app, &action);

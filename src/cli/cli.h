@@ -45,6 +45,7 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run);
 // *action when that subcommand is the one parsed.
 void AddStreamCommand(CLI::App& app, CommandAction* action);
 void AddFsyncCommand(CLI::App& app, CommandAction* action);
+void AddRecordsCommand(CLI::App& app, CommandAction* action);
 void AddPreallocCommand(CLI::App& app, CommandAction* action);
 void AddStrideCommand(CLI::App& app, CommandAction* action);
 void AddCleanupCommand(CLI::App& app, CommandAction* action);

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,6 +24,10 @@ namespace writelab {
 struct IoRequest {
   const void* buf = nullptr;
   size_t len = 0;
+  // Vectored engines: when iovcnt > 0, the data is iov[0..iovcnt) and buf is
+  // unused; len is still the total. The array must outlive the request.
+  const iovec* iov = nullptr;
+  int iovcnt = 0;
   uint64_t offset = 0;
   int64_t res = 0;        // set on completion: bytes written or -errno
   uint64_t issue_ns = 0;  // stamped by the runner
@@ -31,9 +37,10 @@ struct IoRequest {
 enum class Submit { kCompleted, kQueued, kBusy };
 
 struct EngineCaps {
-  bool async = false;     // completes through Reap()
-  bool vectored = false;  // accepts more than one buffer per call
-  size_t alignment = 1;   // buffer, offset and length must be multiples (O_DIRECT)
+  bool async = false;       // completes through Reap()
+  bool vectored = false;    // accepts more than one buffer per call
+  size_t alignment = 1;     // buffer, offset and length must be multiples (O_DIRECT)
+  bool sequential = false;  // ignores offset: writes at the stream's position (stdio)
 };
 
 class WriteEngine {
@@ -52,6 +59,14 @@ class WriteEngine {
   }
   virtual EngineCaps caps() const = 0;
   virtual std::string_view name() const = 0;
+
+  // System calls this engine has issued (writes, flushes, io_uring_enter):
+  // the one figure an engine keeps, because only it can see a buffered
+  // engine's calls. A plain increment, no clock.
+  uint64_t syscalls() const { return syscalls_; }
+
+ protected:
+  uint64_t syscalls_ = 0;
 };
 
 // pwrite(2) on fd. For O_DIRECT, open fd with O_DIRECT and pass the device's
@@ -60,5 +75,24 @@ class WriteEngine {
 std::unique_ptr<WriteEngine> MakePwriteEngine(int fd, size_t alignment = 1);
 // pwritev2(2) with RWF_* flags on every call (RWF_DONTCACHE, RWF_DSYNC...).
 std::unique_ptr<WriteEngine> MakePwritev2Engine(int fd, int rwf_flags);
+// pwritev(2) (pwritev2(2) when rwf_flags != 0): takes vectored requests
+// (IoRequest::iov) of up to IOV_MAX buffers, or a single buffer.
+std::unique_ptr<WriteEngine> MakeWritevEngine(int fd, int rwf_flags);
+
+// stdio on fd, through glibc's own buffering (fopencookie, so the engine sees
+// and counts each write(2) stdio makes). Queue() is one fwrite (or
+// fwrite_unlocked) of the request; Commit() is fflush. Sequential: offsets are
+// ignored. buffer_bytes 0 keeps glibc's choice (st_blksize of fd).
+enum class StdioCall { kFwrite, kFwriteUnlocked };
+std::expected<std::unique_ptr<WriteEngine>, Error> MakeStdioEngine(int fd, StdioCall call,
+                                                                   int rwf_flags,
+                                                                   size_t buffer_bytes = 0);
+
+// io_uring through liburing, queue depth qd: Queue() prepares a write (or
+// writev for vectored requests) with rwf_flags and returns kQueued, or kBusy
+// when qd requests are in flight; Commit() submits; Reap() waits. Fails with
+// the errno of io_uring_queue_init (ENOSYS, EPERM when io_uring is disabled).
+std::expected<std::unique_ptr<WriteEngine>, Error> MakeUringEngine(int fd, unsigned qd,
+                                                                   int rwf_flags);
 
 }  // namespace writelab

@@ -14,11 +14,11 @@ int WriteRunner::WriteFully(const void* buf, uint64_t len, uint64_t offset) {
   uint64_t done = 0;
   while (done < len) {
     IoRequest req{.buf = p + done, .len = len - done, .offset = offset + done};
-    req.issue_ns = NowNs();
+    if (latency_) req.issue_ns = NowNs();
     engine_.Queue(req);  // synchronous engines complete here
-    uint64_t elapsed = NowNs() - req.issue_ns;
+    uint64_t elapsed = latency_ ? NowNs() - req.issue_ns : 0;
     ++counters_.calls;
-    if (req.res > 0) latency_.Record(elapsed);  // a refused or failed call is no latency sample
+    if (latency_ && req.res > 0) latency_->Record(elapsed);  // failed calls are no samples
     if (req.res == -EINTR) {
       ++counters_.eintr_retries;
       continue;
@@ -31,6 +31,121 @@ int WriteRunner::WriteFully(const void* buf, uint64_t len, uint64_t offset) {
     counters_.bytes += n;
     if (progress_) progress_->store(counters_.bytes, std::memory_order_relaxed);
   }
+  return 0;
+}
+
+int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
+  uint64_t len = 0;
+  for (int i = 0; i < count; ++i) len += iov[i].iov_len;
+  while (len > 0) {
+    while (count > 0 && iov->iov_len == 0) {  // skip empty and consumed buffers
+      ++iov;
+      --count;
+    }
+    IoRequest req;
+    req.iov = iov;
+    req.iovcnt = count;
+    req.len = len;
+    req.offset = offset;
+    if (latency_) req.issue_ns = NowNs();
+    engine_.Queue(req);
+    if (latency_) latency_->Record(NowNs() - req.issue_ns);
+    ++counters_.calls;
+    if (req.res == -EINTR) {
+      ++counters_.eintr_retries;
+      continue;
+    }
+    if (req.res < 0) return static_cast<int>(req.res);
+    if (req.res == 0) return -EIO;
+    auto n = static_cast<uint64_t>(req.res);
+    if (n < len) ++counters_.short_writes;
+    len -= n;
+    offset += n;
+    counters_.bytes += n;
+    if (progress_) progress_->store(counters_.bytes, std::memory_order_relaxed);
+    for (uint64_t left = n; left > 0 && count > 0;) {  // consume what was written
+      uint64_t take = left < iov->iov_len ? left : iov->iov_len;
+      iov->iov_base = static_cast<char*>(iov->iov_base) + take;
+      iov->iov_len -= take;
+      left -= take;
+      if (iov->iov_len == 0) {
+        ++iov;
+        --count;
+      }
+    }
+  }
+  return 0;
+}
+
+AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth)
+    : engine_(engine), reqs_(depth), done_(depth) {
+  for (unsigned i = depth; i > 0; --i) free_.push_back(i - 1);
+  for (unsigned i = 0; i < depth; ++i) reqs_[i].user = &reqs_[i];
+}
+
+int AsyncRunner::Queue(IoRequest& req) {
+  for (;;) {
+    Submit s = engine_.Queue(req);
+    if (s == Submit::kQueued) {
+      ++in_flight_;
+      if (auto st = engine_.Commit(); !st) return -st.error().code;
+      return 0;
+    }
+    if (s == Submit::kCompleted) return -ENOTSUP;  // AsyncRunner is for async engines
+    if (int rc = ReapSome(); rc < 0) return rc;    // kBusy: make room
+  }
+}
+
+int AsyncRunner::Issue(unsigned slot, const void* buf, uint64_t len, uint64_t offset) {
+  IoRequest& req = reqs_[slot];
+  req.buf = buf;
+  req.len = len;
+  req.offset = offset;
+  req.res = 0;
+  return Queue(req);
+}
+
+// Reaps at least one completion; requeues short or interrupted writes.
+int AsyncRunner::ReapSome() {
+  int n = engine_.Reap(1, done_);
+  if (n < 0) return n;
+  for (int i = 0; i < n; ++i) {
+    IoRequest& req = *done_[static_cast<size_t>(i)];
+    --in_flight_;
+    ++counters_.calls;
+    if (req.res == -EINTR || req.res == -EAGAIN) {
+      ++counters_.eintr_retries;
+      if (int rc = Queue(req); rc < 0) return rc;
+      continue;
+    }
+    if (req.res < 0) return static_cast<int>(req.res);
+    if (req.res == 0) return -EIO;
+    auto w = static_cast<uint64_t>(req.res);
+    counters_.bytes += w;
+    if (w < req.len) {
+      ++counters_.short_writes;
+      req.buf = static_cast<const char*>(req.buf) + w;
+      req.len -= w;
+      req.offset += w;
+      if (int rc = Queue(req); rc < 0) return rc;
+      continue;
+    }
+    free_.push_back(static_cast<unsigned>(&req - reqs_.data()));
+  }
+  return 0;
+}
+
+int AsyncRunner::FreeSlot() {
+  while (free_.empty())
+    if (int rc = ReapSome(); rc < 0) return rc;
+  unsigned slot = free_.back();
+  free_.pop_back();
+  return static_cast<int>(slot);
+}
+
+int AsyncRunner::Drain() {
+  while (in_flight_ > 0)
+    if (int rc = ReapSome(); rc < 0) return rc;
   return 0;
 }
 

@@ -5,10 +5,17 @@
 // write is counted and the rest is written by the next call (STYLE.md 6).
 // The hot path allocates nothing, takes no lock and formats nothing: errors
 // come back as -errno and the caller turns them into an Error.
+//
+// Experiments that time a whole pass instead of each call (records: a line
+// costs less than two clock reads) build an untimed runner; it counts the
+// same way. AsyncRunner does the same for engines that complete in Reap().
 #pragma once
+
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "core/histogram.h"
 #include "io/engine.h"
@@ -17,7 +24,7 @@ namespace writelab {
 
 struct WriteCounters {
   uint64_t bytes = 0;          // bytes the kernel accepted
-  uint64_t calls = 0;          // system calls issued (retries included)
+  uint64_t calls = 0;          // write requests issued (retries included)
   uint64_t short_writes = 0;   // calls that wrote less than asked
   uint64_t eintr_retries = 0;  // calls interrupted before writing anything
 };
@@ -25,26 +32,64 @@ struct WriteCounters {
 class WriteRunner {
  public:
   // latency receives one sample per call that wrote data (interrupted,
-  // refused and failed calls are counted, not timed). progress, if given, is kept equal to
-  // counters().bytes (relaxed stores) for a sampler thread to read.
+  // refused and failed calls are counted, not timed). progress, if given, is
+  // kept equal to counters().bytes (relaxed stores) for a sampler thread.
   WriteRunner(WriteEngine& engine, Histogram& latency, std::atomic<uint64_t>* progress = nullptr)
       : engine_(engine),
-        latency_(latency),
+        latency_(&latency),
         progress_(progress),
+        alignment_(engine.caps().alignment) {}
+  // Untimed: no clock read per call.
+  explicit WriteRunner(WriteEngine& engine)
+      : engine_(engine),
+        latency_(nullptr),
+        progress_(nullptr),
         alignment_(engine.caps().alignment) {}
 
   // Returns 0, or -errno of the first call that failed (-EINVAL before any
   // I/O for a request the engine's alignment cannot take; -EIO if the kernel
   // reports writing 0 bytes, which would otherwise loop forever).
   int WriteFully(const void* buf, uint64_t len, uint64_t offset);
+  // The same for iov[0..count) (count <= IOV_MAX) on a vectored engine. A
+  // short write advances iov in place: the array is consumed.
+  int WriteVecFully(iovec* iov, int count, uint64_t offset);
 
   const WriteCounters& counters() const { return counters_; }
 
  private:
   WriteEngine& engine_;
-  Histogram& latency_;
+  Histogram* latency_;
   std::atomic<uint64_t>* progress_;
   size_t alignment_;
+  WriteCounters counters_;
+};
+
+// Keeps up to depth requests in flight on an async engine (io_uring), each
+// tied to a slot whose buffer the caller owns until the slot is free again.
+// Short writes are requeued, EINTR/EAGAIN retried, both counted. Untimed.
+class AsyncRunner {
+ public:
+  AsyncRunner(WriteEngine& engine, unsigned depth);
+
+  // Waits until a slot is free and returns it, or -errno of a failed write.
+  int FreeSlot();
+  // Issues [buf, buf+len) at offset on slot (from FreeSlot) and submits it.
+  // Returns 0 or -errno.
+  int Issue(unsigned slot, const void* buf, uint64_t len, uint64_t offset);
+  // Waits for everything in flight; 0 or -errno of the first failure.
+  int Drain();
+
+  const WriteCounters& counters() const { return counters_; }
+
+ private:
+  int Queue(IoRequest& req);
+  int ReapSome();
+
+  WriteEngine& engine_;
+  std::vector<IoRequest> reqs_;
+  std::vector<IoRequest*> done_;
+  std::vector<unsigned> free_;
+  unsigned in_flight_ = 0;
   WriteCounters counters_;
 };
 

@@ -14,6 +14,7 @@ class PwriteEngine final : public WriteEngine {
   PwriteEngine(int fd, size_t alignment) : fd_(fd), alignment_(alignment) {}
   Submit Queue(IoRequest& req) override {
     ssize_t n = ::pwrite(fd_, req.buf, req.len, static_cast<off_t>(req.offset));
+    ++syscalls_;
     req.res = n >= 0 ? n : -errno;
     return Submit::kCompleted;
   }
@@ -29,8 +30,11 @@ class Pwritev2Engine final : public WriteEngine {
  public:
   Pwritev2Engine(int fd, int flags) : fd_(fd), flags_(flags) {}
   Submit Queue(IoRequest& req) override {
-    iovec iov{const_cast<void*>(req.buf), req.len};
-    ssize_t n = ::pwritev2(fd_, &iov, 1, static_cast<off_t>(req.offset), flags_);
+    iovec one{const_cast<void*>(req.buf), req.len};
+    const iovec* iov = req.iovcnt > 0 ? req.iov : &one;
+    ssize_t n = ::pwritev2(fd_, iov, req.iovcnt > 0 ? req.iovcnt : 1,
+                           static_cast<off_t>(req.offset), flags_);
+    ++syscalls_;
     req.res = n >= 0 ? n : -errno;
     return Submit::kCompleted;
   }

@@ -1,0 +1,324 @@
+#include "experiments/records.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/units.h"
+#include "experiments/records_commit.h"
+#include "experiments/records_corpus.h"
+#include "experiments/records_methods.h"
+#include "io/file.h"
+#include "io/linux_compat.h"
+#include "telemetry/identify.h"
+
+namespace writelab {
+namespace {
+
+constexpr const char* kReproduces =
+    "writev-speed.c (Andrew Morton, \"Re: [patch] readv/writev rework\", LKML, September 2002): "
+    "a text editor's linked list of lines written with write, fwrite, fwrite_unlocked and "
+    "writev, also O_SYNC";
+
+constexpr RecordSyncInfo kSyncs[] = {
+    {RecordSync::kNone, "none", "no sync: the data ends in the page cache", 0, 0},
+    {RecordSync::kEnd, "end", "one fsync after the last write, inside the timing", 0, 0},
+    {RecordSync::kOsync, "osync", "file opened O_SYNC: every write is a sync", O_SYNC, 0},
+    {RecordSync::kOdsync, "odsync", "file opened O_DSYNC: every write is a data sync", O_DSYNC, 0},
+    {RecordSync::kEvery, "every:N", "fdatasync after every N lines (and after the last)", 0, 0},
+    {RecordSync::kRwfDsync, "rwf-dsync", "pwritev2 RWF_DSYNC on every write call", 0, RWF_DSYNC},
+};
+
+struct FigureInfo {
+  const char* key;
+  const char* label;
+  const char* unit;
+  const char* includes;
+};
+
+constexpr FigureInfo kFigures[] = {
+    {"seconds", "seconds", "s",
+     "the pass: first write to the last flush and the sync choice's syncs; excludes opening and "
+     "the verification"},
+    {"mb_s", "MB/s", "MB/s", "bytes written / seconds"},
+    {"lines_s", "lines/s", "lines/s", "lines written / seconds"},
+    {"syscalls_per_line", "syscalls/line", "calls",
+     "write system calls (io_uring: io_uring_enter) plus sync calls, per line"},
+    {"speedup", "vs write", "x", "lines/s over the write row with the same sync choice"},
+    {"bytes", "written", "bytes", "bytes of the pass"},
+    {"lines", "lines", "lines", "lines of the pass"},
+    {"write_calls", "write calls", "calls", "write system calls counted by the engine"},
+    {"sync_calls", "sync calls", "calls", "fdatasync / fsync calls"},
+    {"short_writes", "short writes", "calls", "write calls that wrote less than asked"},
+};
+
+struct Accumulator {
+  RowStatus status = RowStatus::kOk;
+  int error = 0;
+  std::string message;
+  std::map<std::string, std::vector<double>> figures;
+  std::vector<std::string> notes;
+};
+
+void AddRun(const MethodRun& m, const OutputPlan& plan, Accumulator& acc) {
+  if (m.status != RowStatus::kOk) {
+    acc.status = m.status;
+    acc.error = m.error;
+    acc.message = m.message;
+    return;
+  }
+  double s = static_cast<double>(m.ns) / 1e9;
+  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
+  add("seconds", s);
+  add("mb_s", s > 0 ? static_cast<double>(plan.bytes) / s / kMB : 0);
+  add("lines_s", s > 0 ? static_cast<double>(plan.lines) / s : 0);
+  add("syscalls_per_line",
+      static_cast<double>(m.write_calls + m.sync_calls) / static_cast<double>(plan.lines));
+  add("bytes", static_cast<double>(plan.bytes));
+  add("lines", static_cast<double>(plan.lines));
+  add("write_calls", static_cast<double>(m.write_calls));
+  add("sync_calls", static_cast<double>(m.sync_calls));
+  add("short_writes", static_cast<double>(m.short_writes));
+  if (!m.note.empty() && std::find(acc.notes.begin(), acc.notes.end(), m.note) == acc.notes.end())
+    acc.notes.push_back(m.note);
+}
+
+std::string RowName(RecordMethod m, const RecordSyncChoice& s) {
+  std::string name;
+  for (const auto& info : kRecordMethods)
+    if (info.id == m) name = info.name;
+  return s.id == RecordSync::kNone ? name : name + "/" + s.Name();
+}
+
+Row MakeRow(const std::string& name, Accumulator& acc) {
+  Row row;
+  row.name = name;
+  row.status = acc.status;
+  row.error_code = acc.error;
+  row.message = acc.message;
+  row.notes = std::move(acc.notes);
+  for (const FigureInfo& f : kFigures)
+    if (auto it = acc.figures.find(f.key); it != acc.figures.end())
+      row.figures.push_back({f.key, f.label, f.unit, f.includes, Summarize(it->second)});
+  return row;
+}
+
+// lines/s of each row over the write row of its sync choice, median to median.
+void AddSpeedups(ExperimentResult& out) {
+  std::map<std::string, double> base;  // sync suffix ("", "/osync") -> write's lines/s
+  for (const Row& row : out.rows) {
+    const Figure* f = row.FindFigure("lines_s");
+    if (f && row.name.starts_with("write") && (row.name == "write" || row.name[5] == '/'))
+      base[row.name.substr(5)] = f->value.median;
+  }
+  for (Row& row : out.rows) {
+    const Figure* mine = row.FindFigure("lines_s");
+    if (!mine) continue;
+    auto slash = row.name.find('/');
+    auto it = base.find(slash == std::string::npos ? "" : row.name.substr(slash));
+    if (it == base.end() || it->second <= 0) continue;
+    double ratio = mine->value.median / it->second;
+    const FigureInfo& f = kFigures[4];
+    auto at = std::find_if(row.figures.begin(), row.figures.end(),
+                           [](const Figure& x) { return x.key == "bytes"; });
+    row.figures.insert(at, {f.key, f.label, f.unit, f.includes, Summarize({ratio})});
+  }
+}
+
+void AddParams(const RecordsSpec& spec, const Corpus& corpus, ExperimentResult& out) {
+  std::string methods, syncs;
+  for (RecordMethod m : spec.methods) methods += (methods.empty() ? "" : ",") + RowName(m, {});
+  for (const auto& s : spec.syncs) syncs += (syncs.empty() ? "" : ",") + s.Name();
+  out.params = {
+      {"dir", spec.dir, ""},
+      {"input", spec.input.empty() ? "generated (C source line lengths)" : spec.input, ""},
+      {"corpus_bytes", static_cast<int64_t>(corpus.bytes()), "bytes"},
+      {"corpus_lines", static_cast<int64_t>(corpus.lines()), "lines"},
+      {"seed", static_cast<int64_t>(spec.seed), ""},
+      {"methods", methods, ""},
+      {"sync", syncs, ""},
+      {"total", static_cast<int64_t>(spec.total), "bytes"},
+      {"repeat", static_cast<int64_t>(spec.repeat), "passes"},
+      {"sync_total", static_cast<int64_t>(spec.sync_total), "bytes"},
+      {"buffer", static_cast<int64_t>(spec.buffer), "bytes"},
+      {"qd", static_cast<int64_t>(spec.qd), ""},
+      {"verify", spec.verify, ""},
+      {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
+  };
+}
+
+struct Cell {
+  RecordMethod method;
+  RecordSyncChoice sync;
+  std::string name;
+  Accumulator acc;
+};
+
+// One trial of one cell: open a new file, run, verify, remove.
+MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
+                  const OutputPlan& plan, const RunContext& ctx) {
+  MethodRun run;
+  std::string path;
+  auto fd = CreateOwnFile(spec.dir, "records", O_WRONLY | InfoOf(c.sync.id).open_flags, &path);
+  if (!fd) {
+    run.status = fd.error().code == EINVAL ? RowStatus::kUnsupported : RowStatus::kFailed;
+    run.error = fd.error().code;
+    run.message = fd.error().Message();
+    return run;
+  }
+  MethodEnv env{corpus, plan, c.sync, fd->get(), spec.buffer, spec.qd, ctx};
+  run = RunRecordMethod(c.method, env);
+  fd->Reset();
+  if (run.status == RowStatus::kOk && !run.interrupted && spec.verify) {
+    if (Status v = VerifyOutput(path, corpus, plan); !v) {
+      run.status = RowStatus::kFailed;
+      run.message = v.error().Message();
+    }
+  }
+  unlink(path.c_str());
+  return run;
+}
+
+}  // namespace
+
+std::span<const RecordSyncInfo> RecordSyncs() { return kSyncs; }
+
+const RecordSyncInfo& InfoOf(RecordSync s) {
+  for (const auto& info : kSyncs)
+    if (info.id == s) return info;
+  return kSyncs[0];
+}
+
+std::string RecordSyncChoice::Name() const {
+  if (id == RecordSync::kEvery) return "every:" + std::to_string(every);
+  return InfoOf(id).name;
+}
+
+std::expected<RecordSyncChoice, std::string> ParseRecordSync(const std::string& text) {
+  RecordSyncChoice c;
+  if (text.starts_with("every:")) {
+    std::string n = text.substr(6);
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 18 ||
+        std::stoull(n) == 0)
+      return std::unexpected("--sync: '" + text + "': every:N needs a whole number N > 0");
+    c.id = RecordSync::kEvery;
+    c.every = std::stoull(n);
+    return c;
+  }
+  for (const auto& info : kSyncs) {
+    if (info.id != RecordSync::kEvery && text == info.name) {
+      c.id = info.id;
+      return c;
+    }
+  }
+  return std::unexpected("--sync: unknown value '" + text + "'");
+}
+
+std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
+  if (spec.dir.empty()) spec.dir = ".";
+  struct stat st;
+  if (stat(spec.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return std::unexpected("--dir: '" + spec.dir + "' is not a directory");
+  if (access(spec.dir.c_str(), W_OK) != 0)
+    return std::unexpected("--dir: '" + spec.dir + "' is not writable");
+  if (!spec.input.empty()) {
+    if (stat(spec.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return std::unexpected("--input: '" + spec.input + "' is not a readable regular file");
+    if (st.st_size == 0) return std::unexpected("--input: '" + spec.input + "' is empty");
+    if (access(spec.input.c_str(), R_OK) != 0)
+      return std::unexpected("--input: '" + spec.input + "' is not readable");
+  }
+  if (spec.corpus_size == 0) return std::unexpected("--corpus-size: must be greater than 0");
+  if (spec.corpus_size > (4ull << 30)) return std::unexpected("--corpus-size: at most 4 GiB");
+  if (spec.total == 0) return std::unexpected("--total: must be greater than 0");
+  if (spec.sync_total == 0) return std::unexpected("--sync-total: must be greater than 0");
+  if (spec.repeat < 0) return std::unexpected("--repeat: must be at least 1");
+  if (spec.buffer < 4096) return std::unexpected("--buffer: at least 4 KiB");
+  if (spec.buffer > (1ull << 30)) return std::unexpected("--buffer: at most 1 GiB");
+  if (spec.qd < 1 || spec.qd > 4096) return std::unexpected("--qd: between 1 and 4096");
+  if (spec.rounds < 1) return std::unexpected("--rounds: must be at least 1");
+  if (spec.methods.empty())
+    for (const auto& info : kRecordMethods) spec.methods.push_back(info.id);
+  if (spec.syncs.empty()) spec.syncs.push_back({});
+  if (spec.threads.empty()) spec.threads = {1, 2, 4, 8, 16};
+  for (int t : spec.threads)
+    if (t < 1 || t > 1024) return std::unexpected("--threads: each between 1 and 1024");
+  if (spec.commit_time_ns < 10'000'000) return std::unexpected("--commit-time: at least 10ms");
+  return {};
+}
+
+Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResult& out) {
+  out.name = "records";
+  out.reproduces = kReproduces;
+  out.target = IdentifyTarget(spec.dir);
+  std::optional<Corpus> loaded;
+  if (spec.input.empty()) {
+    loaded.emplace(Corpus::Generate(spec.corpus_size, spec.seed));
+  } else {
+    auto c = Corpus::Load(spec.input);
+    if (!c) return std::unexpected(c.error());
+    loaded.emplace(std::move(*c));
+  }
+  const Corpus& corpus = *loaded;
+  AddParams(spec, corpus, out);
+  if (spec.commit) return RunGroupCommit(spec, corpus, ctx, out);
+  out.table = {"seconds", "mb_s", "lines_s", "syscalls_per_line", "speedup"};
+
+  std::vector<Cell> cells;
+  for (const auto& s : spec.syncs)
+    for (RecordMethod m : spec.methods) cells.push_back({m, s, RowName(m, s), {}});
+  const OutputPlan plan = PlanOutput(corpus, spec.total, spec.repeat);
+  const OutputPlan sync_plan = PlanOutput(corpus, spec.sync_total, 0);
+  Status status;
+  const size_t n = cells.size();
+  for (int round = 0; round < spec.rounds && status; ++round) {
+    for (size_t k = 0; k < n && status; ++k) {
+      Cell& c = cells[(k + static_cast<size_t>(round)) % n];  // the order rotates each round
+      if (c.acc.status != RowStatus::kOk) continue;
+      const OutputPlan& p = c.sync.synchronous() ? sync_plan : plan;
+      if (ctx.progress)
+        std::fprintf(ctx.progress, "\r%-40s",
+                     (c.name + ", round " + std::to_string(round + 1)).c_str());
+      MethodRun run = RunCell(spec, corpus, c, p, ctx);
+      if (run.interrupted) {
+        status = std::unexpected(PlainError("interrupted"));
+        break;
+      }
+      AddRun(run, p, c.acc);
+      if (run.status == RowStatus::kFailed)
+        status = std::unexpected(PlainError(c.name + ": " + run.message));
+    }
+  }
+  if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
+  for (Cell& c : cells) {
+    if (c.acc.status == RowStatus::kOk && c.acc.figures.empty()) {
+      c.acc.status = RowStatus::kFailed;
+      c.acc.message = "not measured: the run stopped before this row";
+    }
+    if (c.sync.synchronous())
+      c.acc.notes.push_back("synchronous: " + FormatBytes(static_cast<double>(sync_plan.bytes)) +
+                            " (--sync-total), not --total");
+    out.rows.push_back(MakeRow(c.name, c.acc));
+  }
+  AddSpeedups(out);
+  out.notes.push_back("unsynchronised rows write " + FormatBytes(static_cast<double>(plan.bytes)) +
+                      " (" + std::to_string(plan.lines) + " lines, " +
+                      std::to_string(plan.passes).substr(0, 5) + " passes over the corpus)");
+  bool any_sync = std::any_of(spec.syncs.begin(), spec.syncs.end(),
+                              [](const RecordSyncChoice& s) { return s.synchronous(); });
+  if (any_sync)
+    out.notes.push_back("synchronous rows (osync, odsync, every:N, rwf-dsync) write only " +
+                        FormatBytes(static_cast<double>(sync_plan.bytes)) + " (" +
+                        std::to_string(sync_plan.lines) +
+                        " lines, --sync-total): compare them by MB/s and lines/s");
+  if (spec.verify) out.notes.push_back("every file was read back and compared byte for byte");
+  if (spec.rounds > 1)
+    out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
+  return status;
+}
+
+}  // namespace writelab

@@ -1,0 +1,234 @@
+// Hot loops: no allocation, lock or formatting between the first write and
+// the last sync. Buffers and iovec arrays are made before the clock starts.
+#include "experiments/records_methods.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "core/clock.h"
+#include "io/engine.h"
+#include "io/runner.h"
+#include "writelab/record_writer.h"
+
+namespace writelab {
+namespace {
+
+constexpr uint64_t kInterruptMask = 0xFFFF;  // look at the interrupt flag every 64 Ki lines
+
+bool Refused(int err) { return err == EOPNOTSUPP || err == EINVAL || err == ENOSYS; }
+
+MethodRun& Fail(MethodRun& r, int err, const std::string& what, bool first_call = false) {
+  r.status = first_call && Refused(err) ? RowStatus::kUnsupported : RowStatus::kFailed;
+  r.error = err;
+  r.message = ErrnoError(err, what).Message();
+  return r;
+}
+
+// fdatasync every N lines: Due() after each line.
+class EveryN {
+ public:
+  explicit EveryN(const RecordSyncChoice& s) : every_(s.id == RecordSync::kEvery ? s.every : 0) {
+    left_ = every_;
+  }
+  bool Due() {
+    if (every_ == 0 || --left_ != 0) return false;
+    left_ = every_;
+    return true;
+  }
+  bool TailPending() const { return every_ != 0 && left_ != every_; }
+  uint64_t LinesToNext() const { return every_ ? left_ : UINT64_MAX; }
+  void Advance(uint64_t n) {
+    if (every_) left_ -= n;
+  }
+  bool DueAfterAdvance() {
+    if (every_ == 0 || left_ != 0) return false;
+    left_ = every_;
+    return true;
+  }
+
+ private:
+  uint64_t every_;
+  uint64_t left_ = 0;
+};
+
+int DataSync(int fd, MethodRun& r) {
+  ++r.sync_calls;
+  return fdatasync(fd) == 0 ? 0 : errno;
+}
+
+// The end of a pass: the every:N tail and the `end` fsync. 0 or errno.
+int FinishSyncs(const MethodEnv& e, const EveryN& every, MethodRun& r) {
+  if (every.TailPending())
+    if (int err = DataSync(e.fd, r)) return err;
+  if (e.sync.id == RecordSync::kEnd) {
+    ++r.sync_calls;
+    if (fsync(e.fd) != 0) return errno;
+  }
+  return 0;
+}
+
+void Count(const WriteEngine& engine, const WriteCounters& c, MethodRun& r) {
+  r.write_calls = engine.syscalls();
+  r.short_writes = c.short_writes;
+  r.retries = c.eintr_retries;
+}
+
+MethodRun RunWrite(const MethodEnv& e) {
+  MethodRun r;
+  int rwf = InfoOf(e.sync.id).rwf_flags;
+  auto engine = rwf ? MakePwritev2Engine(e.fd, rwf) : MakePwriteEngine(e.fd);
+  WriteRunner runner(*engine);
+  EveryN every(e.sync);
+  const Line* l = e.corpus.head();
+  uint64_t off = 0;
+  const uint64_t t0 = NowNs();
+  for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
+    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
+    if (int rc = runner.WriteFully(l->data, l->len, off))
+      return Fail(r, -rc, rwf ? "pwritev2" : "pwrite", i == 0 && rwf);
+    off += l->len;
+    if (every.Due())
+      if (int err = DataSync(e.fd, r)) return Fail(r, err, "fdatasync");
+  }
+  if (int err = FinishSyncs(e, every, r)) return Fail(r, err, "sync");
+  r.ns = NowNs() - t0;
+  Count(*engine, runner.counters(), r);
+  return r;
+}
+
+MethodRun RunStdio(const MethodEnv& e, StdioCall call) {
+  MethodRun r;
+  int rwf = InfoOf(e.sync.id).rwf_flags;
+  auto engine = MakeStdioEngine(e.fd, call, rwf);
+  if (!engine) return Fail(r, engine.error().code, engine.error().context);
+  WriteRunner runner(**engine);
+  EveryN every(e.sync);
+  const Line* l = e.corpus.head();
+  const uint64_t t0 = NowNs();
+  for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
+    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
+    if (int rc = runner.WriteFully(l->data, l->len, 0)) return Fail(r, -rc, "fwrite", rwf);
+    if (every.Due()) {
+      if (auto s = (*engine)->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
+      if (int err = DataSync(e.fd, r)) return Fail(r, err, "fdatasync");
+    }
+  }
+  if (auto s = (*engine)->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
+  if (int err = FinishSyncs(e, every, r)) return Fail(r, err, "sync");
+  r.ns = NowNs() - t0;
+  Count(**engine, runner.counters(), r);
+  struct stat st;
+  r.note = "buffer st_blksize = " +
+           std::to_string(fstat(e.fd, &st) == 0 ? static_cast<long>(st.st_blksize) : 0L) +
+           " bytes (glibc's choice for a file)";
+  return r;
+}
+
+MethodRun RunWritev(const MethodEnv& e) {
+  MethodRun r;
+  int rwf = InfoOf(e.sync.id).rwf_flags;
+  auto engine = MakeWritevEngine(e.fd, rwf);
+  WriteRunner runner(*engine);
+  EveryN every(e.sync);
+  std::vector<iovec> iov(IOV_MAX);
+  const Line* l = e.corpus.head();
+  uint64_t off = 0;
+  const uint64_t t0 = NowNs();
+  for (uint64_t i = 0; i < e.plan.lines;) {
+    if (e.ctx.Interrupted()) return r.interrupted = true, r;
+    uint64_t n = std::min<uint64_t>({uint64_t{IOV_MAX}, e.plan.lines - i, every.LinesToNext()});
+    uint64_t len = 0;
+    for (uint64_t k = 0; k < n; ++k, l = e.corpus.Next(l)) {
+      iov[k] = {l->data, l->len};
+      len += l->len;
+    }
+    if (int rc = runner.WriteVecFully(iov.data(), static_cast<int>(n), off))
+      return Fail(r, -rc, rwf ? "pwritev2" : "pwritev", i == 0 && rwf);
+    off += len;
+    i += n;
+    every.Advance(n);
+    if (every.DueAfterAdvance())
+      if (int err = DataSync(e.fd, r)) return Fail(r, err, "fdatasync");
+  }
+  if (int err = FinishSyncs(e, every, r)) return Fail(r, err, "sync");
+  r.ns = NowNs() - t0;
+  Count(*engine, runner.counters(), r);
+  return r;
+}
+
+MethodRun RunGather(const MethodEnv& e) {
+  MethodRun r;
+  int rwf = InfoOf(e.sync.id).rwf_flags;
+  auto engine = rwf ? MakePwritev2Engine(e.fd, rwf) : MakePwriteEngine(e.fd);
+  WriteRunner runner(*engine);
+  EveryN every(e.sync);
+  std::vector<char> buf(e.buffer);
+  size_t used = 0;
+  uint64_t off = 0;
+  bool first = true;
+  auto flush = [&]() -> int {
+    if (used == 0) return 0;
+    int rc = runner.WriteFully(buf.data(), used, off);
+    off += used;
+    used = 0;
+    first = false;
+    return rc;
+  };
+  const Line* l = e.corpus.head();
+  const uint64_t t0 = NowNs();
+  for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
+    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
+    if (used + l->len > buf.size()) {
+      if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
+    }
+    if (l->len > buf.size()) {  // a line longer than the buffer goes on its own
+      if (int rc = runner.WriteFully(l->data, l->len, off)) return Fail(r, -rc, "write");
+      off += l->len;
+    } else {
+      std::memcpy(buf.data() + used, l->data, l->len);
+      used += l->len;
+    }
+    if (every.Due()) {
+      if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
+      if (int err = DataSync(e.fd, r)) return Fail(r, err, "fdatasync");
+    }
+  }
+  if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
+  if (int err = FinishSyncs(e, every, r)) return Fail(r, err, "sync");
+  r.ns = NowNs() - t0;
+  Count(*engine, runner.counters(), r);
+  return r;
+}
+
+}  // namespace
+
+MethodRun RunUringMethod(const MethodEnv& e);
+MethodRun RunLibraryMethod(const MethodEnv& e);
+
+MethodRun RunRecordMethod(RecordMethod method, const MethodEnv& env) {
+  switch (method) {
+    case RecordMethod::kWrite:
+      return RunWrite(env);
+    case RecordMethod::kFwrite:
+      return RunStdio(env, StdioCall::kFwrite);
+    case RecordMethod::kFwriteUnlocked:
+      return RunStdio(env, StdioCall::kFwriteUnlocked);
+    case RecordMethod::kWritev:
+      return RunWritev(env);
+    case RecordMethod::kGather:
+      return RunGather(env);
+    case RecordMethod::kUring:
+      return RunUringMethod(env);
+    case RecordMethod::kLibrary:
+      return RunLibraryMethod(env);
+  }
+  return {};
+}
+
+}  // namespace writelab

@@ -1,0 +1,40 @@
+// The measured loops of `writelab records`, one per method: each writes the
+// planned lines to fd, applies the sync choice, and times the whole pass.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/result.h"
+#include "experiments/context.h"
+#include "experiments/records.h"
+#include "experiments/records_corpus.h"
+
+namespace writelab {
+
+struct MethodEnv {
+  const Corpus& corpus;
+  const OutputPlan& plan;
+  const RecordSyncChoice& sync;
+  int fd;  // opened with the sync choice's open flags, empty, offset 0
+  uint64_t buffer;
+  unsigned qd;
+  const RunContext& ctx;
+};
+
+struct MethodRun {
+  RowStatus status = RowStatus::kOk;
+  int error = 0;
+  std::string message;
+  bool interrupted = false;
+  uint64_t ns = 0;           // the pass: first write to the last flush and sync
+  uint64_t write_calls = 0;  // write system calls (io_uring: io_uring_enter calls)
+  uint64_t sync_calls = 0;   // fdatasync / fsync calls
+  uint64_t short_writes = 0;
+  uint64_t retries = 0;  // EINTR (io_uring: also EAGAIN) retries
+  std::string note;      // "stdio buffer 4096 bytes"
+};
+
+MethodRun RunRecordMethod(RecordMethod method, const MethodEnv& env);
+
+}  // namespace writelab

@@ -1,0 +1,287 @@
+// RecordWriter with a memory sink that counts calls and injects faults
+// (STYLE.md 11), and on a real file: records stay whole and in order under
+// concurrent appenders, no acknowledgement precedes the fdatasync that
+// covers it, and a failure reaches every waiter.
+#include "writelab/record_writer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace writelab {
+namespace {
+
+// Keeps the file in memory. durable() is the prefix that a completed
+// DataSync covers. fail_sync_at / fail_write_at: the 0-based call that fails.
+class MemorySink final : public RecordSink {
+ public:
+  ssize_t WriteV(const iovec* iov, int count, uint64_t offset) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    int call = writes_++;
+    if (call == fail_write_at) return -fail_errno;
+    size_t n = 0;
+    for (int i = 0; i < count; ++i) n += iov[i].iov_len;
+    if (short_writes && n > 1) n = n / 2;  // every write is short
+    std::string bytes;
+    for (int i = 0; i < count && bytes.size() < n; ++i)
+      bytes.append(static_cast<const char*>(iov[i].iov_base),
+                   std::min(iov[i].iov_len, n - bytes.size()));
+    if (data_.size() < offset + n) data_.resize(offset + n);
+    data_.replace(offset, n, bytes);
+    return static_cast<ssize_t>(n);
+  }
+  int DataSync() override {
+    if (sync_sleep_us) usleep(sync_sleep_us);
+    std::lock_guard<std::mutex> lk(mu_);
+    int call = syncs_++;
+    if (call == fail_sync_at) return -fail_errno;
+    durable_ = data_;
+    return 0;
+  }
+  std::string name() const override { return "memory"; }
+
+  std::string data() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return data_;
+  }
+  std::string durable() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return durable_;
+  }
+  int syncs() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return syncs_;
+  }
+
+  int fail_write_at = -1;
+  int fail_sync_at = -1;
+  int fail_errno = EIO;
+  bool short_writes = false;
+  unsigned sync_sleep_us = 0;
+
+ private:
+  mutable std::mutex mu_;
+  std::string data_, durable_;
+  int writes_ = 0, syncs_ = 0;
+};
+
+std::string Record(int thread, int i) {
+  char buf[64];
+  int n = std::snprintf(buf, sizeof buf, "t%02d r%05d %.*s\n", thread, i, i % 23,
+                        "abcdefghijklmnopqrstuvw");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+// Every thread's records appear whole and in its order.
+void ExpectWholeAndInOrder(const std::string& data, int threads, int per_thread) {
+  std::vector<int> next(static_cast<size_t>(threads), 0);
+  std::istringstream in(data);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    int t = -1, i = -1;
+    ASSERT_EQ(std::sscanf(line.c_str(), "t%d r%d", &t, &i), 2) << "torn record: " << line;
+    ASSERT_GE(t, 0);
+    ASSERT_LT(t, threads);
+    ASSERT_EQ(i, next[static_cast<size_t>(t)]) << "thread " << t << " out of order";
+    ASSERT_EQ(line + "\n", Record(t, i));
+    ++next[static_cast<size_t>(t)];
+    ++lines;
+  }
+  EXPECT_EQ(lines, threads * per_thread);
+}
+
+TEST(RecordWriter, ConcurrentAppendersKeepRecordsWholeAndInOrder) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  RecordWriterOptions o;
+  o.buffer_bytes = 4096;  // many flushes
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  constexpr int kThreads = 8, kPer = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPer; ++i) ASSERT_TRUE(w->Append(Record(t, i)).has_value());
+    });
+  for (auto& th : threads) th.join();
+  ASSERT_TRUE(w->Close().has_value());
+  ExpectWholeAndInOrder(mem->data(), kThreads, kPer);
+  EXPECT_EQ(w->stats().records, static_cast<uint64_t>(kThreads * kPer));
+  EXPECT_LT(w->stats().write_calls, static_cast<uint64_t>(kThreads * kPer / 10));
+}
+
+TEST(RecordWriter, LargeRecordsAreGatheredAndShortWritesContinue) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  mem->short_writes = true;
+  RecordWriterOptions o;
+  o.buffer_bytes = 4096;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  std::string expect;
+  for (int i = 0; i < 50; ++i) {
+    std::string r =
+        i % 7 == 3 ? std::string(5000 + i, static_cast<char>('A' + i % 26)) + "\n" : Record(0, i);
+    ASSERT_TRUE(w->Append(r).has_value());
+    expect += r;
+  }
+  ASSERT_TRUE(w->Close().has_value());
+  EXPECT_EQ(mem->data(), expect);
+}
+
+// Group commit: a record is acknowledged only when the durable prefix (what
+// the last completed DataSync covered) holds it; syncs are shared.
+TEST(RecordWriter, AcknowledgedOnlyAfterTheCoveringSync) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  mem->sync_sleep_us = 500;
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kGroupCommit;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  constexpr int kThreads = 8, kPer = 40;
+  std::atomic<int> early{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPer; ++i) {
+        std::string r = Record(t, i);
+        ASSERT_TRUE(w->Append(r, Durable::kYes).has_value());
+        if (mem->durable().find(r) == std::string::npos) ++early;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(early.load(), 0) << "records acknowledged before a sync covered them";
+  ASSERT_TRUE(w->Close().has_value());
+  ExpectWholeAndInOrder(mem->durable(), kThreads, kPer);
+  EXPECT_LT(mem->syncs(), kThreads * kPer) << "no commit was shared";
+  EXPECT_EQ(w->stats().durable_records, static_cast<uint64_t>(kThreads * kPer));
+}
+
+TEST(RecordWriter, SyncErrorReachesEveryWaiterAndStaysFinal) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  mem->sync_sleep_us = 300;
+  mem->fail_sync_at = 3;
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kGroupCommit;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  constexpr int kThreads = 8;
+  std::atomic<int> failed_threads{0}, acked_after_failure{0}, early{0};
+  std::atomic<bool> failure_seen{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 1000; ++i) {
+        std::string r = Record(t, i);
+        auto st = w->Append(r, Durable::kYes);
+        if (!st) {
+          EXPECT_EQ(st.error().code, EIO) << st.error().Message();
+          failure_seen = true;
+          ++failed_threads;
+          return;
+        }
+        if (mem->durable().find(r) == std::string::npos) ++early;
+        if (failure_seen) ++acked_after_failure;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed_threads.load(), kThreads) << "every waiter gets the error";
+  EXPECT_EQ(early.load(), 0);
+  EXPECT_EQ(acked_after_failure.load(), 0);
+  EXPECT_EQ(mem->syncs(), 4) << "no sync after the failed one";
+  auto st = w->Sync();
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().code, EIO);
+  EXPECT_NE(st.error().Message().find("fdatasync memory"), std::string::npos);
+}
+
+TEST(RecordWriter, WriteErrorReachesWaitersAndLaterCalls) {
+  auto sink = std::make_unique<MemorySink>();
+  sink->fail_write_at = 2;
+  sink->fail_errno = ENOSPC;
+  RecordWriterOptions o;
+  o.buffer_bytes = 4096;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  Status st;
+  for (int i = 0; i < 10000 && st; ++i) st = w->Append(Record(0, i));
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().code, ENOSPC);
+  EXPECT_FALSE(w->Append(Record(0, 0), Durable::kYes).has_value());
+  EXPECT_EQ(w->Close().error().code, ENOSPC);
+}
+
+TEST(RecordWriter, EveryRecordsPolicySyncsEveryN) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kEveryRecords;
+  o.every_records = 10;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  std::string all;
+  for (int i = 0; i < 95; ++i) {
+    all += Record(0, i);
+    ASSERT_TRUE(w->Append(Record(0, i)).has_value());
+    if ((i + 1) % 10 == 0) {
+      EXPECT_EQ(mem->durable(), all) << i;
+    }
+  }
+  EXPECT_EQ(mem->syncs(), 9);
+  ASSERT_TRUE(w->Close().has_value());
+  EXPECT_EQ(mem->syncs(), 10);
+  EXPECT_EQ(mem->durable(), all);
+}
+
+TEST(RecordWriter, EveryIntervalPolicySyncsInTheBackground) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kEveryInterval;
+  o.every_ns = 2'000'000;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  ASSERT_TRUE(w->Append(Record(0, 0)).has_value());
+  for (int i = 0; i < 5000 && mem->durable().empty(); ++i) usleep(1000);
+  EXPECT_EQ(mem->durable(), Record(0, 0)) << "the ticker never synced";
+  ASSERT_TRUE(w->Close().has_value());
+}
+
+TEST(RecordWriter, RealFileAndBadOptions) {
+  std::string path = "/var/tmp/writelab-recordwriter-" + std::to_string(getpid());
+  std::string expect;
+  for (int i = 0; i < 100; ++i) expect += Record(1, i);
+  {
+    auto w = RecordWriter::Open(path);
+    ASSERT_TRUE(w.has_value());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(w->Append(Record(1, i)).has_value());
+    ASSERT_TRUE(w->Sync().has_value());
+    EXPECT_EQ(w->stats().sync_calls, 1u);
+  }
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  EXPECT_EQ(s.str(), expect);
+  std::filesystem::remove(path);
+  RecordWriterOptions bad;
+  bad.buffer_bytes = 100;
+  EXPECT_FALSE(RecordWriter::Open(path, bad).has_value());
+  EXPECT_FALSE(std::filesystem::exists(path) && std::filesystem::file_size(path) > 0);
+  std::filesystem::remove(path);
+  EXPECT_EQ(RecordWriter::Open("/nonexistent/dir/x").error().code, ENOENT);
+}
+
+}  // namespace
+}  // namespace writelab
