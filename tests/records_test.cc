@@ -134,42 +134,6 @@ TEST_F(RecordsCli, GroupCommitRows) {
   EXPECT_TRUE(work.Entries().empty());
 }
 
-// Runs writelab with io_uring_setup failing ENOSYS (seccomp), output to files.
-RunResult RunWithoutUring(const std::vector<std::string>& args) {
-  std::string base = "/tmp/writelab-test-nouring-" + std::to_string(getpid());
-  pid_t pid = fork();
-  if (pid == 0) {
-    struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {static_cast<unsigned short>(std::size(filter)), filter};
-    int out = open((base + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open((base + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err, 2);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-      _exit(99);
-    std::vector<char*> argv{const_cast<char*>(WRITELAB_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(WRITELAB_BINARY, argv.data());
-    _exit(98);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(base + ".out");
-  r.err = Slurp(base + ".err");
-  std::filesystem::remove(base + ".out");
-  std::filesystem::remove(base + ".err");
-  return r;
-}
-
 TEST_F(RecordsCli, IoUringRefusedIsAnUnsupportedRowWithErrno) {
   RunResult r = RunWithoutUring({"records", "--dir", work.path(), "--corpus-size", "64k", "--total",
                                  "256k", "--method", "write,io_uring", "--json", json_path});

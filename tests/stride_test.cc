@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -75,8 +76,9 @@ TEST_F(LoopDevice, EveryStepPresentAndBytesAddUp) {
 }
 
 TEST_F(LoopDevice, OffsetsAreTheOnesAskedFor) {
+  // One scheduler, one run: a second run would overwrite the first's stamps.
   RunResult r = RunWritelab({"stride", "--device", dev_, "--steps", "3", "--duration", "200ms",
-                             "--pattern", "--json", json_path_});
+                             "--pattern", "--scheduler", "none", "--json", json_path_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json doc = json::parse(Slurp(json_path_));
   double cycles = doc["experiments"][0]["rows"][0]["figures"][0]["value"]["median"];
@@ -84,16 +86,19 @@ TEST_F(LoopDevice, OffsetsAreTheOnesAskedFor) {
   ASSERT_LT(cycles * 3 * 512 + 4096, 256.0 * 1024 * 1024) << "wrapped: pick a shorter duration";
   // Write i started at 3 x i x 512; write i+1 overwrote from 1536 bytes on,
   // so each write's 16-byte stamp survives at its own offset.
-  FILE* f = fopen(dev_.c_str(), "rb");
-  ASSERT_NE(f, nullptr);
+  // Read past the page cache: what the device holds.
+  int fd = open(dev_.c_str(), O_RDONLY | O_DIRECT);
+  ASSERT_GE(fd, 0);
+  alignas(4096) static unsigned char sector[4096];
   for (uint64_t i = 0; i < static_cast<uint64_t>(cycles); ++i) {
+    uint64_t off = i * 3 * 512;
+    ASSERT_EQ(pread(fd, sector, 512, static_cast<off_t>(off)), 512);
     uint64_t stamp[2];
-    ASSERT_EQ(fseeko(f, static_cast<off_t>(i * 3 * 512), SEEK_SET), 0);
-    ASSERT_EQ(fread(stamp, sizeof stamp, 1, f), 1u);
+    std::memcpy(stamp, sector, sizeof stamp);
     ASSERT_EQ(stamp[0], i) << "write " << i << " is not where it should be";
     ASSERT_EQ(stamp[1], 3u);
   }
-  fclose(f);
+  close(fd);
 }
 
 TEST_F(LoopDevice, SchedulerRestoredAfterSigint) {
@@ -115,6 +120,27 @@ TEST_F(LoopDevice, DeviceWithAFileSystemIsRefusedWithoutForce) {
   RunResult forced =
       RunWritelab({"stride", "--device", dev_, "--steps", "1", "--duration", "50ms", "--force"});
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
+}
+
+TEST_F(LoopDevice, IoUringQueueDepthsAndRefusal) {
+  RunResult r = RunWritelab({"stride", "--device", dev_, "--steps", "1,8", "--duration", "150ms",
+                             "--engine", "io_uring", "--qd", "1,32", "--json", json_path_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(Slurp(json_path_));
+  std::vector<std::string> rows;
+  for (const json& row : doc["experiments"][0]["rows"]) {
+    rows.push_back(row["name"]);
+    EXPECT_EQ(row["status"], "ok") << row["message"];
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"1 qd1", "8 qd1", "1 qd32", "8 qd32"}));
+  RunResult refused = RunWithoutUring({"stride", "--device", dev_, "--steps", "1", "--duration",
+                                       "50ms", "--engine", "io_uring", "--json", json_path_});
+  if (refused.exit_code == 99) GTEST_SKIP() << "cannot install a seccomp filter here";
+  ASSERT_EQ(refused.exit_code, 0) << refused.err;
+  json doc2 = json::parse(Slurp(json_path_));
+  const json& row = doc2["experiments"][0]["rows"][0];
+  EXPECT_EQ(row["status"], "unsupported");
+  EXPECT_EQ(row["error_name"], "ENOSYS");
 }
 
 TEST(StrideRefusals, BadInput) {

@@ -130,7 +130,8 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
       auto spec = BuildSpec(*o, ctx.progress != nullptr);
       if (!spec) return UsageError(spec.error());
       return RunOnTargets(
-          o->targets, spec->dir, !spec->file.empty(), ctx, doc, o->out,
+          o->targets, spec->file.empty() ? spec->dir : ParentDir(spec->file), !spec->file.empty(),
+          ctx, doc, o->out,
           [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
             FsyncSpec s = *spec;
             if (s.file.empty()) s.dir = dir;

@@ -61,8 +61,9 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--stride", o->spec.stride, "Blocks from one write to the next")
       ->capture_default_str();
   sub->add_option("--flags", o->spec.flags,
-                  "Open flags of the workload, comma-separated: sync, dsync, direct, or none "
-                  "(dsync,direct is the 2012 oflag=sync,direct)")
+                  "Open flags of the workload, comma-separated: sync, dsync, direct, or none. "
+                  "The default O_DSYNC|O_DIRECT is what oflag=sync,direct needed in 2012 (data "
+                  "durable per write); sync,direct is dd's O_SYNC exactly")
       ->capture_default_str();
   sub->add_option("--mode", o->modes, ModeHelp())->delimiter(',');
   sub->add_option("--zeroout-kb", o->spec.zeroout_kb,

@@ -92,7 +92,8 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
       auto spec = BuildSpec(*o);
       if (!spec) return UsageError(spec.error());
       return RunOnTargets(
-          o->targets, spec->dir, !spec->file.empty(), ctx, doc, o->out,
+          o->targets, spec->file.empty() ? spec->dir : ParentDir(spec->file), !spec->file.empty(),
+          ctx, doc, o->out,
           [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
             StreamSpec s = *spec;
             if (s.file.empty()) s.dir = dir;

@@ -50,6 +50,12 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
 
 }  // namespace
 
+std::string ParentDir(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
   auto* g = sub.add_option_group("test beds", "Run on file systems made for the run (root)");
   g->add_option("--testbed", o.testbeds,
@@ -103,6 +109,10 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
     status = RunUnderSchedulers(t, dir, "", false, journal.get(), run_ctx, doc, run);
   }
   for (const TestbedSpec& bed : beds) {
+    if (ctx.Interrupted()) {
+      status = std::unexpected(PlainError("interrupted"));
+      break;
+    }
     auto tb = Testbed::Provision(bed, {*size, t.scratch}, *journal);
     if (!tb) {
       status = std::unexpected(PlainError("test bed " + bed.label + ": " + tb.error().Message()));

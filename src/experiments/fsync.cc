@@ -375,6 +375,7 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
   out.target = IdentifyTarget(dir);
   out.table = {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms",
                "total_p99_ms", "bg_mb_s",     "device_mb_s", "dirty_peak"};
+  out.compare_figure = "total_p99_ms";  // comparable across methods and targets
   AddParams(spec, out);
   bool streams = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
                            BackgroundKind::kStream) != spec.backgrounds.end();

@@ -78,7 +78,11 @@ int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
 }
 
 AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth)
-    : engine_(engine), reqs_(depth), done_(depth) {
+    : AsyncRunner(engine, depth, nullptr, nullptr) {}
+
+AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth, Histogram* latency,
+                         std::atomic<uint64_t>* progress)
+    : engine_(engine), latency_(latency), progress_(progress), reqs_(depth), done_(depth) {
   for (unsigned i = depth; i > 0; --i) free_.push_back(i - 1);
   for (unsigned i = 0; i < depth; ++i) reqs_[i].user = &reqs_[i];
 }
@@ -102,6 +106,7 @@ int AsyncRunner::Issue(unsigned slot, const void* buf, uint64_t len, uint64_t of
   req.len = len;
   req.offset = offset;
   req.res = 0;
+  if (latency_) req.issue_ns = NowNs();
   return Queue(req);
 }
 
@@ -122,6 +127,7 @@ int AsyncRunner::ReapSome() {
     if (req.res == 0) return -EIO;
     auto w = static_cast<uint64_t>(req.res);
     counters_.bytes += w;
+    if (progress_) progress_->store(counters_.bytes, std::memory_order_relaxed);
     if (w < req.len) {
       ++counters_.short_writes;
       req.buf = static_cast<const char*>(req.buf) + w;
@@ -130,6 +136,7 @@ int AsyncRunner::ReapSome() {
       if (int rc = Queue(req); rc < 0) return rc;
       continue;
     }
+    if (latency_) latency_->Record(NowNs() - req.issue_ns);
     free_.push_back(static_cast<unsigned>(&req - reqs_.data()));
   }
   return 0;

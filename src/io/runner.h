@@ -70,6 +70,10 @@ class WriteRunner {
 class AsyncRunner {
  public:
   AsyncRunner(WriteEngine& engine, unsigned depth);
+  // Timed: latency gets one sample per request, from its issue to its final
+  // completion (requeues of short writes included); progress as WriteRunner.
+  AsyncRunner(WriteEngine& engine, unsigned depth, Histogram* latency,
+              std::atomic<uint64_t>* progress);
 
   // Waits until a slot is free and returns it, or -errno of a failed write.
   int FreeSlot();
@@ -86,6 +90,8 @@ class AsyncRunner {
   int ReapSome();
 
   WriteEngine& engine_;
+  Histogram* latency_ = nullptr;
+  std::atomic<uint64_t>* progress_ = nullptr;
   std::vector<IoRequest> reqs_;
   std::vector<IoRequest*> done_;
   std::vector<unsigned> free_;

@@ -18,11 +18,13 @@ std::string Num(double v) { return fmt::format("{}", v); }
 
 std::string RenderCsv(const Document& doc) {
   std::string out =
-      "experiment,target,row,status,errno,figure,unit,n,median,min,max,mean,ci95_low,ci95_high,"
+      "experiment,testbed,scheduler,target,row,status,errno,figure,unit,n,median,min,max,mean,ci95_"
+      "low,ci95_high,"
       "includes\n";
   for (const ExperimentResult& e : doc.experiments) {
     for (const Row& r : e.rows) {
-      std::string head = Quote(e.name) + "," + Quote(e.target.path) + "," + Quote(r.name) + "," +
+      std::string head = Quote(e.name) + "," + Quote(e.testbed) + "," + Quote(e.scheduler) + "," +
+                         Quote(e.target.path) + "," + Quote(r.name) + "," +
                          RowStatusName(r.status) + "," + std::to_string(r.error_code) + ",";
       if (r.status != RowStatus::kOk) {
         out += head + ",,0,,,,,,," + Quote(r.message) + "\n";

@@ -271,8 +271,7 @@ std::string CrossTable(const std::vector<const ExperimentResult*>& runs) {
   std::string label = key;
   for (const Row& r : first.rows)
     if (const Figure* f = r.FindFigure(key))
-      label =
-          f->label.find(f->unit) != std::string::npos ? f->label : f->label + " (" + f->unit + ")";
+      label = f->label.ends_with("(" + f->unit + ")") ? f->label : f->label + " (" + f->unit + ")";
   std::vector<std::string> header = {first.compare_targets_as_rows ? "target" : first.row_label};
   if (first.compare_targets_as_rows) {
     header.insert(header.end(), row_names.begin(), row_names.end());

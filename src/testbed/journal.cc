@@ -71,7 +71,16 @@ std::expected<std::unique_ptr<UndoJournal>, Error> UndoJournal::Open(const std::
   std::filesystem::create_directories(dir, ec);
   if (ec) return std::unexpected(ErrnoError(ec.value(), "create " + dir));
   std::string path = dir + "/journal-" + std::to_string(getpid());
-  auto fd = OpenFile(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  // A journal with our PID is a dead process's (PIDs are reused): finish its
+  // undo before starting ours, so its steps are not lost.
+  if (auto stale = PendingSteps(path)) {
+    for (auto it = stale->rbegin(); it != stale->rend(); ++it) {
+      if (Status s = Undo(*it); !s)
+        return std::unexpected(PlainError("stale journal " + path + ": " + s.error().Message() +
+                                          " (run writelab cleanup)"));
+    }
+  }
+  auto fd = OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
   if (!fd) return std::unexpected(fd.error());
   return std::unique_ptr<UndoJournal>(new UndoJournal(dir, path, std::move(*fd)));
 }

@@ -44,8 +44,9 @@ std::vector<std::string> MkfsCommand(const TestbedSpec& spec, const std::string&
   if (spec.fs == "ext4") {
     // Initialise inode tables and journal now, not in the background during
     // the measurement.
-    std::vector<std::string> argv = {"mkfs.ext4", "-F", "-q", "-E",
-                                     "lazy_itable_init=0,lazy_journal_init=0"};
+    // 4 KiB blocks whatever the size (small file systems would get 1 KiB).
+    std::vector<std::string> argv = {
+        "mkfs.ext4", "-F", "-q", "-b", "4096", "-E", "lazy_itable_init=0,lazy_journal_init=0"};
     if (spec.nojournal) argv.insert(argv.end(), {"-O", "^has_journal"});
     argv.push_back(dev);
     return argv;
@@ -130,10 +131,9 @@ Status RunTool(const std::vector<std::string>& argv, const std::string& scratch_
   std::string err = ReadSmallFile(log).value_or("");
   unlink(log.c_str());
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-  while (!err.empty() && err.back() == '\n') err.pop_back();
-  std::string last = err.substr(err.find_last_of('\n') + 1);
+  std::string first = err.substr(0, err.find('\n'));  // the reason comes first, usage after
   return std::unexpected(
-      PlainError(Join(argv, ' ') + " failed" + (last.empty() ? "" : ": " + last)));
+      PlainError(Join(argv, ' ') + " failed" + (first.empty() ? "" : ": " + first)));
 }
 
 Status Testbed::AttachLoop(const std::string& backing, UndoJournal& journal) {
@@ -209,7 +209,11 @@ std::expected<std::unique_ptr<Testbed>, Error> Testbed::Provision(const TestbedS
   std::error_code ec;
   std::filesystem::create_directories(options.scratch_dir, ec);
   if (ec) return std::unexpected(ErrnoError(ec.value(), "create " + options.scratch_dir));
-  std::string backing = options.scratch_dir + "/" + UniqueName("testbed") + ".img";
+  // Absolute and without links: the loop's backing_file in sysfs reads so,
+  // and undo compares the two.
+  std::string scratch = std::filesystem::canonical(options.scratch_dir, ec).string();
+  if (ec) return std::unexpected(ErrnoError(ec.value(), "resolve " + options.scratch_dir));
+  std::string backing = scratch + "/" + UniqueName("testbed") + ".img";
   auto file = ScopedChange::Make(journal, {"file", backing, ""}, [&]() -> Status {
     auto fd = OpenFile(backing, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (!fd) return std::unexpected(fd.error());
