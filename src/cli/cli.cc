@@ -108,6 +108,7 @@ int RunCli(int argc, char** argv) {
   AddRecordsCommand(app, &action);
   AddPreallocCommand(app, &action);
   AddStrideCommand(app, &action);
+  AddSurveyCommand(app, &action);
   AddCleanupCommand(app, &action);
   try {
     app.parse(argc, argv);

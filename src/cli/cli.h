@@ -48,6 +48,7 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action);
 void AddRecordsCommand(CLI::App& app, CommandAction* action);
 void AddPreallocCommand(CLI::App& app, CommandAction* action);
 void AddStrideCommand(CLI::App& app, CommandAction* action);
+void AddSurveyCommand(CLI::App& app, CommandAction* action);
 void AddCleanupCommand(CLI::App& app, CommandAction* action);
 
 int RunCli(int argc, char** argv);

@@ -139,7 +139,8 @@ struct Document {
   std::string finished_at;
   Host host;
   std::vector<ExperimentResult> experiments;
-  std::vector<std::string> errors;  // why a run stopped early; what was measured is kept
+  std::vector<std::string> errors;           // why a run stopped early; what was measured is kept
+  std::vector<std::string> recommendations;  // survey: advice, each with its numbers
 };
 
 }  // namespace writelab

@@ -40,10 +40,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Figure, key, label, unit, includes, value)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Column, name, unit)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Series, key, trial, interval_s, columns, points)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Host, hostname, kernel, version, machine, cpus, memory_bytes, vm)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Target, path, fs_type, mount_point, mount_source, mount_options,
-                                   device, stack, model, scheduler, schedulers, rotational,
-                                   logical_block_size, physical_block_size, max_sectors_kb,
-                                   write_zeroes_max_bytes, write_zeroes_unmap_max_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Target, path, fs_type, mount_point, mount_source,
+                                                mount_options, device, stack, model, scheduler,
+                                                schedulers, rotational, logical_block_size,
+                                                physical_block_size, max_sectors_kb,
+                                                write_zeroes_max_bytes,
+                                                write_zeroes_unmap_max_bytes)
 
 void to_json(json& j, const Latency& l) {
   j = {{"key", l.key},           {"label", l.label},
@@ -106,11 +108,15 @@ void from_json(const json& j, Param& p) {
     p.value = v.get<std::string>();
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ExperimentResult, name, reproduces, testbed, loop_direct_io,
-                                   scheduler, row_label, target, params, table, rows, notes,
-                                   compare_figure, compare_targets_as_rows)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Document, schema_version, writelab_version, command_line,
-                                   started_at, finished_at, host, experiments, errors)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExperimentResult, name, reproduces, testbed,
+                                                loop_direct_io, scheduler, row_label, target,
+                                                params, table, rows, notes, compare_figure,
+                                                compare_targets_as_rows)
+// Fields added within schema 1 (recommendations, test-bed labels...) may be
+// absent from older documents: read those with defaults.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Document, schema_version, writelab_version,
+                                                command_line, started_at, finished_at, host,
+                                                experiments, errors, recommendations)
 
 std::string ToJson(const Document& doc) { return json(doc).dump(2) + "\n"; }
 

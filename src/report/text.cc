@@ -303,6 +303,10 @@ std::string RenderText(const Document& doc) {
     if (!e.table.empty()) by_name[e.name].push_back(&e);
   for (const auto& [name, runs] : by_name)
     if (runs.size() > 1) out += CrossTable(runs) + "\n";
+  if (!doc.recommendations.empty()) {
+    out += "Recommendations (from the numbers above):\n";
+    for (const std::string& r : doc.recommendations) out += "- " + r + "\n";
+  }
   for (const std::string& err : doc.errors) out += "error: " + err + "\n";
   return out;
 }
