@@ -1,16 +1,10 @@
 #!/usr/bin/env bash
-# Installs, builds, and runs a first measurement: `writelab survey` once it
-# exists; until then `writelab stream` in a new temporary directory under the
-# current one (removed afterwards). Extra arguments go to writelab.
+# Installs, builds, and runs `writelab survey` on the current directory's
+# file system (a minute or two; no root needed). Results go to
+# writelab-survey.json here. Extra arguments go to writelab survey.
 set -euo pipefail
 here=$(pwd)
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
-if ./build/writelab --help | grep -q '^  survey'; then
-  exec ./build/writelab survey --dir "$here" "$@"
-fi
-scratch=$(mktemp -d "$here/writelab-try.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-echo "writelab survey is not built yet; running writelab stream in $scratch"
-./build/writelab stream --dir "$scratch" --json "$here/writelab-stream.json" "$@"
-echo "results: $here/writelab-stream.json"
+cd "$here"
+exec "$OLDPWD/build/writelab" survey --dir "$here" "$@"

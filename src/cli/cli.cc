@@ -103,12 +103,12 @@ int RunCli(int argc, char** argv) {
   app.set_version_flag("--version", std::string("writelab ") + WRITELAB_VERSION);
   app.require_subcommand(1);
   CommandAction action;
+  AddSurveyCommand(app, &action);  // the first command a new user runs
   AddStreamCommand(app, &action);
   AddFsyncCommand(app, &action);
   AddRecordsCommand(app, &action);
   AddPreallocCommand(app, &action);
   AddStrideCommand(app, &action);
-  AddSurveyCommand(app, &action);
   AddCleanupCommand(app, &action);
   try {
     app.parse(argc, argv);
