@@ -48,6 +48,8 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action);
 void AddRecordsCommand(CLI::App& app, CommandAction* action);
 void AddPreallocCommand(CLI::App& app, CommandAction* action);
 void AddStrideCommand(CLI::App& app, CommandAction* action);
+void AddReportCommand(CLI::App& app, CommandAction* action);
+void AddCompareCommand(CLI::App& app, CommandAction* action);
 void AddCleanupCommand(CLI::App& app, CommandAction* action);
 
 int RunCli(int argc, char** argv);
