@@ -104,14 +104,23 @@ void AddSeriesCharts(const ExperimentResult& e, const std::string& run, std::vec
       out.push_back(std::move(c));
     }
     if (width == 2) continue;
-    // Each row with all its columns, an axis per unit.
+    // Each row with all its columns: a chart per two units (a y axis each on
+    // the left and right), so throughput shares a chart with Dirty/Writeback.
+    std::vector<std::string> units;
+    for (size_t i = 1; i < width; ++i)
+      if (std::find(units.begin(), units.end(), shape.columns[i].unit) == units.end())
+        units.push_back(shape.columns[i].unit);
     for (const auto& [r, s] : rows) {
-      json c = Chart(e.name + " " + key + ": " + r->name + suffix + " — " + run, "line",
-                     Axis("x", AxisTitle(s->columns[0]), "linear"));
-      for (size_t i = 1; i < s->columns.size(); ++i)
-        c["datasets"].push_back(
-            Dataset(s->columns[i].name, YAxisFor(c, s->columns[i].unit), XY(*s, i)));
-      out.push_back(std::move(c));
+      for (size_t u = 0; u < units.size(); u += 2) {
+        json c = Chart(e.name + " " + key + ": " + r->name + suffix + " — " + run, "line",
+                       Axis("x", AxisTitle(s->columns[0]), "linear"));
+        for (size_t i = 1; i < s->columns.size(); ++i) {
+          const std::string& unit = s->columns[i].unit;
+          if (unit == units[u] || (u + 1 < units.size() && unit == units[u + 1]))
+            c["datasets"].push_back(Dataset(s->columns[i].name, YAxisFor(c, unit), XY(*s, i)));
+        }
+        if (!c["datasets"].empty()) out.push_back(std::move(c));
+      }
     }
   }
 }
