@@ -16,7 +16,7 @@ std::expected<Document, std::string> ReadDocumentFile(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) return std::unexpected(path + ": read failed");
   auto doc = FromJson(text.str());
-  if (!doc) return std::unexpected(path + ": not a writelab result: " + doc.error());
+  if (!doc) return std::unexpected(path + ": " + doc.error());  // FromJson names the problem
   return doc;
 }
 

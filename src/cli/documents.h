@@ -9,7 +9,7 @@
 namespace writelab {
 
 // The document in path; on failure one line naming the file and the reason:
-// "a.json: No such file or directory", "a.json: not a writelab result: ...".
+// "a.json: No such file or directory", "a.json: not a writelab result: ..." (FromJson).
 std::expected<Document, std::string> ReadDocumentFile(const std::string& path);
 
 }  // namespace writelab
