@@ -109,6 +109,8 @@ int RunCli(int argc, char** argv) {
   AddRecordsCommand(app, &action);
   AddPreallocCommand(app, &action);
   AddStrideCommand(app, &action);
+  AddReportCommand(app, &action);
+  AddCompareCommand(app, &action);
   AddCleanupCommand(app, &action);
   try {
     app.parse(argc, argv);

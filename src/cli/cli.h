@@ -49,6 +49,8 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action);
 void AddPreallocCommand(CLI::App& app, CommandAction* action);
 void AddStrideCommand(CLI::App& app, CommandAction* action);
 void AddSurveyCommand(CLI::App& app, CommandAction* action);
+void AddReportCommand(CLI::App& app, CommandAction* action);
+void AddCompareCommand(CLI::App& app, CommandAction* action);
 void AddCleanupCommand(CLI::App& app, CommandAction* action);
 
 int RunCli(int argc, char** argv);

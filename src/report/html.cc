@@ -1,0 +1,240 @@
+// The report page: static HTML for the descriptions and tables, a JSON block
+// of chart specs, and the inlined Chart.js plus web/report.js that draw them.
+#include "report/html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/units.h"
+#include "report/html_plan.h"
+#include "report/text.h"
+
+namespace writelab {
+
+namespace embedded {
+extern const char chart_js[];
+extern const std::size_t chart_js_size;
+extern const char report_js[];
+extern const std::size_t report_js_size;
+}  // namespace embedded
+
+namespace {
+
+constexpr const char* kStyle = R"(
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
+h1, h2, h3 { font-weight: 600; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; margin: .5em 0; }
+th, td { padding: 2px 8px; border-bottom: 1px solid #e4e4e4; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+td.status { text-align: left; color: #a33; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0 1em; }
+dt { color: #666; } dd { margin: 0; }
+pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: 12px; }
+div.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(500px, 1fr)); gap: 1em; }
+div.chart { position: relative; height: 300px; margin: .5em 0; }
+.error { color: #a33; }
+#writelab-check { display: none; }
+)";
+
+// Records script errors (and console.error) before anything else runs.
+constexpr const char* kErrorTrap =
+    "window.writelabErrors=[];"
+    "window.addEventListener('error',function(e){writelabErrors.push(String(e.message||e))});"
+    "(function(){var f=console.error;console.error=function(){"
+    "writelabErrors.push(Array.prototype.join.call(arguments,' '));f.apply(console,arguments);};"
+    "})();";
+
+// A script's text inside <script>: "</script" (any case) cannot occur.
+std::string ScriptText(std::string_view js) {
+  std::string out(js);
+  for (size_t at = 0; (at = out.find("</", at)) != std::string::npos; at += 3) {
+    std::string next = out.substr(at + 2, 6);
+    std::transform(next.begin(), next.end(), next.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (next == "script") out.replace(at, 2, "<\\/");
+  }
+  return out;
+}
+
+std::string Item(const std::string& term, const std::string& value) {
+  if (value.empty()) return "";
+  return "<dt>" + EscapeHtml(term) + "</dt><dd>" + EscapeHtml(value) + "</dd>";
+}
+
+std::string HostHtml(const Document& doc) {
+  const Host& h = doc.host;
+  std::string vm;
+  for (const auto& [knob, value] : h.vm)
+    vm += fmt::format("{}vm.{} {}", vm.empty() ? "" : ", ", knob, value);
+  return "<dl>" + Item("command", doc.command_line) +
+         Item("writelab", doc.writelab_version + ", schema " + std::to_string(doc.schema_version)) +
+         Item("run", doc.started_at + " to " + doc.finished_at) + Item("host", h.hostname) +
+         Item("kernel", h.kernel + " " + h.machine + " " + h.version) +
+         Item("CPUs", std::to_string(h.cpus)) +
+         Item("memory", FormatBytes(static_cast<double>(h.memory_bytes))) +
+         Item("dirty pages", vm) + "</dl>";
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string Optional(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : ""; }
+
+std::string TargetHtml(const ExperimentResult& e) {
+  const Target& t = e.target;
+  std::string rotational = t.rotational ? (*t.rotational ? "yes" : "no") : "";
+  return "<dl>" + Item("test bed", e.testbed) + Item("scheduler switched to", e.scheduler) +
+         Item("path", t.path) + Item("file system", t.fs_type) +
+         Item("mount point", t.mount_point) + Item("mounted from", t.mount_source) +
+         Item("mount options", t.mount_options) + Item("device", t.device) +
+         Item("found as", Join(t.stack)) + Item("model", t.model) + Item("scheduler", t.scheduler) +
+         Item("schedulers offered", Join(t.schedulers)) + Item("rotational", rotational) +
+         Item("logical block size", Optional(t.logical_block_size)) +
+         Item("physical block size", Optional(t.physical_block_size)) +
+         Item("max_sectors_kb", Optional(t.max_sectors_kb)) + "</dl>";
+}
+
+std::string Cell(const Figure& f) {
+  const Summary& s = f.value;
+  std::string text = FormatValue(s.median, f.unit);
+  if (s.n >= 2 && s.min != s.max)
+    text += " (" + FormatValue(s.min, f.unit) + " – " + FormatValue(s.max, f.unit) + ")";
+  return EscapeHtml(text);
+}
+
+// The figure table of the text reporter as an HTML table.
+std::string FigureTable(const ExperimentResult& e) {
+  std::string out = "<table><tr><th>" + EscapeHtml(e.row_label) + "</th>";
+  for (const std::string& key : e.table) {
+    std::string label = key;
+    for (const Row& r : e.rows)
+      if (const Figure* f = r.FindFigure(key)) label = f->label;
+    out += "<th>" + EscapeHtml(label) + "</th>";
+  }
+  out += "</tr>\n";
+  for (const Row& r : e.rows) {
+    out += "<tr><td>" + EscapeHtml(r.name) + "</td>";
+    if (r.status != RowStatus::kOk) {
+      out += fmt::format("<td class=\"status\" colspan=\"{}\">{}</td></tr>\n", e.table.size(),
+                         EscapeHtml(std::string(RowStatusName(r.status)) + ": " + r.message));
+      continue;
+    }
+    for (const std::string& key : e.table) {
+      const Figure* f = r.FindFigure(key);
+      out += "<td>" + (f ? Cell(*f) : std::string("-")) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string Charts(const std::vector<nlohmann::json>& charts, int& next) {
+  if (charts.empty()) return "";
+  std::string out = "<div class=\"charts\">\n";
+  for (size_t i = 0; i < charts.size(); ++i)
+    out += fmt::format("<div class=\"chart\" data-chart=\"{}\"></div>\n", next++);
+  return out + "</div>\n";
+}
+
+std::string RunHtml(const RunPlan& p, int& next) {
+  const ExperimentResult& e = *p.run;
+  std::string out = "<h3>" + EscapeHtml(e.name + " on " + p.label) + "</h3>\n" + TargetHtml(e);
+  if (!e.table.empty()) out += FigureTable(e);
+  out += "<details><summary>tables as in the terminal</summary><pre>" +
+         EscapeHtml(RenderExperimentText(e)) + "</pre></details>\n";
+  return out + Charts(p.charts, next);
+}
+
+}  // namespace
+
+std::string EscapeHtml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string JsonForScript(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else if (json.compare(i, 3, "\xe2\x80\xa8") == 0)
+      out += "\\u2028", i += 2;
+    else if (json.compare(i, 3, "\xe2\x80\xa9") == 0)
+      out += "\\u2029", i += 2;
+    else
+      out += c;
+  }
+  return out;
+}
+
+HtmlAssets EmbeddedHtmlAssets() {
+  HtmlAssets a;
+  a.chart_js = std::string_view(embedded::chart_js, embedded::chart_js_size);
+  a.report_js = std::string_view(embedded::report_js, embedded::report_js_size);
+  return a;
+}
+
+std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>writelab report</title>\n<style>" +
+      std::string(kStyle) + "</style>\n<script>" + kErrorTrap +
+      "</script>\n</head><body>\n<h1>writelab report</h1>\n";
+  for (size_t d = 0; d < docs.size(); ++d) {
+    if (docs.size() > 1) out += fmt::format("<h2>file {}</h2>\n", d + 1);
+    out += HostHtml(docs[d]);
+    for (const std::string& err : docs[d].errors)
+      out += "<p class=\"error\">error: " + EscapeHtml(err) + "</p>\n";
+  }
+  int next = 0;
+  for (const GroupPlan& g : PlanReport(docs)) {
+    const ExperimentResult& first = *g.runs.front().run;
+    out += "<h2>" + EscapeHtml(g.name) + "</h2>\n<p>reproduces " + EscapeHtml(first.reproduces) +
+           "</p>\n";
+    out += Charts(g.charts, next);
+    for (const RunPlan& r : g.runs) out += RunHtml(r, next);
+  }
+  out +=
+      "<pre id=\"writelab-check\"></pre>\n<script id=\"writelab-charts\" "
+      "type=\"application/json\">" +
+      JsonForScript(ChartSpecsJson(docs)) + "</script>\n";
+  out += "<script>" + ScriptText(assets.chart_js) + "</script>\n";
+  out += "<script>" + ScriptText(assets.report_js) + "</script>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace writelab

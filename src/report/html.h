@@ -1,0 +1,41 @@
+// The HTML report: one self-contained page (no network, can be mailed) with
+// the host and target description, the tables of the text reporter, and
+// charts drawn by Chart.js, which is inlined with the page's glue script.
+//
+// The renderer is generic over the result tree: every experiment gets its
+// tables, a chart per series (per row when a series has several columns, and
+// one comparing rows), a percentile plot per latency key, and a chart per
+// table figure comparing rows across test beds and schedulers (a line with a
+// log x axis when the rows are numbers, such as stride's steps; else bars).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace writelab {
+
+struct HtmlAssets {
+  std::string_view chart_js;   // the charting library (Chart.js UMD build)
+  std::string_view report_js;  // web/report.js: reads the chart specs, draws, self-checks
+};
+
+// The library and glue compiled into the binary (cmake/embed_file.cmake).
+HtmlAssets EmbeddedHtmlAssets();
+
+// The whole page for the given documents, in order.
+std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets);
+
+// The chart specifications the page draws, as a JSON array (see web/report.js
+// for the fields). Exposed for tests: one entry per chart.
+std::string ChartSpecsJson(const std::vector<Document>& docs);
+
+// Text for HTML element content and attribute values: & < > " ' escaped.
+std::string EscapeHtml(std::string_view text);
+// JSON placed inside <script>: "<", ">", "&" and U+2028/2029 as \u escapes so
+// that no "</script>" or "<!--" can end or change the script element.
+std::string JsonForScript(const std::string& json);
+
+}  // namespace writelab

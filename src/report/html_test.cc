@@ -1,0 +1,159 @@
+// The HTML renderer on fixed documents: a chart per series, latency and
+// table figure, escaping of hostile names, and the page's structure. The
+// browser draws the charts in tests/report_test.cc.
+#include "report/html.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/fixture.h"
+
+namespace writelab {
+namespace {
+
+using nlohmann::json;
+
+const HtmlAssets kStubAssets = {"/*chart.js stub*/", "/*report.js stub*/"};
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; at += what.size()) ++n;
+  return n;
+}
+
+// The chart specs embedded in the page.
+json SpecsOf(const std::string& page) {
+  std::string open = "<script id=\"writelab-charts\" type=\"application/json\">";
+  size_t begin = page.find(open) + open.size();
+  return json::parse(page.substr(begin, page.find("</script>", begin) - begin));
+}
+
+// An experiment the report knows nothing about: two rows, a two-column series
+// and a three-column one with two units, one latency key, two table figures.
+ExperimentResult Unknown(const std::string& row_prefix) {
+  ExperimentResult e;
+  e.name = "novel";
+  e.reproduces = "nothing yet";
+  e.row_label = "mode";
+  e.table = {"ops", "cost"};
+  for (int i = 0; i < 2; ++i) {
+    Row r;
+    r.name = row_prefix + std::to_string(i);
+    r.figures = {{"ops", "ops/s", "ops/s", "all", Summarize({1.0 + i, 2.0 + i})},
+                 {"cost", "cost", "s", "all", Summarize({0.5})}};
+    Series a{"curve", 0, 1, {{"t", "s"}, {"speed", "MB/s"}}, {{0, 1}, {1, 2}}};
+    Series b{"mix", 0, 1, {{"t", "s"}, {"speed", "MB/s"}, {"dirty", "bytes"}}, {{0, 1, 2}}};
+    r.series = {a, b};
+    Histogram h;
+    h.Record(1000000);
+    r.latencies.push_back(Latency::From(h, "op", "one op", "all"));
+    e.rows.push_back(r);
+  }
+  return e;
+}
+
+TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
+  Document doc;
+  doc.experiments.push_back(Unknown("m"));
+  json specs = json::parse(ChartSpecsJson({doc}));
+  // 2 table figures (bars), curve: 1 overlay, mix: 1 overlay + 2 per row,
+  // 1 latency percentile plot.
+  ASSERT_EQ(specs.size(), 7u);
+  EXPECT_EQ(specs[0]["kind"], "bar");
+  EXPECT_EQ(specs[0]["labels"], json({"m0", "m1"}));
+  EXPECT_EQ(specs[0]["datasets"][0]["data"], json({1.5, 2.5}));  // medians
+  EXPECT_EQ(specs[2]["datasets"].size(), 2u);                    // a line per row
+  EXPECT_EQ(specs[4]["y"].size(), 2u);                           // MB/s and bytes axes
+  EXPECT_EQ(specs[6]["y"][0]["type"], "logarithmic");
+  std::string page = RenderHtml({doc}, kStubAssets);
+  EXPECT_EQ(Count(page, "data-chart=\""), 7);
+  EXPECT_NE(page.find("<th>ops/s</th><th>cost</th>"), std::string::npos);
+  EXPECT_NE(page.find("tables as in the terminal"), std::string::npos);
+}
+
+TEST(Html, FixedDocumentHasAChartPerSeriesAndLatency) {
+  Document doc = FixedDocument();
+  json specs = json::parse(ChartSpecsJson({doc}));
+  int series = 0, latencies = 0, figures = 0;
+  for (const json& c : specs) {
+    std::string title = c["title"];
+    if (title.find(" latency: ") != std::string::npos)
+      ++latencies;
+    else if (c["x"]["type"] == "linear")
+      ++series;
+    else
+      ++figures;
+  }
+  EXPECT_EQ(figures, static_cast<int>(doc.experiments[0].table.size()));
+  EXPECT_GE(series, 1);
+  EXPECT_EQ(latencies, 1);
+  std::string page = RenderHtml({doc}, kStubAssets);
+  EXPECT_EQ(Count(page, "data-chart=\""), static_cast<int>(specs.size()));
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("/*chart.js stub*/"), std::string::npos);
+  EXPECT_NE(page.find("/*report.js stub*/"), std::string::npos);
+  EXPECT_NE(page.find("mq-deadline"), std::string::npos);  // target description
+  EXPECT_EQ(page.find("http://"), std::string::npos);      // nothing fetched
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+}
+
+TEST(Html, StepsAreALineOverALogAxisPerScheduler) {
+  Document doc;
+  for (const char* sched : {"none", "bfq"}) {
+    ExperimentResult e;
+    e.name = "stride";
+    e.scheduler = sched;
+    e.row_label = "step";
+    e.table = {"mb_s"};
+    for (int step : {1, 8, 512}) {
+      Row r;
+      r.name = std::to_string(step);
+      r.figures = {{"mb_s", "SPEED (MB/s)", "MB/s", "all", Summarize({100.0 / step})}};
+      e.rows.push_back(r);
+    }
+    doc.experiments.push_back(e);
+  }
+  json specs = json::parse(ChartSpecsJson({doc}));
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0]["kind"], "line");
+  EXPECT_EQ(specs[0]["x"]["type"], "logarithmic");
+  ASSERT_EQ(specs[0]["datasets"].size(), 2u);
+  EXPECT_EQ(specs[0]["datasets"][1]["label"], "/bfq");
+  EXPECT_EQ(specs[0]["datasets"][0]["data"][2], json({512.0, 100.0 / 512}));
+}
+
+TEST(Html, HostileNamesAreEscaped) {
+  Document doc;
+  doc.command_line = "writelab <b>x</b>";
+  doc.experiments.push_back(Unknown("</script><script>alert(1)</script>&'\""));
+  doc.experiments[0].notes.push_back("<!-- note");
+  std::string page = RenderHtml({doc}, kStubAssets);
+  EXPECT_EQ(page.find("alert(1)</script>"), std::string::npos);
+  EXPECT_EQ(page.find("<b>"), std::string::npos);
+  EXPECT_EQ(page.find("<!--"), std::string::npos);
+  EXPECT_NE(page.find("&lt;/script&gt;&lt;script&gt;alert(1)"), std::string::npos);
+  EXPECT_NE(page.find("\\u003c/script\\u003e"), std::string::npos);  // in the chart JSON
+  // The JSON still parses back to the original names.
+  EXPECT_EQ(SpecsOf(page)[0]["labels"][0], "</script><script>alert(1)</script>&'\"0");
+}
+
+TEST(Html, EscapingHelpers) {
+  EXPECT_EQ(EscapeHtml("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+  EXPECT_EQ(JsonForScript("\"</script>&\xe2\x80\xa8\""), "\"\\u003c/script\\u003e\\u0026\\u2028\"");
+}
+
+TEST(Html, ScriptAssetsCannotCloseTheirElement) {
+  HtmlAssets assets = {"var s = '</SCRIPT>';", ""};
+  std::string page = RenderHtml({FixedDocument()}, assets);
+  EXPECT_NE(page.find("var s = '<\\/SCRIPT>';"), std::string::npos);
+}
+
+TEST(Html, EmbeddedAssetsAreChartJsAndTheGlue) {
+  HtmlAssets a = EmbeddedHtmlAssets();
+  EXPECT_NE(a.chart_js.find("Chart.js v4"), std::string_view::npos);
+  EXPECT_NE(a.report_js.find("writelab-check"), std::string_view::npos);
+}
+
+}  // namespace
+}  // namespace writelab

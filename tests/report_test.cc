@@ -1,0 +1,126 @@
+// `writelab report` and `writelab compare` end to end: real short runs of
+// stream and fsync, a report made from them, opened in headless Chromium,
+// which must draw every chart (painted canvas pixels and points) without a
+// script or console error. The screenshot and the page stay in the build
+// directory (report-test.png, report-test.html) for a person to look at.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string FindChromium() {
+  for (const char* name : {"chromium", "chromium-browser"}) {
+    std::string path = std::string("/usr/bin/") + name;
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
+}
+
+class ReportCli : public ::testing::Test {
+ protected:
+  ScratchDir work{"report"};
+  std::string stream_json = work.path() + "/stream.json";
+  std::string fsync_json = work.path() + "/fsync.json";
+  std::string html = work.path() + "/report.html";
+
+  void Measure() {
+    RunResult s = RunWritelab({"stream", "--dir", work.path(), "--size", "32M", "--repeat", "2",
+                               "--interval", "100ms", "--json", stream_json});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    RunResult f = RunWritelab({"fsync", "--dir", work.path(), "--count", "4", "--interval", "100ms",
+                               "--bg-warmup", "200ms", "--bg-size", "64M", "--bg-span", "32M",
+                               "--json", fsync_json});
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+  }
+
+  // Chromium's flags for a test: no network, no profile of anyone's, no GPU.
+  std::vector<std::string> Chromium(const std::string& profile) {
+    return {"120",
+            FindChromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--user-data-dir=" + profile,
+            "--virtual-time-budget=5000"};
+  }
+};
+
+// The self-check report.js writes into the page: {charts, rendered, errors}.
+json CheckOf(const std::string& dom) {
+  std::string open = "<pre id=\"writelab-check\">";
+  size_t at = dom.find(open);
+  if (at == std::string::npos) return json();
+  at += open.size();
+  return json::parse(dom.substr(at, dom.find("</pre>", at) - at), nullptr, false);
+}
+
+TEST_F(ReportCli, EveryChartRendersInChromium) {
+  std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
+  Measure();
+  RunResult r = RunWritelab({"report", stream_json, fsync_json, "-o", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string page = Slurp(html);
+  EXPECT_EQ(page.find("src=\"http"), std::string::npos) << "the page must not load anything";
+
+  std::vector<std::string> dump = Chromium(work.path() + "/profile-dump");
+  dump.push_back("--dump-dom");
+  dump.push_back("file://" + html);
+  RunResult d = RunProgram("/usr/bin/timeout", dump);
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  json check = CheckOf(d.out);
+  ASSERT_TRUE(check.is_object()) << "no self-check in the page; script did not run";
+  EXPECT_EQ(check["errors"], json::array()) << check["errors"].dump();
+  int charts = check["charts"];
+  EXPECT_GE(charts, 10);  // stream: figures, timelines, per GiB, probe; fsync: latencies
+  int drawn = 0;
+  ASSERT_EQ(check["rendered"].size(), static_cast<size_t>(charts));
+  for (const json& c : check["rendered"]) {
+    EXPECT_GT(c["pixels"].get<int>(), 1000) << "chart " << c["chart"] << " is blank";
+    EXPECT_GT(c["points"].get<int>(), 0) << "chart " << c["chart"] << " has no data";
+    drawn += c["pixels"].get<int>() > 1000 && c["points"].get<int>() > 0;
+  }
+  std::printf("chromium drew %d of %d charts\n", drawn, charts);
+
+  std::string shot = std::string(WRITELAB_ARTIFACT_DIR) + "/report-test.png";
+  std::vector<std::string> screenshot = Chromium(work.path() + "/profile-shot");
+  screenshot.insert(screenshot.end(),
+                    {"--window-size=1280,4000", "--screenshot=" + shot, "file://" + html});
+  RunResult s = RunProgram("/usr/bin/timeout", screenshot);
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_TRUE(std::filesystem::file_size(shot) > 10000) << shot;
+  std::filesystem::copy_file(html, std::string(WRITELAB_ARTIFACT_DIR) + "/report-test.html",
+                             std::filesystem::copy_options::overwrite_existing);
+}
+
+TEST_F(ReportCli, CompareTheSameRunAndRefuseMismatches) {
+  Measure();
+  RunResult same = RunWritelab({"compare", stream_json, stream_json});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find("+0.0%"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("within noise"), std::string::npos) << same.out;
+  RunResult mismatch = RunWritelab({"compare", stream_json, fsync_json});
+  EXPECT_EQ(mismatch.exit_code, 2);
+  EXPECT_EQ(CountLines(mismatch.err), 1) << mismatch.err;
+  RunResult missing = RunWritelab({"compare", stream_json, work.path() + "/nope.json"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(CountLines(missing.err), 1) << missing.err;
+  EXPECT_NE(missing.err.find("nope.json"), std::string::npos);
+  RunResult bad_report = RunWritelab({"report", html + ".missing", "-o", html});
+  EXPECT_EQ(bad_report.exit_code, 2);
+  EXPECT_EQ(CountLines(bad_report.err), 1) << bad_report.err;
+}
+
+}  // namespace
+}  // namespace writelab::testing
