@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/targets.h"
 #include "experiments/stride.h"
+#include "telemetry/blockdev.h"
 
 namespace writelab {
 namespace {
@@ -48,6 +49,12 @@ std::expected<StrideSpec, std::string> BuildSpec(const StrideOptions& o) {
   if (!o.targets.testbeds.empty() && !(spec.device.empty() && spec.file.empty()))
     return std::unexpected("--testbed raw replaces --device and --file");
   if (auto ok = ValidateStrideSpec(spec); !ok) return std::unexpected(ok.error());
+  if (!spec.device.empty()) {  // before any scheduler is switched
+    std::string why = WhyNotSafeToOverwrite(spec.device);
+    bool only_signature = why.find(" holds ") != std::string::npos;
+    if (!why.empty() && !(only_signature && spec.force))
+      return std::unexpected(why + (only_signature ? " (--force overwrites it)" : ""));
+  }
   return spec;
 }
 

@@ -1,5 +1,6 @@
 #include "cli/targets.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "telemetry/identify.h"
@@ -14,10 +15,15 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
                           bool dio, UndoJournal* journal, const RunContext& ctx, Document& doc,
                           const ExperimentRun& run) {
   std::vector<std::string> schedulers = t.schedulers;
-  Target target = IdentifyTarget(dir);
+  // A file that does not exist yet lives on its directory's device.
+  struct stat st;
+  bool exists = stat(dir.c_str(), &st) == 0;
+  Target target = IdentifyTarget(exists ? dir : ParentDir(dir));
   const std::string& device = target.device;
-  if (schedulers.empty() && t.all_schedulers_by_default && journal)
-    schedulers = target.schedulers;  // every one the device offers
+  // Every scheduler the device offers, by default, only for a raw device the
+  // experiment owns outright: never the system disk under a file.
+  if (schedulers.empty() && t.all_schedulers_by_default && journal && exists && S_ISBLK(st.st_mode))
+    schedulers = target.schedulers;
   if (schedulers.empty()) schedulers.push_back("");
   for (const std::string& sched : schedulers) {
     if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
@@ -59,8 +65,9 @@ std::string ParentDir(const std::string& path) {
 void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
   auto* g = sub.add_option_group("test beds", "Run on file systems made for the run (root)");
   g->add_option("--testbed", o.testbeds,
-                "Test beds, comma-separated: FS[:OPTION...] with FS ext4, xfs, btrfs or tmpfs; "
-                "OPTION a mount option, or nojournal for ext4. e.g. "
+                "Test beds, comma-separated: FS[:OPTION...] with FS ext4, xfs, btrfs or tmpfs "
+                "(or raw, a bare loop device, for stride); OPTION a mount option, or nojournal "
+                "for ext4. e.g. "
                 "ext4:data=ordered,ext4:data=journal,ext4:nojournal,xfs")
       ->option_text("SPEC[,SPEC...]");
   g->add_option("--testbed-size", o.testbed_size, "Size of each test bed's sparse file")

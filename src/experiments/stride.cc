@@ -49,6 +49,8 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
                                           uint64_t* span) {
   struct stat st;
   bool device = stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
+  if (!spec.device.empty() && !device)
+    return std::unexpected(PlainError("--device: " + path + " is not a block device"));
   if (device) {
     if (std::string why = WhyNotSafeToOverwrite(path); !why.empty()) {
       bool only_signature = why.find(" holds ") != std::string::npos;
@@ -135,8 +137,9 @@ std::expected<std::vector<uint64_t>, std::string> ParseSteps(const std::string& 
     if (!(n == 1 || range) || part.find_first_not_of("0123456789-") != std::string::npos)
       return std::unexpected("--steps: '" + part + "' is not a step or a range A-B");
     if (!range) hi = lo;
-    if (lo == 0 || hi < lo || hi - lo > 100000)
+    if (lo == 0 || hi < lo)
       return std::unexpected("--steps: '" + part + "' must be 1 or more, ranges low-high");
+    if (hi - lo > 100000) return std::unexpected("--steps: '" + part + "' is too long a range");
     for (uint64_t s = lo; s <= hi; ++s) steps.push_back(s);
   }
   return steps;

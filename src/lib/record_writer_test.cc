@@ -185,6 +185,9 @@ TEST(RecordWriter, SyncErrorReachesEveryWaiterAndStaysFinal) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 1000; ++i) {
         std::string r = Record(t, i);
+        // An Append that starts after some thread saw the error must fail
+        // too; one that started before may have been acknowledged legitimately.
+        bool failed_before = failure_seen;
         auto st = w->Append(r, Durable::kYes);
         if (!st) {
           EXPECT_EQ(st.error().code, EIO) << st.error().Message();
@@ -193,7 +196,7 @@ TEST(RecordWriter, SyncErrorReachesEveryWaiterAndStaysFinal) {
           return;
         }
         if (mem->durable().find(r) == std::string::npos) ++early;
-        if (failure_seen) ++acked_after_failure;
+        if (failed_before) ++acked_after_failure;
       }
     });
   for (auto& th : threads) th.join();
