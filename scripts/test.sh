@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the normal build
-# (unit, integration; test beds when root), then the unit and integration
-# tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# (unit and integration tests; test beds and loop devices when root), then
+# the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
 echo "== tests (build/)"
 ctest --test-dir build --output-on-failure -j 2
-echo "== tests under ASan + UBSan (build-asan/)"
-BUILD_DIR=build-asan ./scripts/build.sh -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+echo "== unit tests under ASan + UBSan (build-asan/)"
+./scripts/setup.sh
+cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j "$(nproc)" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j 2
+  ctest --test-dir build-asan --output-on-failure -j 2 -L unit

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, builds, and runs `writelab survey` on the current directory's
 # file system (a minute or two; no root needed). Results go to
-# writelab-survey.json here. Extra arguments go to writelab survey.
+# writelab-survey.json and writelab-survey.html (charts) here. Extra
+# arguments go to writelab survey.
 set -euo pipefail
 here=$(pwd)
 cd "$(dirname "$0")/.."

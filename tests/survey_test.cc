@@ -13,11 +13,19 @@ using nlohmann::json;
 TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
   ScratchDir work("survey");
   std::string json_path = work.path() + ".json";
-  RunResult r = RunWritelab({"survey", "--dir", work.path(), "--json", json_path});
+  std::string html_path = work.path() + ".html";
+  RunResult r = RunWritelab({"survey", "--dir", work.path(), "--json", json_path, "-o", html_path});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_TRUE(work.Entries().empty()) << "survey left files in the surveyed directory";
   json doc = json::parse(Slurp(json_path));
   std::filesystem::remove(json_path);
+  std::string html = Slurp(html_path);
+  std::filesystem::remove(html_path);
+  // Chart specifications for the page's script (rendering is checked in a
+  // browser by report_test.cc).
+  EXPECT_NE(html.find("<script id=\"writelab-charts\""), std::string::npos);
+  for (const char* name : {"stream", "fsync", "records", "prealloc", "stride"})
+    EXPECT_NE(html.find(std::string("<h2>") + name + "</h2>"), std::string::npos) << name;
   std::vector<std::string> names;
   for (const json& e : doc["experiments"]) names.push_back(e["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"stream", "fsync", "records", "prealloc", "stride"}));

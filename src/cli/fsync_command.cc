@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/targets.h"
 #include "experiments/fsync.h"
+#include "io/file.h"
 
 namespace writelab {
 namespace {

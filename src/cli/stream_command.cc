@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/targets.h"
 #include "experiments/stream.h"
+#include "io/file.h"
 
 namespace writelab {
 namespace {

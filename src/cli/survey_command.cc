@@ -18,12 +18,15 @@
 #include "experiments/stream.h"
 #include "experiments/stride.h"
 #include "experiments/survey.h"
+#include "report/atomic_file.h"
+#include "report/html.h"
 
 namespace writelab {
 namespace {
 
 struct SurveyOptions {
   std::string dir = ".";
+  std::string html = "writelab-survey.html";
   OutputOptions out;
 };
 
@@ -136,7 +139,15 @@ int RunSurvey(const SurveyOptions& o, const RunContext& ctx, Document& doc) {
   }
   std::printf("survey done in %.0f s\n\n", static_cast<double>(NowNs() - start) / 1e9);
   doc.recommendations = Recommendations(doc);
-  return Finish(doc, o.out, status);
+  int code = Finish(doc, o.out, status);
+  if (!o.html.empty()) {
+    if (Status s = WriteFileAtomically(o.html, RenderHtml({doc}, EmbeddedHtmlAssets())); !s) {
+      PrintError(s.error().Message());
+      return kExitRunFailed;
+    }
+    std::printf("report: %s (open it in a browser; it works offline)\n", o.html.c_str());
+  }
+  return code;
 }
 
 }  // namespace
@@ -151,6 +162,8 @@ void AddSurveyCommand(CLI::App& app, CommandAction* action) {
       "backed by the numbers just measured.");
   sub->add_option("--dir", o->dir, "Directory on the file system to survey")->capture_default_str();
   AddOutputOptions(*sub, o->out);
+  sub->add_option("-o,--html", o->html, "Write the HTML report with charts to FILE (\"\" for none)")
+      ->capture_default_str();
   sub->callback([o, action] {
     *action = [o](const RunContext& ctx, Document& doc) { return RunSurvey(*o, ctx, doc); };
   });

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file.h"
 #include "telemetry/identify.h"
 #include "testbed/testbed.h"
 
@@ -55,12 +56,6 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
 }
 
 }  // namespace
-
-std::string ParentDir(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
   auto* g = sub.add_option_group("test beds", "Run on file systems made for the run (root)");

@@ -35,9 +35,6 @@ using ExperimentRun =
 // Usage errors (bad --testbed, not root, --file with a test bed) → exit 2
 // before anything is changed. Otherwise runs once per test bed × scheduler
 // (or once in dir), appending one ExperimentResult each, and finishes doc.
-// The directory holding path ("." for a bare name).
-std::string ParentDir(const std::string& path);
-
 int RunOnTargets(const TargetOptions& targets, const std::string& dir, bool has_file,
                  const RunContext& ctx, Document& doc, const OutputOptions& out,
                  const ExperimentRun& run);

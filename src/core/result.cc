@@ -25,6 +25,20 @@ std::optional<uint64_t> Latency::At(double percentile) const {
   return std::nullopt;
 }
 
+void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
+                const std::map<std::string, std::vector<double>>& values) {
+  for (const FigureSpec& s : specs)
+    if (auto it = values.find(s.key); it != values.end())
+      figures.push_back(s.Make(Summarize(it->second)));
+}
+
+void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
+                const std::map<std::string, double>& values) {
+  for (const FigureSpec& s : specs)
+    if (auto it = values.find(s.key); it != values.end())
+      figures.push_back(s.Make(Summarize({it->second})));
+}
+
 const char* RowStatusName(RowStatus s) {
   switch (s) {
     case RowStatus::kOk:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <variant>
@@ -35,6 +36,23 @@ struct Figure {
   std::string includes;  // what the figure covers: "writes and the final fsync"
   Summary value;
 };
+
+// How an experiment declares a figure, once, in a table that also orders
+// its rows' figures.
+struct FigureSpec {
+  const char* key;
+  const char* label;
+  const char* unit;
+  const char* includes;
+  Figure Make(Summary value) const { return {key, label, unit, includes, std::move(value)}; }
+};
+
+// Appends to figures, in the order of specs, a Figure for each spec that
+// has values (samples over trials, or one value).
+void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
+                const std::map<std::string, std::vector<double>>& values);
+void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
+                const std::map<std::string, double>& values);
 
 // A latency distribution, merged over all trials of a row.
 struct Latency {

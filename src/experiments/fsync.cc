@@ -46,20 +46,10 @@ constexpr BackgroundInfo kBackgrounds[] = {
 };
 
 std::string DirOf(const FsyncSpec& spec) {
-  if (!spec.dir.empty()) return spec.dir;
-  auto slash = spec.file.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : spec.file.substr(0, slash);
+  return spec.dir.empty() ? ParentDir(spec.file) : spec.dir;
 }
 
-struct FigureInfo {
-  const char* key;
-  const char* label;
-  const char* unit;
-  const char* includes;
-};
-
-constexpr FigureInfo kFigures[] = {
+constexpr FigureSpec kFigures[] = {
     {"write_p50_ms", "write p50", "ms", "the pwrite of --write-size at offset 0, median"},
     {"write_p99_ms", "write p99", "ms", "the pwrite, 99th percentile"},
     {"write_max_ms", "write max", "ms", "the pwrite, worst"},
@@ -137,9 +127,7 @@ Row MakeRow(const SyncMethodInfo& m, const SyncRun& run, const RowContext& rc, d
   f["dirty_peak"] = static_cast<double>(rc.dirty_peak);
   f["writeback_peak"] = static_cast<double>(rc.writeback_peak);
   if (run.write_latency.count() == 0) f.clear();
-  for (const FigureInfo& fi : kFigures)
-    if (auto it = f.find(fi.key); it != f.end())
-      row.figures.push_back({fi.key, fi.label, fi.unit, fi.includes, Summarize({it->second})});
+  AddFigures(row.figures, kFigures, f);
   auto add = [&](const Histogram& h, const char* key, const char* label, const char* inc) {
     if (h.count()) row.latencies.push_back(Latency::From(h, key, label, inc));
   };

@@ -39,14 +39,7 @@ constexpr PreallocModeInfo kModes[] = {
     {PreallocMode::kZeroFill, "zero-fill", "write zeros, as dd does"},
 };
 
-struct FigureInfo {
-  const char* key;
-  const char* label;
-  const char* unit;
-  const char* includes;
-};
-
-constexpr FigureInfo kFigures[] = {
+constexpr FigureSpec kFigures[] = {
     {"prep_s", "preparation", "s", "making the file in this mode, then fsync"},
     {"workload_s", "workload", "s", "all the strided writes (each synchronous with the flags)"},
     {"write_p50_ms", "write p50", "ms", "one strided write, median"},
@@ -200,9 +193,7 @@ Row MakeRow(std::string name, Trial& t) {
   row.error_code = t.error;
   row.message = t.message;
   if (t.status != RowStatus::kOk) return row;
-  for (const FigureInfo& f : kFigures)
-    if (auto it = t.figures.find(f.key); it != t.figures.end())
-      row.figures.push_back({f.key, f.label, f.unit, f.includes, Summarize({it->second})});
+  AddFigures(row.figures, kFigures, t.figures);
   if (t.latency.count())
     row.latencies.push_back(Latency::From(t.latency, "write", "strided write",
                                           "one pwrite of --block with the --flags"));

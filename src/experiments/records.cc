@@ -33,14 +33,7 @@ constexpr RecordSyncInfo kSyncs[] = {
     {RecordSync::kRwfDsync, "rwf-dsync", "pwritev2 RWF_DSYNC on every write call", 0, RWF_DSYNC},
 };
 
-struct FigureInfo {
-  const char* key;
-  const char* label;
-  const char* unit;
-  const char* includes;
-};
-
-constexpr FigureInfo kFigures[] = {
+constexpr FigureSpec kFigures[] = {
     {"seconds", "seconds", "s",
      "the pass: first write to the last flush and the sync choice's syncs; excludes opening and "
      "the verification"},
@@ -101,9 +94,7 @@ Row MakeRow(const std::string& name, Accumulator& acc) {
   row.error_code = acc.error;
   row.message = acc.message;
   row.notes = std::move(acc.notes);
-  for (const FigureInfo& f : kFigures)
-    if (auto it = acc.figures.find(f.key); it != acc.figures.end())
-      row.figures.push_back({f.key, f.label, f.unit, f.includes, Summarize(it->second)});
+  AddFigures(row.figures, kFigures, acc.figures);
   return row;
 }
 
@@ -122,10 +113,10 @@ void AddSpeedups(ExperimentResult& out) {
     auto it = base.find(slash == std::string::npos ? "" : row.name.substr(slash));
     if (it == base.end() || it->second <= 0) continue;
     double ratio = mine->value.median / it->second;
-    const FigureInfo& f = kFigures[4];
+    const FigureSpec& f = kFigures[4];
     auto at = std::find_if(row.figures.begin(), row.figures.end(),
                            [](const Figure& x) { return x.key == "bytes"; });
-    row.figures.insert(at, {f.key, f.label, f.unit, f.includes, Summarize({ratio})});
+    row.figures.insert(at, f.Make(Summarize({ratio})));
   }
 }
 

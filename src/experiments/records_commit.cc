@@ -151,14 +151,7 @@ CommitRun MeasureCommits(CommitWay way, int threads, const RecordsSpec& spec, co
   return run;
 }
 
-struct FigureInfo {
-  const char* key;
-  const char* label;
-  const char* unit;
-  const char* includes;
-};
-
-constexpr FigureInfo kCommitFigures[] = {
+constexpr FigureSpec kCommitFigures[] = {
     {"commits_s", "commits/s", "commits/s", "records made durable per second, all threads"},
     {"p50_ms", "commit p50", "ms", "one commit: append/pwrite until durable, median"},
     {"p99_ms", "commit p99", "ms", "one commit, 99th percentile"},
@@ -187,9 +180,7 @@ Row MakeCommitRow(const std::string& name, const CommitRun& r, std::optional<dou
   if (base && *base > 0) f["speedup"] = f["commits_s"] / *base;
   f["commits"] = static_cast<double>(r.commits);
   f["syncs"] = static_cast<double>(r.syncs);
-  for (const FigureInfo& fi : kCommitFigures)
-    if (auto it = f.find(fi.key); it != f.end())
-      row.figures.push_back({fi.key, fi.label, fi.unit, fi.includes, Summarize({it->second})});
+  AddFigures(row.figures, kCommitFigures, f);
   row.latencies.push_back(
       Latency::From(r.latency, "commit", "commit", "append or pwrite until the record is durable"));
   return row;

@@ -8,6 +8,7 @@
 
 #include "core/units.h"
 #include "experiments/stream_trial.h"
+#include "io/file.h"
 #include "telemetry/identify.h"
 
 namespace writelab {
@@ -18,10 +19,7 @@ constexpr const char* kReproduces =
     "with sync_file_range windows, then with posix_fadvise(DONTNEED)";
 
 std::string DirOf(const StreamSpec& spec) {
-  if (!spec.dir.empty()) return spec.dir;
-  auto slash = spec.file.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : spec.file.substr(0, slash);
+  return spec.dir.empty() ? ParentDir(spec.file) : spec.dir;
 }
 
 // Everything measured for one strategy, across its trials.
@@ -88,14 +86,7 @@ void AddTrial(const StreamSpec& spec, int round, const TrialResult& t, Accumulat
                         ErrnoError(t.probe_error, "").Message());
 }
 
-struct FigureInfo {
-  const char* key;
-  const char* label;
-  const char* unit;
-  const char* includes;
-};
-
-constexpr FigureInfo kFigures[] = {
+constexpr FigureSpec kFigures[] = {
     {"mb_s", "MB/s", "MB/s", "all writes, the strategy's own syscalls and the final fsync"},
     {"write_mb_s", "write MB/s", "MB/s",
      "the write phase: write calls and the strategy's own sync_file_range/fadvise calls; "
@@ -122,11 +113,7 @@ Row MakeRow(StreamStrategy s, Accumulator& acc) {
   row.error_code = acc.error;
   row.message = acc.message;
   row.notes = std::move(acc.notes);
-  for (const FigureInfo& f : kFigures) {
-    auto it = acc.figures.find(f.key);
-    if (it == acc.figures.end()) continue;
-    row.figures.push_back({f.key, f.label, f.unit, f.includes, Summarize(it->second)});
-  }
+  AddFigures(row.figures, kFigures, acc.figures);
   if (acc.write_latency.count())
     row.latencies.push_back(Latency::From(acc.write_latency, "write", "write call",
                                           "one write system call (library: one Append)"));

@@ -25,14 +25,7 @@ constexpr const char* kReproduces =
     "\"submit_bio() question\" (Damon LaCrosse, kernelnewbies, September 2006): 4 KiB writes at "
     "sector step x i, 3 s per step, per I/O scheduler";
 
-struct FigureInfo {
-  const char* key;
-  const char* label;
-  const char* unit;
-  const char* includes;
-};
-
-constexpr FigureInfo kFigures[] = {
+constexpr FigureSpec kFigures[] = {
     {"cycles", "CYCLES", "writes", "writes completed in the step"},
     {"written_mb", "WRITTEN (MB)", "MB", "bytes written in the step, in 10^6 bytes"},
     {"elapsed_s", "ELAPSED (s)", "s", "the step's duration, first write to last completion"},
@@ -106,9 +99,7 @@ Row MakeRow(const std::string& name, StepResult& r) {
       f["device_kib_per_write"] =
           static_cast<double>(r.device_bytes) / static_cast<double>(r.device_writes) / 1024;
   }
-  for (const FigureInfo& fi : kFigures)
-    if (auto it = f.find(fi.key); it != f.end())
-      row.figures.push_back({fi.key, fi.label, fi.unit, fi.includes, Summarize({it->second})});
+  AddFigures(row.figures, kFigures, f);
   row.latencies.push_back(Latency::From(r.latency, "write", "write", "issue to completion"));
   row.series.push_back(std::move(r.timeline));
   return row;

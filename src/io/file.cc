@@ -51,9 +51,14 @@ void AlignedBuffer::FillPattern(uint64_t seed) {
   }
 }
 
-Status SyncParentDir(const std::string& path) {
+std::string ParentDir(const std::string& path) {
   auto slash = path.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Status SyncParentDir(const std::string& path) {
+  std::string dir = ParentDir(path);
   auto fd = OpenFile(dir, O_RDONLY | O_DIRECTORY);
   if (!fd) return std::unexpected(fd.error());
   if (fsync(fd->get()) != 0) return std::unexpected(ErrnoError(errno, "fsync " + dir));

@@ -41,6 +41,9 @@ class AlignedBuffer {
   size_t size_ = 0;
 };
 
+// The directory holding path: "." for a bare name, "/" for "/name".
+std::string ParentDir(const std::string& path);
+
 // fsync the directory that holds path, so a create or rename is durable.
 Status SyncParentDir(const std::string& path);
 
