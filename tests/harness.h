@@ -7,7 +7,6 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,7 +18,6 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
 
 namespace writelab::testing {
 
@@ -37,25 +35,33 @@ inline std::string Slurp(const std::string& path) {
 }
 
 // Runs binary with args; stdout and stderr are captured through files of
-// this process's own (tests run in parallel).
-// With signal_after_ms > 0, sends sig to the program that long after it started.
+// this process's own (tests run in parallel). setup, if given, runs in the
+// child before exec (a seccomp filter, another uid) and returns 0, or an exit
+// code for the child to end with. With signal_after_ms > 0, sends sig to the
+// program that long after it started.
+using ChildSetup = int (*)();
 inline RunResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
-                            int signal_after_ms = 0, int sig = SIGINT) {
+                            ChildSetup setup = nullptr, int signal_after_ms = 0, int sig = SIGINT) {
   static int counter = 0;
   std::string base =
       "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
   std::string out_path = base + ".stdout", err_path = base + ".stderr";
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv;
+  std::vector<char*> argv;  // built before fork: the child only calls what exec needs
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  pid_t pid;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(125);
+    if (setup)
+      if (int code = setup(); code != 0) _exit(code);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
   RunResult r;
-  if (posix_spawn(&pid, binary.c_str(), &fa, nullptr, argv.data(), environ) == 0) {
+  if (pid > 0) {
     if (signal_after_ms > 0) {
       usleep(static_cast<useconds_t>(signal_after_ms) * 1000);
       kill(pid, sig);
@@ -64,7 +70,6 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
     waitpid(pid, &status, 0);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-  posix_spawn_file_actions_destroy(&fa);
   r.out = Slurp(out_path);
   r.err = Slurp(err_path);
   std::filesystem::remove(out_path);
@@ -72,32 +77,32 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
   return r;
 }
 
-// Runs writelab as another user (uid), e.g. nobody, to test refusals.
-inline RunResult RunWritelabAs(uid_t uid, const std::vector<std::string>& args) {
-  std::string out = "/tmp/writelab-test-as-" + std::to_string(getpid());
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    dup2(fd, 2);
-    if (setgid(65534) != 0 || setuid(uid) != 0) _exit(126);
-    std::vector<char*> argv = {const_cast<char*>(WRITELAB_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(WRITELAB_BINARY, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.err = Slurp(out);
-  std::filesystem::remove(out);
-  return r;
-}
-
 inline RunResult RunWritelab(const std::vector<std::string>& args, int signal_after_ms = 0,
                              int sig = SIGINT) {
-  return RunProgram(WRITELAB_BINARY, args, signal_after_ms, sig);
+  return RunProgram(WRITELAB_BINARY, args, nullptr, signal_after_ms, sig);
+}
+
+// Runs writelab as nobody (uid and gid 65534), to test refusals.
+inline RunResult RunWritelabAsNobody(const std::vector<std::string>& args) {
+  return RunProgram(WRITELAB_BINARY, args, [] { return setgid(65534) || setuid(65534) ? 126 : 0; });
+}
+
+// Runs writelab with io_uring_setup failing ENOSYS (a seccomp filter); exit
+// code 99 when the filter cannot be installed.
+inline RunResult RunWithoutUring(const std::vector<std::string>& args) {
+  return RunProgram(WRITELAB_BINARY, args, [] {
+    static sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog = {static_cast<unsigned short>(std::size(filter)), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+      return 99;
+    return 0;
+  });
 }
 
 // A fresh directory under the build tree's temp area, removed at the end.
@@ -127,43 +132,6 @@ inline int CountLines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
   return n;
-}
-
-inline  // Runs writelab with io_uring_setup failing ENOSYS (seccomp), output to files.
-    RunResult
-    RunWithoutUring(const std::vector<std::string>& args) {
-  std::string base = "/tmp/writelab-test-nouring-" + std::to_string(getpid());
-  pid_t pid = fork();
-  if (pid == 0) {
-    struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {static_cast<unsigned short>(std::size(filter)), filter};
-    int out = open((base + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open((base + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err, 2);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-      _exit(99);
-    std::vector<char*> argv{const_cast<char*>(WRITELAB_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(WRITELAB_BINARY, argv.data());
-    _exit(98);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(base + ".out");
-  r.err = Slurp(base + ".err");
-  std::filesystem::remove(base + ".out");
-  std::filesystem::remove(base + ".err");
-  return r;
 }
 
 }  // namespace writelab::testing

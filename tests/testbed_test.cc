@@ -151,7 +151,7 @@ TEST(TestbedRefusals, NeedRootAndValidSpecs) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("ext3"), std::string::npos) << bad.err;
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run writelab as another user";
-  RunResult r = RunWritelabAs(65534, {"prealloc", "--dir", "/tmp", "--testbed", "ext4"});
+  RunResult r = RunWritelabAsNobody({"prealloc", "--dir", "/tmp", "--testbed", "ext4"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("test beds need root"), std::string::npos) << r.err;
   EXPECT_EQ(CountLines(r.err), 1) << r.err;

@@ -158,6 +158,4 @@ Target IdentifyTarget(const std::string& path) {
   return t;
 }
 
-std::string TargetDevice(const std::string& path) { return IdentifyTarget(path).device; }
-
 }  // namespace writelab

@@ -14,8 +14,4 @@ Host IdentifyHost();
 // be found stay empty; stack records how the device was found.
 Target IdentifyTarget(const std::string& path);
 
-// The block-device name ("vda", "loop3") under a file system, as found by
-// IdentifyTarget; "" for none (tmpfs, network file systems).
-std::string TargetDevice(const std::string& path);
-
 }  // namespace writelab

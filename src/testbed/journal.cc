@@ -82,7 +82,7 @@ std::expected<std::unique_ptr<UndoJournal>, Error> UndoJournal::Open(const std::
   }
   auto fd = OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
   if (!fd) return std::unexpected(fd.error());
-  return std::unique_ptr<UndoJournal>(new UndoJournal(dir, path, std::move(*fd)));
+  return std::unique_ptr<UndoJournal>(new UndoJournal(path, std::move(*fd)));
 }
 
 UndoJournal::~UndoJournal() {

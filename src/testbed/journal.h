@@ -45,13 +45,10 @@ class UndoJournal {
   std::expected<int, Error> Record(const UndoStep& step);
   void Done(int id);
   const std::string& path() const { return path_; }
-  const std::string& dir() const { return dir_; }
 
  private:
-  UndoJournal(std::string dir, std::string path, UniqueFd fd)
-      : dir_(std::move(dir)), path_(std::move(path)), fd_(std::move(fd)) {}
+  UndoJournal(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
   Status Append(const std::string& line);
-  std::string dir_;
   std::string path_;
   UniqueFd fd_;
   int next_id_ = 1;
