@@ -121,14 +121,21 @@ TEST_F(RecordsCli, GroupCommitRows) {
   json e = Doc()["experiments"][0];
   std::vector<std::string> names;
   for (const json& row : e["rows"]) names.push_back(row["name"]);
-  EXPECT_EQ(names, (std::vector<std::string>{"fdatasync/1", "group/1", "fdatasync/4", "group/4"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "fdatasync/1", "fdatasync-prealloc/1", "group/1", "group-prealloc/1",
+                       "fdatasync/4", "fdatasync-prealloc/4", "group/4", "group-prealloc/4"}));
   for (const json& row : e["rows"]) {
     ASSERT_EQ(row["status"], "ok") << row["message"];
+    const std::string name = row["name"];
     auto f = Figures(row);
     EXPECT_GT(f["commits"]["value"]["median"], 0);
     EXPECT_GE(f["records_per_sync"]["value"]["median"], 1.0);
-    if (std::string(row["name"]).starts_with("group")) {
-      EXPECT_TRUE(f.count("speedup"));
+    EXPECT_GT(f["sync_ms"]["value"]["median"], 0) << name;
+    EXPECT_EQ(f.count("speedup"), name.starts_with("fdatasync/") ? 0u : 1u) << name;
+    EXPECT_EQ(f["zero_bytes"]["value"]["median"] > 0, name.find("prealloc") != std::string::npos)
+        << name;
+    if (name == "fdatasync/4") {  // every thread synced its own record
+      EXPECT_EQ(f["records_per_sync"]["value"]["median"], 1.0);
     }
   }
   EXPECT_TRUE(work.Entries().empty());
@@ -172,15 +179,15 @@ class TinyFs {
   bool mounted_ = false;
 };
 
-TEST(RecordWriterOnDevice, EnospcReachesEveryGroupCommitWaiter) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root: loop devices";
-  if (!std::filesystem::exists("/dev/loop-control")) GTEST_SKIP() << "no loop device support";
-  TinyFs fs("/var/tmp/writelab-test-enospc-" + std::to_string(getpid()));
-  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4 (losetup/mkfs/mount)";
+// Fills the file system through path; every committer must get ENOSPC, and
+// the error names the failed call (pwritev, or extend with preallocation).
+void ExpectEnospcReachesEveryWaiter(const std::string& path, uint64_t preallocate) {
+  SCOPED_TRACE("preallocate_bytes " + std::to_string(preallocate));
   RecordWriterOptions o;
   o.policy = DurabilityPolicy::kGroupCommit;
   o.buffer_bytes = 64 << 10;
-  auto w = RecordWriter::Open(fs.dir() + "/log", o);
+  o.preallocate_bytes = preallocate;
+  auto w = RecordWriter::Open(path, o);
   ASSERT_TRUE(w.has_value()) << w.error().Message();
   constexpr int kThreads = 4;
   std::atomic<int> enospc{0}, other{0};
@@ -204,6 +211,18 @@ TEST(RecordWriterOnDevice, EnospcReachesEveryGroupCommitWaiter) {
   ASSERT_FALSE(closed.has_value());
   EXPECT_EQ(closed.error().code, ENOSPC);
   EXPECT_NE(closed.error().Message().find("No space left"), std::string::npos);
+  EXPECT_NE(closed.error().Message().find(preallocate ? "extend " : "pwritev "), std::string::npos)
+      << closed.error().Message();
+}
+
+TEST(RecordWriterOnDevice, EnospcReachesEveryGroupCommitWaiter) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: loop devices";
+  if (!std::filesystem::exists("/dev/loop-control")) GTEST_SKIP() << "no loop device support";
+  TinyFs fs("/var/tmp/writelab-test-enospc-" + std::to_string(getpid()));
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4 (losetup/mkfs/mount)";
+  ExpectEnospcReachesEveryWaiter(fs.dir() + "/log", 0);
+  std::filesystem::remove(fs.dir() + "/log");
+  ExpectEnospcReachesEveryWaiter(fs.dir() + "/log", 1 << 20);
 }
 
 TEST(RecordWriterExample, GroupCommitSharesSyncs) {

@@ -146,6 +146,23 @@ TEST_F(Testbeds, StreamAndFsyncRunOnTestbeds) {
   ExpectNothingLeft();
 }
 
+TEST_F(Testbeds, RecordsCommitRunsOnATestbed) {
+  RunResult r =
+      RunWritelab({"records", "--commit", "--threads", "2", "--commit-time", "200ms",
+                   "--corpus-size", "64k", "--testbed", "ext4:data=journal", "--testbed-size",
+                   "256M", "--scratch", scratch.path(), "--json", json_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectNothingLeft();
+  json e = json::parse(Slurp(json_path))["experiments"][0];
+  EXPECT_EQ(e["testbed"], "ext4:data=journal");
+  EXPECT_EQ(e["target"]["fs_type"], "ext4");
+  ASSERT_EQ(e["rows"].size(), 4u);
+  for (const json& row : e["rows"]) {
+    EXPECT_EQ(row["status"], "ok") << row["name"] << ": " << row["message"];
+    EXPECT_GT(Figures(row)["commits"], 0) << row["name"];
+  }
+}
+
 TEST(TestbedRefusals, NeedRootAndValidSpecs) {
   RunResult bad = RunWritelab({"prealloc", "--testbed", "ext3"});
   EXPECT_EQ(bad.exit_code, 2);

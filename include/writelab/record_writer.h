@@ -22,7 +22,11 @@
 //                  fdatasync that covers every record appended before it;
 //                  threads that append meanwhile wait for the next leader.
 //                  N concurrent committers cost far fewer than N fdatasyncs
-//                  (the classic write-ahead-log group commit).
+//                  (the classic write-ahead-log group commit). When fewer
+//                  committers have arrived than took part in the last sync,
+//                  the first waits briefly for the others (commit_wait_ns),
+//                  so that one sync covers them all instead of every sync
+//                  covering about half.
 // Append(record, Durable::kYes) works under every policy: it returns once the
 // record is durable, by leading or joining a sync as above.
 //
@@ -48,6 +52,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <expected>
@@ -80,6 +85,10 @@ class RecordSink {
   virtual int DataSync() = 0;
   // For error messages: the file's path.
   virtual std::string name() const = 0;
+  // For preallocate_bytes: writes len zero bytes at offset and starts their
+  // writeback (0 or -errno); and cuts the file to size (ftruncate).
+  virtual int Extend(uint64_t /*offset*/, uint64_t /*len*/) { return -EOPNOTSUPP; }
+  virtual int Truncate(uint64_t /*size*/) { return -EOPNOTSUPP; }
 };
 
 // pwritev2(fd, .., rwf_flags) and fdatasync(fd) on a file the sink owns.
@@ -91,6 +100,19 @@ struct RecordWriterOptions {
   uint64_t every_records = 0;  // kEveryRecords: > 0
   uint64_t every_ns = 0;       // kEveryInterval: > 0
   int rwf_flags = 0;           // pwritev2 flags on every write (Open only), e.g. RWF_DSYNC
+  // Durable::kYes appends: how long the first committer of a cycle waits for
+  // as many committers as took part in the last cycle before it syncs
+  // without them. -1: half the recent fdatasync time; 0: never wait.
+  int64_t commit_wait_ns = -1;
+  // 0: off. Otherwise keep the file extended with written zeros, in chunks
+  // of this size, at least half a chunk beyond the last record; Close()
+  // truncates the file to its records. On file systems that overwrite in
+  // place (ext4, xfs) a commit's fdatasync then has no size or extent change
+  // to journal: it writes the data and flushes the device cache. Costs: the
+  // zeros are written too, and after a crash the file may end in zeros
+  // after the last durable record (a reader must stop at them, as a
+  // length-prefixed or checksummed log format does). Not for O_APPEND.
+  uint64_t preallocate_bytes = 0;
 };
 
 struct RecordWriterStats {
@@ -98,6 +120,11 @@ struct RecordWriterStats {
   uint64_t bytes = 0;        // bytes appended
   uint64_t write_calls = 0;  // WriteV calls (retries of short writes included)
   uint64_t sync_calls = 0;   // DataSync calls
+  uint64_t sync_ns = 0;      // time in DataSync calls (not the one after Close's truncate)
+  uint64_t zero_bytes = 0;   // zeros written ahead (preallocate_bytes)
+  // Group commit: syncs that started after waiting commit_wait_ns for
+  // committers who did not come.
+  uint64_t wait_timeouts = 0;
   uint64_t durable_records = 0;
 };
 

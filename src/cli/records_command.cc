@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/targets.h"
 #include "experiments/records.h"
 
 namespace writelab {
@@ -21,6 +22,7 @@ struct RecordsOptions {
   bool verify = false;  // --verify: the default, accepted for symmetry
   bool no_verify = false;
   OutputOptions out;
+  TargetOptions targets;
 };
 
 std::expected<RecordsSpec, std::string> BuildSpec(RecordsOptions& o) {
@@ -117,16 +119,18 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--commit-time", o->commit_time, "Duration of each --commit row")
       ->capture_default_str();
   AddOutputOptions(*sub, o->out);
+  AddTargetOptions(*sub, o->targets);
   sub->callback([o, action] {
     *action = [o](const RunContext& ctx, Document& doc) {
       auto spec = BuildSpec(*o);
-      if (!spec) {
-        PrintError(spec.error());
-        return kExitUsage;
-      }
-      doc.experiments.emplace_back();
-      Status run = RunRecords(*spec, ctx, doc.experiments.back());
-      return Finish(doc, o->out, run);
+      if (!spec) return UsageError(spec.error());
+      return RunOnTargets(
+          o->targets, spec->dir, false, ctx, doc, o->out,
+          [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
+            RecordsSpec s = *spec;
+            s.dir = dir;
+            return RunRecords(s, run_ctx, e);
+          });
     };
   });
 }

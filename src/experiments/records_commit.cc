@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <map>
@@ -11,18 +12,34 @@
 
 #include "core/clock.h"
 #include "core/histogram.h"
+#include "core/stats.h"
+#include "core/units.h"
 #include "io/file.h"
 #include "writelab/record_writer.h"
 
 namespace writelab {
 namespace {
 
-enum class CommitWay { kFdatasync, kGroup };
+// The four ways a row commits: alone (each thread pwrite + fdatasync) or
+// through one group-commit RecordWriter; appending to a growing file, or
+// overwriting zeros written ahead (prealloc).
+struct CommitWay {
+  bool group;
+  bool prealloc;
+  const char* name;
+};
+constexpr CommitWay kWays[] = {{false, false, "fdatasync"},
+                               {false, true, "fdatasync-prealloc"},
+                               {true, false, "group"},
+                               {true, true, "group-prealloc"}};
+constexpr size_t kWayCount = std::size(kWays);
+constexpr uint64_t kLibraryChunk = 1u << 20;  // RecordWriterOptions::preallocate_bytes
 
 struct Worker {
   Histogram latency;
   uint64_t commits = 0;
   uint64_t bytes = 0;
+  uint64_t sync_ns = 0;
   int error = 0;
   std::string what;
 };
@@ -35,13 +52,15 @@ struct CommitRun {
   uint64_t ns = 0;
   uint64_t commits = 0;
   uint64_t syncs = 0;
+  uint64_t sync_ns = 0;
+  uint64_t zero_bytes = 0;  // written ahead, not timed for fdatasync-prealloc
   Histogram latency;
 };
 
 // The one shared state of a row's threads.
 struct Shared {
   int fd;
-  RecordWriter* writer;  // kGroup
+  RecordWriter* writer;  // group rows
   std::atomic<uint64_t> offset{0};
   std::atomic<bool> go{false}, stop{false};
   uint64_t deadline = 0;
@@ -49,25 +68,27 @@ struct Shared {
 };
 
 // pwrite the whole record at a reserved offset, then fdatasync; 0 or errno.
-int CommitAlone(Shared& sh, const Line* l, std::string& what) {
+int CommitAlone(Shared& sh, const Line* l, Worker& w) {
   uint64_t off = sh.offset.fetch_add(l->len, std::memory_order_relaxed);
   for (uint32_t done = 0; done < l->len;) {
     ssize_t n = pwrite(sh.fd, l->data + done, l->len - done, static_cast<off_t>(off + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return what = "pwrite", n < 0 ? errno : EIO;
+    if (n <= 0) return w.what = "pwrite", n < 0 ? errno : EIO;
     done += static_cast<uint32_t>(n);
   }
-  if (fdatasync(sh.fd) != 0) return what = "fdatasync", errno;
+  const uint64_t t0 = NowNs();
+  if (fdatasync(sh.fd) != 0) return w.what = "fdatasync", errno;
+  w.sync_ns += NowNs() - t0;
   return 0;
 }
 
-void WorkerLoop(CommitWay way, Shared& sh, const Line* l, const Corpus& corpus, Worker& w) {
+void WorkerLoop(bool group, Shared& sh, const Line* l, const Corpus& corpus, Worker& w) {
   while (!sh.go.load(std::memory_order_acquire)) std::this_thread::yield();
   for (;;) {
     uint64_t t0 = NowNs();
     if (t0 >= sh.deadline || sh.stop.load(std::memory_order_relaxed) || sh.ctx.Interrupted()) break;
-    if (way == CommitWay::kFdatasync) {
-      w.error = CommitAlone(sh, l, w.what);
+    if (!group) {
+      w.error = CommitAlone(sh, l, w);
     } else if (auto s = sh.writer->Append(std::string_view(l->data, l->len), Durable::kYes); !s) {
       w.error = s.error().code;
       w.what = s.error().Message();
@@ -83,71 +104,114 @@ void WorkerLoop(CommitWay way, Shared& sh, const Line* l, const Corpus& corpus, 
   }
 }
 
-CommitRun MeasureCommits(CommitWay way, int threads, const RecordsSpec& spec, const Corpus& corpus,
-                         const RunContext& ctx) {
-  CommitRun run;
-  auto fail = [&](int err, const std::string& message) {
-    run.status = RowStatus::kFailed;
-    run.error = err;
-    run.message = message;
-  };
-  std::string path;
-  auto fd = CreateOwnFile(spec.dir, "commit", O_WRONLY, &path);
-  if (!fd) {
-    fail(fd.error().code, fd.error().Message());
-    return run;
+// Zeros for fdatasync-prealloc, written and made durable before the clock
+// starts: far more than any fdatasync-bound row commits in the time.
+uint64_t ZoneBytes(const RecordsSpec& spec) {
+  const uint64_t per_s = 16u << 20;
+  return std::clamp<uint64_t>(spec.commit_time_ns / 1'000'000'000u * per_s, 8u << 20, 1u << 30);
+}
+
+// 0 or errno.
+int WriteZoneAndSync(int fd, uint64_t bytes, std::string& what) {
+  static const char zeros[1 << 16] = {};
+  for (uint64_t off = 0; off < bytes;) {
+    ssize_t n =
+        pwrite(fd, zeros, std::min<uint64_t>(sizeof zeros, bytes - off), static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return what = "pwrite zeros", n < 0 ? errno : EIO;
+    off += static_cast<uint64_t>(n);
   }
-  struct Unlink {
-    std::string p;
-    ~Unlink() { unlink(p.c_str()); }
-  } unlink_at_end{path};
-  std::optional<RecordWriter> writer;
-  if (way == CommitWay::kGroup) {
-    RecordWriterOptions o;
-    o.policy = DurabilityPolicy::kGroupCommit;
-    o.buffer_bytes = spec.buffer;
-    int copy = dup(fd->get());
-    if (copy < 0) {
-      fail(errno, ErrnoError(errno, "dup").Message());
-      return run;
-    }
-    auto w = RecordWriter::Create(MakeFileSink(UniqueFd(copy), path), o);
-    if (!w) {
-      fail(w.error().code, w.error().Message());
-      return run;
-    }
-    writer.emplace(std::move(*w));
-  }
-  Shared sh{fd->get(), writer ? &*writer : nullptr, {}, {}, {}, 0, ctx};
-  std::vector<Worker> workers(static_cast<size_t>(threads));
+  if (fdatasync(fd) != 0) return what = "fdatasync zeros", errno;
+  return 0;
+}
+
+// For group rows: a RecordWriter on a second descriptor of the row's file.
+std::expected<RecordWriter, Error> GroupWriter(const CommitWay& way, const RecordsSpec& spec,
+                                               int fd, const std::string& path) {
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kGroupCommit;
+  o.buffer_bytes = spec.buffer;
+  if (way.prealloc) o.preallocate_bytes = kLibraryChunk;
+  int copy = dup(fd);
+  if (copy < 0) return std::unexpected(ErrnoError(errno, "dup"));
+  return RecordWriter::Create(MakeFileSink(UniqueFd(copy), path), o);
+}
+
+// Runs the threads until the deadline; fills the timing of run.
+void RunThreads(bool group, int threads, Shared& sh, const RecordsSpec& spec, const Corpus& corpus,
+                CommitRun& run, std::vector<Worker>& workers) {
   std::vector<std::thread> pool;
   const Line* start = corpus.head();
   for (int t = 0; t < threads; ++t, start = corpus.Next(start))
-    pool.emplace_back(WorkerLoop, way, std::ref(sh), start, std::cref(corpus),
+    pool.emplace_back(WorkerLoop, group, std::ref(sh), start, std::cref(corpus),
                       std::ref(workers[static_cast<size_t>(t)]));
   const uint64_t t0 = NowNs();
   sh.deadline = t0 + spec.commit_time_ns;
   sh.go.store(true, std::memory_order_release);
   for (auto& th : pool) th.join();
   run.ns = NowNs() - t0;
+}
+
+// The file must hold exactly what was committed, plus the zone's zeros for
+// fdatasync-prealloc (the library cuts its own zeros off at Close).
+void CheckSize(int fd, uint64_t committed, uint64_t zone, CommitRun& run) {
+  struct stat st;
+  if (run.status != RowStatus::kOk || fstat(fd, &st) != 0) return;
+  const uint64_t want = std::max(committed, zone);
+  if (static_cast<uint64_t>(st.st_size) == want) return;
+  run.status = RowStatus::kFailed;
+  run.message = "verify: the file has " + std::to_string(st.st_size) + " bytes, expected " +
+                std::to_string(want) + " (" + std::to_string(committed) + " committed)";
+}
+
+CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& spec,
+                         const Corpus& corpus, const RunContext& ctx) {
+  CommitRun run;
+  auto fail = [&](int err, const std::string& message) {
+    run.status = RowStatus::kFailed;
+    run.error = err;
+    run.message = message;
+  };
+  std::string path, what;
+  auto fd = CreateOwnFile(spec.dir, "commit", O_WRONLY, &path);
+  if (!fd) return fail(fd.error().code, fd.error().Message()), run;
+  struct Unlink {
+    std::string p;
+    ~Unlink() { unlink(p.c_str()); }
+  } unlink_at_end{path};
+  const uint64_t zone = !way.group && way.prealloc ? ZoneBytes(spec) : 0;
+  if (int err = zone ? WriteZoneAndSync(fd->get(), zone, what) : 0; err)
+    return fail(err, ErrnoError(err, what).Message()), run;
+  std::optional<RecordWriter> writer;
+  if (way.group) {
+    auto w = GroupWriter(way, spec, fd->get(), path);
+    if (!w) return fail(w.error().code, w.error().Message()), run;
+    writer.emplace(std::move(*w));
+  }
+  Shared sh{fd->get(), writer ? &*writer : nullptr, {}, {}, {}, 0, ctx};
+  std::vector<Worker> workers(static_cast<size_t>(threads));
+  RunThreads(way.group, threads, sh, spec, corpus, run, workers);
   uint64_t bytes = 0;
   for (Worker& w : workers) {
     run.latency.Merge(w.latency);
     run.commits += w.commits;
+    run.sync_ns += w.sync_ns;
     bytes += w.bytes;
     if (w.error && run.status == RowStatus::kOk)
-      fail(w.error, way == CommitWay::kGroup ? w.what : ErrnoError(w.error, w.what).Message());
+      fail(w.error, way.group ? w.what : ErrnoError(w.error, w.what).Message());
   }
-  run.syncs = way == CommitWay::kGroup ? writer->stats().sync_calls : run.commits;
-  if (writer)
+  run.syncs = run.commits;
+  run.zero_bytes = zone;
+  if (writer) {
+    RecordWriterStats st = writer->stats();
+    run.syncs = st.sync_calls;
+    run.sync_ns = st.sync_ns;
+    run.zero_bytes = st.zero_bytes;
     if (auto s = writer->Close(); !s && run.status == RowStatus::kOk)
       fail(s.error().code, s.error().Message());
+  }
   run.interrupted = ctx.Interrupted();
-  struct stat st;
-  if (run.status == RowStatus::kOk && fstat(fd->get(), &st) == 0 &&
-      static_cast<uint64_t>(st.st_size) != bytes)
-    fail(0, "verify: the file has " + std::to_string(st.st_size) + " bytes, committed " +
-                std::to_string(bytes));
+  CheckSize(fd->get(), bytes, zone, run);
   return run;
 }
 
@@ -157,81 +221,125 @@ constexpr FigureSpec kCommitFigures[] = {
     {"p99_ms", "commit p99", "ms", "one commit, 99th percentile"},
     {"max_ms", "commit max", "ms", "one commit, worst"},
     {"records_per_sync", "records/sync", "records", "commits per fdatasync call"},
-    {"speedup", "vs fdatasync", "x", "commits/s over per-thread fdatasync at the same threads"},
+    {"sync_ms", "fdatasync", "ms", "mean time in one fdatasync call"},
+    {"speedup", "vs fdatasync", "x",
+     "commits/s over fdatasync/T (per-thread fdatasync, growing file), median to median"},
     {"commits", "commits", "records", "records committed in the row"},
     {"syncs", "fdatasyncs", "calls", "fdatasync calls"},
+    {"zero_bytes", "zeros ahead", "bytes",
+     "zeros written ahead of the records (prealloc rows); fdatasync-prealloc: before the clock"},
 };
 
-Row MakeCommitRow(const std::string& name, const CommitRun& r, std::optional<double> base) {
+// One row's trials.
+struct CommitAcc {
+  std::string name;
+  RowStatus status = RowStatus::kOk;
+  int error = 0;
+  std::string message;
+  std::map<std::string, std::vector<double>> figures;
+  Histogram latency;
+};
+
+void AddTrial(const CommitRun& r, CommitAcc& acc) {
+  if (r.status != RowStatus::kOk) {
+    acc.status = r.status;
+    acc.error = r.error;
+    acc.message = r.message;
+    return;
+  }
+  if (r.commits == 0) return;
+  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
+  const double syncs = static_cast<double>(r.syncs);
+  add("commits_s", static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9));
+  add("p50_ms", static_cast<double>(r.latency.Percentile(50)) / 1e6);
+  add("p99_ms", static_cast<double>(r.latency.Percentile(99)) / 1e6);
+  add("max_ms", static_cast<double>(r.latency.max()) / 1e6);
+  add("records_per_sync", syncs > 0 ? static_cast<double>(r.commits) / syncs : 0);
+  add("sync_ms", syncs > 0 ? static_cast<double>(r.sync_ns) / syncs / 1e6 : 0);
+  add("commits", static_cast<double>(r.commits));
+  add("syncs", syncs);
+  add("zero_bytes", static_cast<double>(r.zero_bytes));
+  acc.latency.Merge(r.latency);
+}
+
+Row MakeCommitRow(CommitAcc& acc, double base) {
   Row row;
-  row.name = name;
-  row.status = r.status;
-  row.error_code = r.error;
-  row.message = r.message;
-  if (r.commits == 0) return row;
-  std::map<std::string, double> f;
-  double s = static_cast<double>(r.ns) / 1e9;
-  f["commits_s"] = static_cast<double>(r.commits) / s;
-  f["p50_ms"] = static_cast<double>(r.latency.Percentile(50)) / 1e6;
-  f["p99_ms"] = static_cast<double>(r.latency.Percentile(99)) / 1e6;
-  f["max_ms"] = static_cast<double>(r.latency.max()) / 1e6;
-  f["records_per_sync"] =
-      r.syncs ? static_cast<double>(r.commits) / static_cast<double>(r.syncs) : 0;
-  if (base && *base > 0) f["speedup"] = f["commits_s"] / *base;
-  f["commits"] = static_cast<double>(r.commits);
-  f["syncs"] = static_cast<double>(r.syncs);
-  AddFigures(row.figures, kCommitFigures, f);
-  row.latencies.push_back(
-      Latency::From(r.latency, "commit", "commit", "append or pwrite until the record is durable"));
+  row.name = acc.name;
+  row.status = acc.status;
+  row.error_code = acc.error;
+  row.message = acc.message;
+  if (acc.figures.empty()) return row;
+  if (base > 0 && !acc.name.starts_with("fdatasync/")) {
+    acc.figures["speedup"] = {Summarize(acc.figures["commits_s"]).median / base};
+  }
+  AddFigures(row.figures, kCommitFigures, acc.figures);
+  row.latencies.push_back(Latency::From(acc.latency, "commit", "commit",
+                                        "append or pwrite until the record is durable"));
   return row;
+}
+
+// Runs the rows of one thread count, --rounds times, rotating their order.
+Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& corpus,
+                          const RunContext& ctx, CommitAcc (&accs)[kWayCount]) {
+  for (int round = 0; round < spec.rounds; ++round) {
+    for (size_t k = 0; k < kWayCount; ++k) {
+      const size_t i = (k + static_cast<size_t>(round)) % kWayCount;
+      if (ctx.progress)
+        std::fprintf(ctx.progress, "\r%-40s",
+                     (accs[i].name + ", round " + std::to_string(round + 1)).c_str());
+      CommitRun r = MeasureCommits(kWays[i], threads, spec, corpus, ctx);
+      AddTrial(r, accs[i]);
+      if (r.interrupted) return std::unexpected(PlainError("interrupted"));
+      if (r.status == RowStatus::kFailed)
+        return std::unexpected(PlainError("commit, " + accs[i].name + ": " + r.message));
+    }
+  }
+  return {};
+}
+
+void AddCommitNotes(const RecordsSpec& spec, ExperimentResult& out) {
+  out.notes.push_back(
+      "fdatasync/T: T threads each pwrite a line at a reserved offset of one growing file, then "
+      "fdatasync; group/T: T threads call RecordWriter::Append(line, Durable::kYes) on one "
+      "group-commit writer");
+  out.notes.push_back(
+      "-prealloc: the records overwrite zeros written ahead (fdatasync-prealloc: " +
+      FormatBytes(static_cast<double>(ZoneBytes(spec))) +
+      " written and synced before the clock; group-prealloc: the library's preallocate_bytes = " +
+      FormatBytes(static_cast<double>(kLibraryChunk)) +
+      ", timed), so a commit's fdatasync has no file size or extents to journal");
+  out.notes.push_back("each row runs --commit-time; a commit is a line of the corpus");
+  if (spec.rounds > 1)
+    out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
 }
 
 }  // namespace
 
 Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunContext& ctx,
                       ExperimentResult& out) {
-  out.table = {"commits_s", "p50_ms", "p99_ms", "max_ms", "records_per_sync", "speedup"};
-  out.params.push_back({"threads",
-                        [&] {
-                          std::string t;
-                          for (int n : spec.threads)
-                            t += (t.empty() ? "" : ",") + std::to_string(n);
-                          return t;
-                        }(),
-                        ""});
+  out.table = {"commits_s", "p50_ms", "p99_ms", "records_per_sync", "sync_ms", "speedup"};
+  std::string list;
+  for (int n : spec.threads) list += (list.empty() ? "" : ",") + std::to_string(n);
+  out.params.push_back({"threads", list, ""});
   out.params.push_back({"commit_time", static_cast<double>(spec.commit_time_ns) / 1e9, "s"});
   Status status;
   for (int threads : spec.threads) {
-    std::string t = std::to_string(threads);
-    CommitRun alone, group;
-    bool measured = status.has_value();
-    if (measured) {
-      if (ctx.progress) std::fprintf(ctx.progress, "\rcommit, %d threads   ", threads);
-      alone = MeasureCommits(CommitWay::kFdatasync, threads, spec, corpus, ctx);
-      if (alone.status == RowStatus::kOk && !alone.interrupted)
-        group = MeasureCommits(CommitWay::kGroup, threads, spec, corpus, ctx);
-    }
-    std::optional<double> base;
-    if (alone.commits)
-      base = static_cast<double>(alone.commits) / (static_cast<double>(alone.ns) / 1e9);
-    for (auto* r : {&alone, &group}) {
-      if (r->interrupted && status) status = std::unexpected(PlainError("interrupted"));
-      if (r->status == RowStatus::kFailed && status)
-        status = std::unexpected(PlainError("commit, " + t + " threads: " + r->message));
-      if (r->commits == 0 && r->status == RowStatus::kOk) {
-        r->status = RowStatus::kFailed;
-        r->message = "not measured: the run stopped before this row";
+    CommitAcc accs[kWayCount];
+    for (size_t k = 0; k < kWayCount; ++k)
+      accs[k].name = std::string(kWays[k].name) + "/" + std::to_string(threads);
+    if (status) status = MeasureThreadCount(threads, spec, corpus, ctx, accs);
+    auto base = accs[0].figures.find("commits_s");
+    double median = base == accs[0].figures.end() ? 0 : Summarize(base->second).median;
+    for (CommitAcc& acc : accs) {
+      if (acc.figures.empty() && acc.status == RowStatus::kOk) {
+        acc.status = RowStatus::kFailed;
+        acc.message = "not measured: the run stopped before this row";
       }
+      out.rows.push_back(MakeCommitRow(acc, median));
     }
-    out.rows.push_back(MakeCommitRow("fdatasync/" + t, alone, std::nullopt));
-    out.rows.push_back(MakeCommitRow("group/" + t, group, base));
   }
   if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
-  out.notes.push_back(
-      "fdatasync/T: T threads each pwrite a line at a reserved offset, then "
-      "fdatasync; group/T: T threads call RecordWriter::Append(line, "
-      "Durable::kYes) on one group-commit writer");
-  out.notes.push_back("each row runs --commit-time; a commit is a line of the corpus");
+  AddCommitNotes(spec, out);
   return status;
 }
 

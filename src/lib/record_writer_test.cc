@@ -4,6 +4,7 @@
 // covers it, and a failure reaches every waiter.
 #include "writelab/record_writer.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -48,6 +49,18 @@ class MemorySink final : public RecordSink {
     return 0;
   }
   std::string name() const override { return "memory"; }
+  int Extend(uint64_t offset, uint64_t len) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!can_extend) return RecordSink::Extend(offset, len);
+    if (extends_++ == fail_extend_at) return -ENOSPC;
+    if (data_.size() < offset + len) data_.resize(offset + len, '\0');
+    return 0;
+  }
+  int Truncate(uint64_t size) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    data_.resize(size);
+    return 0;
+  }
 
   std::string data() const {
     std::lock_guard<std::mutex> lk(mu_);
@@ -65,13 +78,15 @@ class MemorySink final : public RecordSink {
   int fail_write_at = -1;
   int fail_sync_at = -1;
   int fail_errno = EIO;
+  bool can_extend = false;
+  int fail_extend_at = -1;
   bool short_writes = false;
   unsigned sync_sleep_us = 0;
 
  private:
   mutable std::mutex mu_;
   std::string data_, durable_;
-  int writes_ = 0, syncs_ = 0;
+  int writes_ = 0, syncs_ = 0, extends_ = 0;
 };
 
 std::string Record(int thread, int i) {
@@ -168,6 +183,55 @@ TEST(RecordWriter, AcknowledgedOnlyAfterTheCoveringSync) {
   EXPECT_EQ(w->stats().durable_records, static_cast<uint64_t>(kThreads * kPer));
 }
 
+// N threads committing in step: after the first cycles, each sync covers
+// (nearly) all of them, not about half as when the next sync starts while
+// the committers released by the last one are still on their way back
+// (without the wait this test measures exactly 4 records per sync).
+TEST(RecordWriter, GroupCommitWaitsForTheCommittersOfTheLastCycle) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  mem->sync_sleep_us = 5000;
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kGroupCommit;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  constexpr int kThreads = 8, kPer = 30;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPer; ++i) ASSERT_TRUE(w->Append(Record(t, i), Durable::kYes));
+    });
+  for (auto& th : threads) th.join();
+  RecordWriterStats st = w->stats();
+  double per_sync = static_cast<double>(st.records) / static_cast<double>(st.sync_calls);
+  EXPECT_GE(per_sync, 5.5) << st.sync_calls << " syncs for " << st.records << " commits";
+  EXPECT_GT(st.sync_ns, st.sync_calls * 5'000'000u) << "sync_ns counts the time in DataSync";
+  ASSERT_TRUE(w->Close().has_value());
+  ExpectWholeAndInOrder(mem->durable(), kThreads, kPer);
+}
+
+// When committers leave, the one left waits for them once (the wait times
+// out), then syncs alone without waiting.
+TEST(RecordWriter, ADepartedCommitterCostsOneWait) {
+  auto sink = std::make_unique<MemorySink>();
+  sink->sync_sleep_us = 200;
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kGroupCommit;
+  o.commit_wait_ns = 20'000'000;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) ASSERT_TRUE(w->Append(Record(t, i), Durable::kYes));
+    });
+  for (auto& th : threads) th.join();
+  const uint64_t before = w->stats().wait_timeouts;
+  for (int i = 20; i < 60; ++i) ASSERT_TRUE(w->Append(Record(0, i), Durable::kYes));
+  EXPECT_LE(w->stats().wait_timeouts - before, 1u);
+  ASSERT_TRUE(w->Close().has_value());
+}
+
 TEST(RecordWriter, SyncErrorReachesEveryWaiterAndStaysFinal) {
   auto sink = std::make_unique<MemorySink>();
   MemorySink* mem = sink.get();
@@ -262,6 +326,59 @@ TEST(RecordWriter, EveryIntervalPolicySyncsInTheBackground) {
   ASSERT_TRUE(w->Close().has_value());
 }
 
+// preallocate_bytes: zeros stay at least half a chunk ahead of the records,
+// and Close() cuts them off, then syncs the size.
+TEST(RecordWriter, PreallocateKeepsZerosAheadAndCloseTrimsThem) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  mem->can_extend = true;
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kGroupCommit;
+  o.buffer_bytes = 4096;
+  o.preallocate_bytes = 8192;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(mem->data(), std::string(8192, '\0')) << "the first chunk is written at Create";
+  std::string all;
+  for (int i = 0; i < 1000; ++i) {
+    all += Record(0, i);
+    ASSERT_TRUE(w->Append(Record(0, i), i % 10 == 9 ? Durable::kYes : Durable::kNo));
+    if (i % 10 != 9) continue;
+    std::string d = mem->durable();
+    ASSERT_GE(d.size(), all.size() + 4096) << i;
+    ASSERT_EQ(d.substr(0, all.size()), all);
+    ASSERT_EQ(d.find_first_not_of('\0', all.size()), std::string::npos) << "zeros after records";
+  }
+  const RecordWriterStats st = w->stats();
+  EXPECT_GE(st.zero_bytes, all.size() + 4096);
+  EXPECT_EQ(st.zero_bytes % 8192, 0u);
+  ASSERT_TRUE(w->Close().has_value());
+  EXPECT_EQ(mem->durable(), all) << "the size after Close is synced";
+}
+
+TEST(RecordWriter, PreallocateErrors) {
+  RecordWriterOptions o;
+  o.preallocate_bytes = 8192;
+  auto refused = RecordWriter::Create(std::make_unique<MemorySink>(), o);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, EOPNOTSUPP);
+  EXPECT_NE(refused.error().Message().find("preallocate_bytes"), std::string::npos);
+  EXPECT_FALSE(RecordWriter::Open("/var/tmp/writelab-never-made", o, O_APPEND).has_value());
+  EXPECT_FALSE(std::filesystem::exists("/var/tmp/writelab-never-made"));
+
+  auto sink = std::make_unique<MemorySink>();
+  sink->can_extend = true;
+  sink->fail_extend_at = 1;  // the first extension after Create's
+  o.policy = DurabilityPolicy::kGroupCommit;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w.has_value());
+  Status st;
+  for (int i = 0; i < 1000 && st; ++i) st = w->Append(Record(0, i), Durable::kYes);
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().code, ENOSPC);
+  EXPECT_NE(st.error().Message().find("extend memory"), std::string::npos) << st.error().Message();
+}
+
 TEST(RecordWriter, RealFileAndBadOptions) {
   std::string path = "/var/tmp/writelab-recordwriter-" + std::to_string(getpid());
   std::string expect;
@@ -277,6 +394,21 @@ TEST(RecordWriter, RealFileAndBadOptions) {
   std::stringstream s;
   s << in.rdbuf();
   EXPECT_EQ(s.str(), expect);
+  std::filesystem::remove(path);
+  {  // preallocate_bytes on a real file: zeros ahead while open, exact after Close
+    RecordWriterOptions o;
+    o.policy = DurabilityPolicy::kGroupCommit;
+    o.preallocate_bytes = 64 << 10;
+    auto w = RecordWriter::Open(path, o);
+    ASSERT_TRUE(w.has_value());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(w->Append(Record(1, i), Durable::kYes));
+    EXPECT_EQ(std::filesystem::file_size(path), 64u << 10);
+    ASSERT_TRUE(w->Close().has_value());
+    std::ifstream again(path);
+    std::stringstream t;
+    t << again.rdbuf();
+    EXPECT_EQ(t.str(), expect);
+  }
   std::filesystem::remove(path);
   RecordWriterOptions bad;
   bad.buffer_bytes = 100;
