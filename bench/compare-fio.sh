@@ -36,7 +36,9 @@ run_writelab() {  # prints "IOPS USER_S"
   u=$({ time "$writelab" stream --dir "$dir" --strategy plain --block 4k --size "$size" \
         --repeat 1 --no-probe --csv "$dir/wl.csv" >/dev/null; } 2>&1)
   local mbs
-  mbs=$(awk -F, '$3=="plain" && $6=="write_mb_s" {print $9}' "$dir/wl.csv")
+  # CSV columns (docs/results.md): row 5, figure 8, median 11
+  mbs=$(awk -F, '$5=="plain" && $8=="write_mb_s" {print $11}' "$dir/wl.csv")
+  [ -n "$mbs" ] || { echo "compare-fio.sh: no write_mb_s for plain in the CSV" >&2; exit 2; }
   awk -v m="$mbs" -v u="$u" 'BEGIN {printf "%.0f %s\n", m * 1e6 / 4096, u}'
 }
 
