@@ -230,7 +230,9 @@ TEST(RecordWriterExample, GroupCommitSharesSyncs) {
   RunResult r = RunProgram(WRITELAB_RECORD_EXAMPLE_BINARY, {work.path() + "/log", "4", "50"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("200 durable records"), std::string::npos) << r.out;
-  EXPECT_EQ(CountLines(Slurp(work.path() + "/log")), 200);
+  const std::string log = Slurp(work.path() + "/log");
+  EXPECT_EQ(CountLines(log), 200);
+  EXPECT_EQ(log.find('\0'), std::string::npos) << "the zeros ahead were not cut off at Close";
 }
 
 }  // namespace

@@ -105,13 +105,16 @@ struct RecordWriterOptions {
   // without them. -1: half the recent fdatasync time; 0: never wait.
   int64_t commit_wait_ns = -1;
   // 0: off. Otherwise keep the file extended with written zeros, in chunks
-  // of this size, at least half a chunk beyond the last record; Close()
-  // truncates the file to its records. On file systems that overwrite in
+  // of this size, at least half a chunk beyond the last record (their
+  // writeback is started at once); Close() truncates the file to its records
+  // and, unless the policy is kNone, syncs the new size (after a failure the
+  // zeros stay, as after a crash). On file systems that overwrite in
   // place (ext4, xfs) a commit's fdatasync then has no size or extent change
   // to journal: it writes the data and flushes the device cache. Costs: the
   // zeros are written too, and after a crash the file may end in zeros
   // after the last durable record (a reader must stop at them, as a
-  // length-prefixed or checksummed log format does). Not for O_APPEND.
+  // length-prefixed or checksummed log format does). No gain on
+  // copy-on-write file systems (btrfs). Not for O_APPEND.
   uint64_t preallocate_bytes = 0;
 };
 
