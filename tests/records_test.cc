@@ -132,6 +132,7 @@ TEST_F(RecordsCli, GroupCommitRows) {
     EXPECT_GE(f["records_per_sync"]["value"]["median"], 1.0);
     EXPECT_GT(f["sync_ms"]["value"]["median"], 0) << name;
     EXPECT_EQ(f.count("speedup"), name.starts_with("fdatasync/") ? 0u : 1u) << name;
+    EXPECT_EQ(f.count("wait_timeouts"), name.starts_with("group") ? 1u : 0u) << name;
     EXPECT_EQ(f["zero_bytes"]["value"]["median"] > 0, name.find("prealloc") != std::string::npos)
         << name;
     if (name == "fdatasync/4") {  // every thread synced its own record
