@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-
 namespace writelab::testing {
 
 struct RunResult {
