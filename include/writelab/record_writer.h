@@ -114,7 +114,8 @@ struct RecordWriterOptions {
   // zeros are written too, and after a crash the file may end in zeros
   // after the last durable record (a reader must stop at them, as a
   // length-prefixed or checksummed log format does). No gain on
-  // copy-on-write file systems (btrfs). Not for O_APPEND.
+  // copy-on-write file systems (btrfs). Not with O_APPEND or RWF_APPEND
+  // (appending writes would land after the zeros): Create() fails, EINVAL.
   uint64_t preallocate_bytes = 0;
 };
 

@@ -61,6 +61,8 @@ class FileSink final : public RecordSink {
   }
   int DataSync() override { return fdatasync(fd_.get()) == 0 ? 0 : -errno; }
   int Extend(uint64_t offset, uint64_t len) override {
+    // Appending writes would land after the zeros, which Close() cuts off.
+    if ((flags_ & RWF_APPEND) || (fcntl(fd_.get(), F_GETFL) & O_APPEND)) return -EINVAL;
     static const std::byte zeros[64 << 10] = {};
     const uint64_t start = offset, total = len;
     while (len > 0) {
@@ -148,6 +150,7 @@ struct RecordWriter::State {
   uint64_t since_sync = 0;
   std::atomic<uint64_t> durable{0};  // written under mu, read also without it
   bool io_busy = false;
+  bool closing = false;  // Close() began: no more Append, Flush, Sync
   bool closed = false;
   std::optional<Error> error;
   RecordWriterStats stats;
@@ -388,12 +391,13 @@ Status RecordWriter::State::TrimZeros(Lock& lk) {
   lk.unlock();
   int rc = sink->Truncate(size);
   const char* what = "truncate";
-  if (rc == 0 && sync) {
+  const bool synced = rc == 0 && sync;
+  if (synced) {
     rc = sink->DataSync();
     what = "fdatasync";
   }
   lk.lock();
-  stats.sync_calls += sync;
+  stats.sync_calls += synced;
   if (rc != 0) SetError(rc, what, size);
   ReleaseIo();
   return rc == 0 ? Status{} : Failed();
@@ -464,12 +468,12 @@ Status RecordWriter::Append(std::span<const std::byte> record, Durable durable) 
   State& s = *state_;
   State::Lock lk(s.mu);
   if (s.error) return s.Failed();
-  if (s.closed) return std::unexpected(PlainError("RecordWriter: Append after Close"));
+  if (s.closing) return std::unexpected(PlainError("RecordWriter: Append after Close"));
   uint64_t seq = s.appended;
   if (!record.empty())
     if (auto st = s.AppendLocked(lk, record, &seq); !st) return st;
   if (durable == Durable::kYes) {
-    ++s.requests;
+    if (seq > s.durable.load(std::memory_order_relaxed)) ++s.requests;  // needs a sync
     return s.WaitDurable(lk, seq, true);
   }
   if (s.options.policy == DurabilityPolicy::kEveryRecords && !record.empty() &&
@@ -482,7 +486,7 @@ Status RecordWriter::Flush() {
   State& s = *state_;
   State::Lock lk(s.mu);
   if (s.error) return s.Failed();
-  if (s.closed) return std::unexpected(PlainError("RecordWriter: Flush after Close"));
+  if (s.closing) return std::unexpected(PlainError("RecordWriter: Flush after Close"));
   if (!s.AcquireIo(lk)) return s.Failed();
   int rc = s.active_len ? s.WriteOut(lk, {}) : 0;
   s.ReleaseIo();
@@ -494,7 +498,7 @@ Status RecordWriter::Sync() {
   State& s = *state_;
   State::Lock lk(s.mu);
   if (s.error) return s.Failed();
-  if (s.closed) return std::unexpected(PlainError("RecordWriter: Sync after Close"));
+  if (s.closing) return std::unexpected(PlainError("RecordWriter: Sync after Close"));
   return s.WaitDurable(lk, s.appended, false);
 }
 
@@ -502,6 +506,7 @@ Status RecordWriter::Close() {
   State& s = *state_;
   State::Lock lk(s.mu);
   if (s.closed) return s.error ? s.Failed() : Status{};
+  s.closing = true;
   if (s.ticker.joinable()) {
     s.stop_ticker = true;
     s.ticker_cv.notify_all();

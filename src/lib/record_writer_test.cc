@@ -365,6 +365,18 @@ TEST(RecordWriter, PreallocateErrors) {
   EXPECT_NE(refused.error().Message().find("preallocate_bytes"), std::string::npos);
   EXPECT_FALSE(RecordWriter::Open("/var/tmp/writelab-never-made", o, O_APPEND).has_value());
   EXPECT_FALSE(std::filesystem::exists("/var/tmp/writelab-never-made"));
+  // Appending writes would land after the zeros that Close() cuts off.
+  const std::string path = "/var/tmp/writelab-append-" + std::to_string(getpid());
+  RecordWriterOptions append = o;
+  append.rwf_flags = RWF_APPEND;
+  auto by_flag = RecordWriter::Open(path, append);
+  ASSERT_FALSE(by_flag.has_value());
+  EXPECT_EQ(by_flag.error().code, EINVAL);
+  auto by_fd = RecordWriter::Create(
+      MakeFileSink(UniqueFd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC)), path), o);
+  ASSERT_FALSE(by_fd.has_value());
+  EXPECT_EQ(by_fd.error().code, EINVAL);
+  std::filesystem::remove(path);
 
   auto sink = std::make_unique<MemorySink>();
   sink->can_extend = true;
