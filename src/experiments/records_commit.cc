@@ -113,17 +113,13 @@ uint64_t ZoneBytes(const RecordsSpec& spec) {
   return std::clamp<uint64_t>(spec.commit_time_ns / 1'000'000'000u * per_s, 8u << 20, 1u << 30);
 }
 
-// 0 or errno.
-int WriteZoneAndSync(int fd, uint64_t bytes, std::string& what) {
-  static const char zeros[1 << 16] = {};
-  for (uint64_t off = 0; off < bytes;) {
-    ssize_t n =
-        pwrite(fd, zeros, std::min<uint64_t>(sizeof zeros, bytes - off), static_cast<off_t>(off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return what = "pwrite zeros", n < 0 ? errno : EIO;
-    off += static_cast<uint64_t>(n);
-  }
-  if (fdatasync(fd) != 0) return what = "fdatasync zeros", errno;
+// The library's own zero writer (RecordSink::Extend), then fdatasync; 0 or errno.
+int WriteZoneAndSync(int fd, const std::string& path, uint64_t bytes, std::string& what) {
+  int copy = dup(fd);
+  if (copy < 0) return what = "dup", errno;
+  auto sink = MakeFileSink(UniqueFd(copy), path);
+  if (int rc = sink->Extend(0, bytes); rc != 0) return what = "write zeros", -rc;
+  if (int rc = sink->DataSync(); rc != 0) return what = "fdatasync zeros", -rc;
   return 0;
 }
 
@@ -191,7 +187,7 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
     }
   } remove_at_end{*fd, path, spec.dir};
   const uint64_t zone = !way.group && way.prealloc ? ZoneBytes(spec) : 0;
-  if (int err = zone ? WriteZoneAndSync(fd->get(), zone, what) : 0; err)
+  if (int err = zone ? WriteZoneAndSync(fd->get(), path, zone, what) : 0; err)
     return fail(err, ErrnoError(err, what).Message()), run;
   std::optional<RecordWriter> writer;
   if (way.group) {
@@ -277,6 +273,7 @@ void AddTrial(const CommitRun& r, CommitAcc& acc) {
   acc.latency.Merge(r.latency);
 }
 
+// base: the median commits/s of fdatasync/T, 0 for that row itself.
 Row MakeCommitRow(CommitAcc& acc, double base) {
   Row row;
   row.name = acc.name;
@@ -284,7 +281,7 @@ Row MakeCommitRow(CommitAcc& acc, double base) {
   row.error_code = acc.error;
   row.message = acc.message;
   if (acc.figures.empty()) return row;
-  if (base > 0 && !acc.name.starts_with("fdatasync/")) {
+  if (base > 0) {
     acc.figures["speedup"] = {Summarize(acc.figures["commits_s"]).median / base};
   }
   AddFigures(row.figures, kCommitFigures, acc.figures);
@@ -351,7 +348,7 @@ Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunCo
         acc.status = RowStatus::kFailed;
         acc.message = "not measured: the run stopped before this row";
       }
-      out.rows.push_back(MakeCommitRow(acc, median));
+      out.rows.push_back(MakeCommitRow(acc, &acc == &accs[0] ? 0 : median));  // [0]: the base
     }
   }
   if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
