@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "io/file.h"
+#include "io/trusted_dir.h"
 #include "telemetry/identify.h"
 #include "testbed/testbed.h"
 
@@ -98,6 +99,12 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
   if (!size) return UsageError(size.error());
   if (*size < (64u << 20)) return UsageError("--testbed-size: at least 64 MiB");
 
+  for (const TestbedSpec& b : beds) {  // refused before anything is changed
+    if (b.fs == "tmpfs") continue;
+    if (auto dir = OpenTrustedDir(t.scratch, DirUse::kPrivate, true); !dir)
+      return UsageError("--scratch: " + dir.error().Message());
+    break;
+  }
   std::unique_ptr<UndoJournal> journal;  // as root, every run may change the system
   if (geteuid() == 0) {
     auto j = UndoJournal::Open();
@@ -115,7 +122,7 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
       status = std::unexpected(PlainError("interrupted"));
       break;
     }
-    auto tb = Testbed::Provision(bed, {*size, t.scratch}, *journal);
+    auto tb = Testbed::Provision(bed, {*size, t.scratch, ctx.interrupted}, *journal);
     if (!tb) {
       status = std::unexpected(PlainError("test bed " + bed.label + ": " + tb.error().Message()));
       break;

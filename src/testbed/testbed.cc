@@ -5,6 +5,7 @@
 #include <linux/loop.h>
 #include <spawn.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include <filesystem>
 
 #include "io/file.h"
+#include "io/trusted_dir.h"
 #include "telemetry/procfs.h"
 
 extern char** environ;
@@ -82,15 +84,32 @@ Status MountWithLibmount(const std::string& source, const std::string& target,
       ErrnoError(err, "mount " + fs + (options.empty() ? "" : " -o " + options) + " on " + target));
 }
 
-Status FillWithZeros(int fd, uint64_t size, const std::string& path) {
+Status FillWithZeros(int fd, uint64_t size, const std::string& path,
+                     const std::atomic<bool>* interrupted) {
   static const std::vector<char> zeros(1 << 20, 0);
   for (uint64_t off = 0; off < size; off += zeros.size()) {
+    if (interrupted && interrupted->load(std::memory_order_relaxed))
+      return std::unexpected(PlainError("interrupted while filling " + path));
     size_t n = std::min<uint64_t>(zeros.size(), size - off);
     if (pwrite(fd, zeros.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n))
       return std::unexpected(ErrnoError(errno ? errno : ENOSPC, "fill " + path));
   }
   if (fsync(fd) != 0) return std::unexpected(ErrnoError(errno, "fsync " + path));
   return {};
+}
+
+// Creates the backing image in the scratch directory through its descriptor:
+// O_EXCL|O_NOFOLLOW, then checked to be the regular file just made.
+std::expected<UniqueFd, Error> CreateImage(int dir_fd, const std::string& name,
+                                           const std::string& path) {
+  int fd = openat(dir_fd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return std::unexpected(ErrnoError(errno, "create " + path));
+  UniqueFd image(fd);
+  struct stat st;
+  if (fstat(fd, &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
+  if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid() || st.st_size != 0)
+    return std::unexpected(PlainError(path + " is not the new regular file writelab made"));
+  return image;
 }
 
 }  // namespace
@@ -123,12 +142,14 @@ std::expected<std::vector<TestbedSpec>, std::string> ParseTestbeds(std::string_v
   return specs;
 }
 
-Status RunTool(const std::vector<std::string>& argv, const std::string& scratch_dir) {
-  std::string log = scratch_dir + "/" + UniqueName("tool") + ".log";
+Status RunTool(const std::vector<std::string>& argv) {
+  // stderr goes to an anonymous memory file: nothing on disk to plant a link at.
+  UniqueFd log(memfd_create("writelab-tool-stderr", MFD_CLOEXEC));
+  if (!log) return std::unexpected(ErrnoError(errno, "memfd_create"));
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, log.get(), 2);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -139,15 +160,18 @@ Status RunTool(const std::vector<std::string>& argv, const std::string& scratch_
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  std::string err = ReadSmallFile(log).value_or("");
-  unlink(log.c_str());
+  std::string err(4096, '\0');
+  ssize_t n = pread(log.get(), err.data(), err.size(), 0);
+  err.resize(n > 0 ? static_cast<size_t>(n) : 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
   std::string first = err.substr(0, err.find('\n'));  // the reason comes first, usage after
   return std::unexpected(
       PlainError(Join(argv, ' ') + " failed" + (first.empty() ? "" : ": " + first)));
 }
 
-Status Testbed::AttachLoop(const std::string& backing, UndoJournal& journal) {
+Status Testbed::AttachLoop(const std::string& backing, int backing_fd, UndoJournal& journal) {
+  struct stat st;
+  if (fstat(backing_fd, &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + backing));
   auto ctl = OpenFile("/dev/loop-control", O_RDWR);
   if (!ctl) return std::unexpected(ctl.error());
   for (int attempt = 0; attempt < 8; ++attempt) {
@@ -155,12 +179,12 @@ Status Testbed::AttachLoop(const std::string& backing, UndoJournal& journal) {
     if (n < 0) return std::unexpected(ErrnoError(errno, "LOOP_CTL_GET_FREE"));
     std::string dev = "/dev/loop" + std::to_string(n);
     bool busy = false;
-    auto change = ScopedChange::Make(journal, {"loop", dev, backing}, [&]() -> Status {
-      auto fd = OpenFile(dev, O_RDWR);
-      auto file = OpenFile(backing, O_RDWR);
-      if (!fd || !file) return std::unexpected(fd ? file.error() : fd.error());
+    UndoStep undo{"loop", dev, backing, std::to_string(st.st_ino)};
+    auto change = ScopedChange::Make(journal, undo, [&]() -> Status {
+      auto fd = OpenFile(dev, O_RDWR | O_NOFOLLOW);
+      if (!fd) return std::unexpected(fd.error());
       loop_config cfg{};
-      cfg.fd = static_cast<uint32_t>(file->get());
+      cfg.fd = static_cast<uint32_t>(backing_fd);  // the file made, never reopened by name
       cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO;
       std::strncpy(reinterpret_cast<char*>(cfg.info.lo_file_name), backing.c_str(),
                    LO_NAME_SIZE - 1);
@@ -191,13 +215,13 @@ Status Testbed::AttachLoop(const std::string& backing, UndoJournal& journal) {
 Status Testbed::Mount(const std::string& source, const std::string& data, UndoJournal& journal) {
   mount_point_ = "/run/writelab/" + UniqueName("mnt");
   auto dir = ScopedChange::Make(journal, {"dir", mount_point_, ""}, [&]() -> Status {
-    if (mkdir(mount_point_.c_str(), 0755) != 0)
+    if (mkdir(mount_point_.c_str(), 0700) != 0)
       return std::unexpected(ErrnoError(errno, "mkdir " + mount_point_));
     return {};
   });
   if (!dir) return std::unexpected(dir.error());
   changes_.push_back(std::move(*dir));
-  auto mounted = ScopedChange::Make(journal, {"mount", mount_point_, ""}, [&] {
+  auto mounted = ScopedChange::Make(journal, {"mount", mount_point_, "", source}, [&] {
     return MountWithLibmount(source, mount_point_, spec_.fs, data);
   });
   if (!mounted) return std::unexpected(mounted.error());
@@ -217,33 +241,36 @@ std::expected<std::unique_ptr<Testbed>, Error> Testbed::Provision(const TestbedS
     if (Status s = tb->Mount("tmpfs", data, journal); !s) return std::unexpected(s.error());
     return tb;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(options.scratch_dir, ec);
-  if (ec) return std::unexpected(ErrnoError(ec.value(), "create " + options.scratch_dir));
+  auto scratch = AbsolutePath(options.scratch_dir);
+  if (!scratch) return std::unexpected(scratch.error());
+  auto dir = OpenTrustedDir(*scratch, DirUse::kPrivate, true);
+  if (!dir) return std::unexpected(PlainError("--scratch: " + dir.error().Message()));
+  std::string name = UniqueName("testbed") + ".img";
   // Absolute and without links: the loop's backing_file in sysfs reads so,
   // and undo compares the two.
-  std::string scratch = std::filesystem::canonical(options.scratch_dir, ec).string();
-  if (ec) return std::unexpected(ErrnoError(ec.value(), "resolve " + options.scratch_dir));
-  std::string backing = scratch + "/" + UniqueName("testbed") + ".img";
-  auto file = ScopedChange::Make(journal, {"file", backing, ""}, [&]() -> Status {
-    auto fd = OpenFile(backing, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  std::string backing = *scratch + "/" + name;
+  UniqueFd image;
+  auto file = ScopedChange::Make(journal, {"file", backing, "", ""}, [&]() -> Status {
+    auto fd = CreateImage(dir->get(), name, backing);
     if (!fd) return std::unexpected(fd.error());
-    if (ftruncate(fd->get(), static_cast<off_t>(options.size)) != 0)
+    image = std::move(*fd);
+    if (ftruncate(image.get(), static_cast<off_t>(options.size)) != 0)
       return std::unexpected(ErrnoError(errno, "ftruncate " + backing));
     // A raw bed is written directly: fill it, so the first run (the first
     // scheduler) does not pay for the backing file's block allocation alone.
-    return spec.fs == "raw" ? FillWithZeros(fd->get(), options.size, backing) : Status{};
+    return spec.fs == "raw" ? FillWithZeros(image.get(), options.size, backing, options.interrupted)
+                            : Status{};
   });
   if (!file) return std::unexpected(file.error());
   tb->changes_.push_back(std::move(*file));
-  if (Status s = tb->AttachLoop(backing, journal); !s) return std::unexpected(s.error());
+  if (Status s = tb->AttachLoop(backing, image.get(), journal); !s)
+    return std::unexpected(s.error());
   std::string dev = "/dev/" + tb->device_;
   if (spec.fs == "raw") {  // the bare device is the target
     tb->mount_point_ = dev;
     return tb;
   }
-  if (Status s = RunTool(MkfsCommand(spec, dev), options.scratch_dir); !s)
-    return std::unexpected(s.error());
+  if (Status s = RunTool(MkfsCommand(spec, dev)); !s) return std::unexpected(s.error());
   if (Status s = tb->Mount(dev, opts, journal); !s) return std::unexpected(s.error());
   return tb;
 }

@@ -8,6 +8,7 @@
 // e.g. "ext4:data=journal,ext4:nojournal,xfs,tmpfs:huge=always".
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <memory>
@@ -32,7 +33,11 @@ std::expected<std::vector<TestbedSpec>, std::string> ParseTestbeds(std::string_v
 
 struct TestbedOptions {
   uint64_t size = 4ull << 30;
+  // Refused unless it and its parents are trusted (io/trusted_dir.h, kPrivate);
+  // created 0700 when missing. The image is made in it with O_EXCL|O_NOFOLLOW
+  // and handed to the loop device by descriptor.
   std::string scratch_dir = "/var/tmp/writelab";
+  const std::atomic<bool>* interrupted = nullptr;  // stops a raw bed's zero fill
 };
 
 class Testbed {
@@ -51,7 +56,7 @@ class Testbed {
 
  private:
   Testbed() = default;
-  Status AttachLoop(const std::string& backing, UndoJournal& journal);
+  Status AttachLoop(const std::string& backing, int backing_fd, UndoJournal& journal);
   Status Mount(const std::string& source, const std::string& data, UndoJournal& journal);
 
   TestbedSpec spec_;
@@ -62,7 +67,7 @@ class Testbed {
   std::vector<ScopedChange> changes_;
 };
 
-// Runs a program (mkfs) and waits; an error carries its last stderr line.
-Status RunTool(const std::vector<std::string>& argv, const std::string& scratch_dir);
+// Runs a program (mkfs) and waits; an error carries its first stderr line.
+Status RunTool(const std::vector<std::string>& argv);
 
 }  // namespace writelab
