@@ -1,20 +1,25 @@
 #include "testbed/journal.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <libmount/libmount.h>
 #include <linux/loop.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
-#include <filesystem>
-#include <fstream>
-#include <map>
+#include <charconv>
+#include <climits>
 #include <nlohmann/json.hpp>
 
 #include "io/file.h"
+#include "io/trusted_dir.h"
 #include "telemetry/procfs.h"
 
 namespace writelab {
@@ -22,25 +27,88 @@ namespace {
 
 using nlohmann::json;
 
+constexpr size_t kMaxJournalBytes = 1 << 20;  // a run records a few dozen steps
+
+std::optional<unsigned long long> ParseUnsigned(std::string_view s) {
+  unsigned long long v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+// Fields of /proc/PID/stat after the command name: index 0 is field 3.
+std::vector<std::string_view> StatFields(const std::string& text) {
+  std::vector<std::string_view> fields;
+  size_t pos = text.rfind(')');
+  if (pos == std::string::npos) return fields;
+  std::string_view rest(text.c_str() + pos + 1);
+  while (!rest.empty()) {
+    size_t start = rest.find_first_not_of(" \n");
+    if (start == std::string_view::npos) break;
+    rest.remove_prefix(start);
+    size_t end = rest.find_first_of(" \n");
+    fields.push_back(rest.substr(0, end));
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end);
+  }
+  return fields;
+}
+
+// Loop: detach only while the device still has the backing file and inode
+// the journal recorded; it may be another run's now.
 Status UndoLoop(const UndoStep& s) {
   std::string name = s.path.substr(s.path.find_last_of('/') + 1);
   auto backing = ReadLine("/sys/block/" + name + "/loop/backing_file");
   if (!backing || *backing != s.value) return {};  // detached already, or someone else's now
-  auto fd = OpenFile(s.path, O_RDONLY);
+  auto fd = OpenFile(s.path, O_RDONLY | O_NOFOLLOW);
   if (!fd) return std::unexpected(fd.error());
+  if (!s.check.empty()) {
+    loop_info64 info{};
+    if (ioctl(fd->get(), LOOP_GET_STATUS64, &info) != 0) return {};  // detached meanwhile
+    if (std::to_string(info.lo_inode) != s.check) return {};         // a new file, same name
+  }
   if (ioctl(fd->get(), LOOP_CLR_FD, 0) != 0 && errno != ENXIO)
     return std::unexpected(ErrnoError(errno, "detach " + s.path));
   return {};
 }
 
+// The source mounted last at target ("" when nothing is).
+std::string MountedSource(const std::string& target) {
+  libmnt_table* tb = mnt_new_table_from_file("/proc/self/mountinfo");
+  if (!tb) return "";
+  libmnt_fs* fs = mnt_table_find_target(tb, target.c_str(), MNT_ITER_BACKWARD);
+  const char* src = fs ? mnt_fs_get_source(fs) : nullptr;
+  std::string out = src ? src : "";
+  mnt_unref_table(tb);
+  return out;
+}
+
 Status UndoMount(const UndoStep& s) {
-  if (umount2(s.path.c_str(), 0) == 0 || errno == EINVAL || errno == ENOENT) return {};
-  if (errno == EBUSY && umount2(s.path.c_str(), MNT_DETACH) == 0) return {};
+  if (!s.check.empty()) {
+    std::string source = MountedSource(s.path);
+    if (source.empty() || source != s.check) return {};  // not mounted, or not ours
+  }
+  if (umount2(s.path.c_str(), UMOUNT_NOFOLLOW) == 0 || errno == EINVAL || errno == ENOENT)
+    return {};
+  if (errno == EBUSY && umount2(s.path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) == 0) return {};
   return std::unexpected(ErrnoError(errno, "unmount " + s.path));
 }
 
+// "loop:INODE": the loop device must still be over that inode.
+bool SysfsObjectIsOurs(const UndoStep& s) {
+  if (!s.check.starts_with("loop:")) return true;
+  std::string dev = SysfsDevice(s.path);
+  auto fd = OpenFile("/dev/" + dev, O_RDONLY | O_NOFOLLOW);
+  loop_info64 info{};
+  if (!fd || ioctl(fd->get(), LOOP_GET_STATUS64, &info) != 0) return false;
+  return "loop:" + std::to_string(info.lo_inode) == s.check;
+}
+
 Status UndoSysfs(const UndoStep& s) {
-  int fd = ::open(s.path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (SysfsDevice(s.path).empty())
+    return std::unexpected(PlainError("refused to write " + s.path + ": not a knob writelab sets"));
+  if (!SysfsObjectIsOurs(s)) return {};
+  int fd = ::open(s.path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     return errno == ENOENT ? Status{} : std::unexpected(ErrnoError(errno, "open " + s.path));
   UniqueFd guard(fd);
@@ -49,7 +117,113 @@ Status UndoSysfs(const UndoStep& s) {
   return {};
 }
 
+// A background command's process group: path is the group id, value the
+// leader's start time. Members started before the leader are not ours.
+Status UndoProcessGroup(const UndoStep& s) {
+  auto pgid = ParseUnsigned(s.path);
+  auto start = ParseUnsigned(s.value);
+  if (!pgid || !start || *pgid < 2 || *pgid > INT_MAX)
+    return std::unexpected(PlainError("bad process group step " + s.path));
+  DIR* d = opendir("/proc");
+  if (!d) return std::unexpected(ErrnoError(errno, "open /proc"));
+  while (dirent* e = readdir(d)) {
+    auto pid = ParseUnsigned(e->d_name);
+    if (!pid || *pid > INT_MAX) continue;
+    auto stat = ReadSmallFile("/proc/" + std::string(e->d_name) + "/stat");
+    if (!stat) continue;
+    auto f = StatFields(*stat);
+    if (f.size() < 20 || ParseUnsigned(f[2]) != *pgid) continue;
+    auto started = ParseUnsigned(f[19]);
+    if (started && *started >= *start && (*pid != *pgid || *started == *start))
+      kill(static_cast<pid_t>(*pid), SIGKILL);
+  }
+  closedir(d);
+  return {};
+}
+
+bool ValidPath(std::string_view p) {
+  if (!p.starts_with('/') || p.find("/../") != std::string_view::npos || p.ends_with("/..") ||
+      p.find('\0') != std::string_view::npos)
+    return false;
+  return true;
+}
+
+std::optional<int> PositiveInt(const json& j) {
+  if (j.is_number_unsigned() && j.get<uint64_t>() >= 1 && j.get<uint64_t>() <= INT_MAX)
+    return static_cast<int>(j.get<uint64_t>());
+  if (j.is_number_integer() && j.get<int64_t>() >= 1 && j.get<int64_t>() <= INT_MAX)
+    return static_cast<int>(j.get<int64_t>());
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string SysfsDevice(std::string_view path) {
+  // /sys/block/DEV/queue/KNOB or /sys/fs/ext4/DEV/KNOB, names without
+  // slashes, dots or anything a shell or a path could misread.
+  auto name_ok = [](std::string_view n) {
+    if (n.empty() || n.size() > 64 || n == "." || n == "..") return false;
+    for (char c : n)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+            c == ':'))
+        return false;
+    return true;
+  };
+  for (std::string_view prefix : {"/sys/block/", "/sys/fs/ext4/"}) {
+    if (!path.starts_with(prefix)) continue;
+    std::string_view rest = path.substr(prefix.size());
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) return "";
+    std::string_view dev = rest.substr(0, slash), knob = rest.substr(slash + 1);
+    if (prefix == "/sys/block/") {
+      if (!knob.starts_with("queue/")) return "";
+      knob.remove_prefix(6);
+    }
+    if (!name_ok(dev) || !name_ok(knob)) return "";
+    return std::string(dev);
+  }
+  return "";
+}
+
+std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::unexpected("not a JSON object");
+  JournalLine line;
+  if (j.contains("done")) {
+    auto done = PositiveInt(j["done"]);
+    if (!done || j.size() != 1) return std::unexpected("\"done\" must be a step id alone");
+    line.done = *done;
+    return line;
+  }
+  auto id = j.contains("id") ? PositiveInt(j["id"]) : std::nullopt;
+  if (!id) return std::unexpected("\"id\" must be a positive integer");
+  line.id = *id;
+  for (const char* key : {"op", "path", "value", "check"}) {
+    if (!j.contains(key)) {
+      if (std::string_view(key) == "check") continue;  // journals before 0.2 have none
+      return std::unexpected(std::string("\"") + key + "\" is missing");
+    }
+    if (!j[key].is_string())
+      return std::unexpected(std::string("\"") + key + "\" must be a string");
+  }
+  UndoStep& s = line.step;
+  s = {j["op"], j["path"], j["value"], j.value("check", "")};
+  static constexpr std::string_view kOps[] = {"file", "dir", "loop", "mount", "sysfs", "pgroup"};
+  if (std::find(std::begin(kOps), std::end(kOps), s.op) == std::end(kOps))
+    return std::unexpected("unknown op \"" + s.op + "\"");
+  if (s.op == "pgroup") {
+    if (!ParseUnsigned(s.path) || !ParseUnsigned(s.value))
+      return std::unexpected("a pgroup step needs a group id and a start time");
+  } else if (!ValidPath(s.path)) {
+    return std::unexpected("\"path\" must be an absolute path without ..");
+  }
+  if (s.op == "sysfs" && SysfsDevice(s.path).empty())
+    return std::unexpected("sysfs path " + s.path +
+                           " is outside /sys/block/*/queue and /sys/fs/ext4/*");
+  if (s.op == "loop" && !s.path.starts_with("/dev/loop"))
+    return std::unexpected("a loop step must name a /dev/loopN");
+  return line;
+}
 
 Status Undo(const UndoStep& s) {
   if (s.op == "file") {
@@ -63,30 +237,31 @@ Status Undo(const UndoStep& s) {
   if (s.op == "loop") return UndoLoop(s);
   if (s.op == "mount") return UndoMount(s);
   if (s.op == "sysfs") return UndoSysfs(s);
+  if (s.op == "pgroup") return UndoProcessGroup(s);
   return std::unexpected(PlainError("unknown undo step '" + s.op + "'"));
 }
 
+unsigned long long ProcessStartTime(int pid) {
+  auto stat = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return 0;
+  auto f = StatFields(*stat);
+  return f.size() >= 20 ? ParseUnsigned(f[19]).value_or(0) : 0;
+}
+
 std::expected<std::unique_ptr<UndoJournal>, Error> UndoJournal::Open(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return std::unexpected(ErrnoError(ec.value(), "create " + dir));
-  std::string path = dir + "/journal-" + std::to_string(getpid());
-  // A journal with our PID is a dead process's (PIDs are reused): finish its
-  // undo before starting ours, so its steps are not lost.
-  if (auto stale = PendingSteps(path)) {
-    for (auto it = stale->rbegin(); it != stale->rend(); ++it) {
-      if (Status s = Undo(*it); !s)
-        return std::unexpected(PlainError("stale journal " + path + ": " + s.error().Message() +
-                                          " (run writelab cleanup)"));
-    }
-  }
-  auto fd = OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
-  if (!fd) return std::unexpected(fd.error());
-  return std::unique_ptr<UndoJournal>(new UndoJournal(path, std::move(*fd)));
+  auto dir_fd = OpenTrustedDir(dir, DirUse::kPrivate, true);
+  if (!dir_fd) return std::unexpected(dir_fd.error());
+  std::string name =
+      "journal-" + std::to_string(getpid()) + "-" + std::to_string(ProcessStartTime(getpid()));
+  std::string path = dir + "/" + name;
+  int fd = openat(dir_fd->get(), name.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return std::unexpected(ErrnoError(errno, "create " + path));
+  return std::unique_ptr<UndoJournal>(new UndoJournal(path, std::move(*dir_fd), UniqueFd(fd)));
 }
 
 UndoJournal::~UndoJournal() {
-  if (pending_ == 0) unlink(path_.c_str());
+  if (pending_ == 0) unlinkat(dir_.get(), path_.substr(path_.find_last_of('/') + 1).c_str(), 0);
 }
 
 Status UndoJournal::Append(const std::string& line) {
@@ -99,7 +274,11 @@ Status UndoJournal::Append(const std::string& line) {
 
 std::expected<int, Error> UndoJournal::Record(const UndoStep& step) {
   int id = next_id_++;
-  json j = {{"id", id}, {"op", step.op}, {"path", step.path}, {"value", step.value}};
+  json j = {{"id", id},
+            {"op", step.op},
+            {"path", step.path},
+            {"value", step.value},
+            {"check", step.check}};
   if (Status s = Append(j.dump()); !s) return std::unexpected(s.error());
   ++pending_;
   return id;
@@ -109,53 +288,149 @@ void UndoJournal::Done(int id) {
   if (Append(json{{"done", id}}.dump())) --pending_;
 }
 
-std::expected<std::vector<UndoStep>, Error> PendingSteps(const std::string& journal_path) {
-  std::ifstream in(journal_path);
-  if (!in) return std::unexpected(ErrnoError(errno, "open " + journal_path));
-  std::map<int, UndoStep> open;
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded()) continue;  // a line cut short by a crash
-    if (j.contains("done")) {
-      open.erase(j["done"].get<int>());
-    } else if (j.contains("id")) {
-      open[j["id"].get<int>()] = {j.value("op", ""), j.value("path", ""), j.value("value", "")};
-    }
+Status UndoJournal::LockDevice(const std::string& device) {
+  Held& held = locks_[device];
+  if (held.count++ > 0) return {};
+  std::string name = "lock-" + device;
+  int fd = openat(dir_.get(), name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    held.fd.Reset(fd);
+    return {};
   }
-  std::vector<UndoStep> steps;
-  for (auto& [id, step] : open) steps.push_back(std::move(step));
-  return steps;
+  int err = errno;
+  if (fd >= 0) close(fd);
+  locks_.erase(device);
+  if (err == EWOULDBLOCK)
+    return std::unexpected(PlainError("another writelab run is changing " + device +
+                                      "'s settings (it holds " + ParentDir(path_) + "/" + name +
+                                      "); try again when it ends"));
+  return std::unexpected(ErrnoError(err, "lock " + ParentDir(path_) + "/" + name));
 }
 
-CleanupReport CleanupStale(const std::string& dir) {
+void UndoJournal::UnlockDevice(const std::string& device) {
+  auto it = locks_.find(device);
+  if (it != locks_.end() && --it->second.count == 0) locks_.erase(it);  // closing unlocks
+}
+
+namespace {
+
+struct JournalContents {
+  std::vector<UndoStep> pending;       // in the order recorded
+  std::vector<std::string> malformed;  // "PATH line N: why"
+};
+
+// Reads a journal through dir_fd, refusing anything but a regular file of
+// ours (a link planted in its place, or another user's file).
+std::expected<JournalContents, Error> ReadJournal(int dir_fd, const std::string& name,
+                                                  const std::string& path) {
+  int raw = openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (raw < 0) return std::unexpected(ErrnoError(errno, "open " + path));
+  UniqueFd fd(raw);
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
+  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
+    return std::unexpected(PlainError(path + ": not a journal of this user's (refused)"));
+  if (static_cast<uint64_t>(st.st_size) > kMaxJournalBytes)
+    return std::unexpected(PlainError(path + ": larger than 1 MiB (refused)"));
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  ssize_t n = pread(fd.get(), text.data(), text.size(), 0);
+  if (n < 0) return std::unexpected(ErrnoError(errno, "read " + path));
+  text.resize(static_cast<size_t>(n));
+  JournalContents out;
+  std::map<int, UndoStep> open;
+  size_t pos = 0;
+  for (int number = 1; pos < text.size(); ++number) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    auto parsed = ParseJournalLine(line);
+    if (!parsed) {
+      out.malformed.push_back(path + " line " + std::to_string(number) + ": " + parsed.error());
+    } else if (parsed->done) {
+      open.erase(parsed->done);
+    } else {
+      open[parsed->id] = std::move(parsed->step);
+    }
+  }
+  for (auto& [id, step] : open) out.pending.push_back(std::move(step));
+  return out;
+}
+
+// A journal name's PID and start time ("journal-PID-START"; older
+// journals have no start time: 0).
+std::optional<std::pair<int, unsigned long long>> JournalOwner(std::string_view name) {
+  if (!name.starts_with("journal-")) return std::nullopt;
+  name.remove_prefix(8);
+  size_t dash = name.find('-');
+  auto pid = ParseUnsigned(name.substr(0, dash));
+  auto start = dash == std::string_view::npos ? std::optional<unsigned long long>(0)
+                                              : ParseUnsigned(name.substr(dash + 1));
+  if (!pid || !start || *pid < 1 || *pid > INT_MAX) return std::nullopt;
+  return std::pair{static_cast<int>(*pid), *start};
+}
+
+bool RunIsAlive(int pid, unsigned long long start) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  // An old journal (no start time) with our own PID is a dead run's.
+  return start == 0 ? pid != getpid() : ProcessStartTime(pid) == start;
+}
+
+// True when a live run holds the lock of the device the step changes.
+bool DeviceHeldByLiveRun(int dir_fd, const UndoStep& s) {
+  std::string dev = s.op == "sysfs" ? SysfsDevice(s.path) : "";
+  if (dev.empty()) return false;
+  UniqueFd fd(openat(dir_fd, ("lock-" + dev).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  return fd && flock(fd.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+}
+
+void UndoJournalFile(int dir_fd, const std::string& name, const std::string& path,
+                     CleanupReport& report) {
+  auto contents = ReadJournal(dir_fd, name, path);
+  if (!contents && contents.error().code == ENOENT) return;  // its writelab just finished
+  if (!contents) return report.errors.push_back(contents.error().Message());
+  for (const std::string& m : contents->malformed) report.skipped.push_back(m);
+  bool ok = true;
+  for (auto it = contents->pending.rbegin(); it != contents->pending.rend(); ++it) {
+    if (DeviceHeldByLiveRun(dir_fd, *it)) {
+      report.skipped.push_back(it->op + " " + it->path + " (a live writelab run holds " +
+                               SysfsDevice(it->path) + " now)");
+    } else if (Status s = Undo(*it); !s) {
+      report.errors.push_back(s.error().Message());
+      ok = false;
+    } else {
+      report.undone.push_back(it->op + " " + it->path);
+    }
+  }
+  if (ok) unlinkat(dir_fd, name.c_str(), 0);
+}
+
+}  // namespace
+
+std::expected<CleanupReport, Error> CleanupStale(const std::string& dir) {
+  auto dir_fd = OpenTrustedDir(dir, DirUse::kPrivate, false);
+  if (!dir_fd) return std::unexpected(dir_fd.error());
+  int listing = dup(dir_fd->get());
+  DIR* d = listing >= 0 ? fdopendir(listing) : nullptr;
+  if (!d) {
+    if (listing >= 0) close(listing);
+    return std::unexpected(ErrnoError(errno, "list " + dir));
+  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
+  closedir(d);
+  std::sort(names.begin(), names.end());
   CleanupReport report;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    if (!name.starts_with("journal-")) continue;
-    int pid = std::atoi(name.c_str() + 8);
-    if (pid > 0 && pid != getpid() && kill(pid, 0) == 0) {
-      report.skipped.push_back(entry.path().string() + " (writelab " + std::to_string(pid) +
+  for (const std::string& name : names) {
+    auto owner = JournalOwner(name);
+    if (!owner) continue;
+    std::string path = dir + "/" + name;
+    if (RunIsAlive(owner->first, owner->second)) {
+      report.skipped.push_back(path + " (writelab " + std::to_string(owner->first) +
                                " is still running)");
       continue;
     }
-    auto steps = PendingSteps(entry.path().string());
-    if (!steps && steps.error().code == ENOENT) continue;  // its writelab just finished
-    if (!steps) {
-      report.errors.push_back(steps.error().Message());
-      continue;
-    }
-    bool ok = true;
-    for (auto it = steps->rbegin(); it != steps->rend(); ++it) {
-      if (Status s = Undo(*it); !s) {
-        report.errors.push_back(s.error().Message());
-        ok = false;
-      } else {
-        report.undone.push_back(it->op + " " + it->path);
-      }
-    }
-    if (ok) std::filesystem::remove(entry.path(), ec);
+    UndoJournalFile(dir_fd->get(), name, path, report);
   }
   return report;
 }

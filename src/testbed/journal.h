@@ -3,17 +3,27 @@
 // here, with how to undo it, BEFORE it is made. The record is fsynced, so
 // after a crash `writelab cleanup` can finish the job (STYLE.md 10).
 //
-// File: /run/writelab/journal-PID, one JSON object a line:
-//   {"id":3,"op":"mount","path":"/run/writelab/mnt-123-0"}   a step to undo
+// File: RUNTIME/journal-PID-START (RUNTIME is /run/writelab, owned by root,
+// 0700; START is the process's start time, field 22 of /proc/PID/stat, so a
+// reused PID is not mistaken for the run), one JSON object a line:
+//   {"id":3,"op":"mount","path":"/run/writelab/mnt-123-0","value":"",
+//    "check":"/dev/loop3"}                                   a step to undo
 //   {"done":3}                                               it was undone
 // Steps are undone in reverse order. The RAII owners in testbed/ undo their
 // own step in their destructors and mark it done; the file is removed when
 // every step is done.
+//
+// The runtime directory also holds one lock file per device (lock-DEV): a
+// run holds an exclusive flock on it while it has changed that device's
+// settings, so two runs never interleave their changes and cleanup never
+// undoes a dead run's change under a live one.
 #pragma once
 
 #include <expected>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "writelab/error.h"
@@ -24,19 +34,39 @@ namespace writelab {
 struct UndoStep {
   // file: unlink path; dir: rmdir path; loop: detach path (a /dev/loopN)
   // if its backing file is value; mount: unmount path; sysfs: write value
-  // back to path.
+  // back to path (only /sys/block/*/queue/* and /sys/fs/ext4/*/*).
   std::string op;
   std::string path;
   std::string value;
+  // What the object must still be for the undo to touch it: loop: the
+  // backing file's inode; mount: the mounted source; sysfs on a loop device:
+  // "loop:INODE" of its backing file. Empty: nothing to check.
+  std::string check;
 };
 
+// One line of a journal, checked: a step, or the id of a step undone.
+struct JournalLine {
+  int done = 0;  // > 0: this line marks step `done` undone
+  int id = 0;    // > 0: this line records `step`
+  UndoStep step;
+};
+// Parses and validates one line; the error says what is wrong with it.
+std::expected<JournalLine, std::string> ParseJournalLine(std::string_view line);
+
 // Performs one undo step. A step whose change is already gone (file
-// missing, loop detached, not mounted) succeeds: undo is idempotent.
+// missing, loop detached, not mounted) or whose object is no longer the one
+// recorded (check) succeeds without touching it: undo is idempotent.
 Status Undo(const UndoStep& step);
+
+// The device whose settings a sysfs path changes ("vda" for
+// /sys/block/vda/queue/scheduler), or "" when the path is none of those
+// writelab may change.
+std::string SysfsDevice(std::string_view path);
 
 class UndoJournal {
  public:
-  // dir: /run/writelab normally; tests may pass another.
+  // dir: /run/writelab normally; tests may pass another. Created 0700 when
+  // missing; refused when another user could change it (io/trusted_dir.h).
   static std::expected<std::unique_ptr<UndoJournal>, Error> Open(
       const std::string& dir = "/run/writelab");
   ~UndoJournal();
@@ -46,25 +76,41 @@ class UndoJournal {
   void Done(int id);
   const std::string& path() const { return path_; }
 
+  // Takes the exclusive lock on device's settings (counted: nested holders
+  // of this journal share it). Fails at once, saying so, when another run
+  // holds it.
+  Status LockDevice(const std::string& device);
+  void UnlockDevice(const std::string& device);
+
  private:
-  UndoJournal(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+  UndoJournal(std::string path, UniqueFd dir, UniqueFd fd)
+      : path_(std::move(path)), dir_(std::move(dir)), fd_(std::move(fd)) {}
   Status Append(const std::string& line);
   std::string path_;
+  UniqueFd dir_;
   UniqueFd fd_;
   int next_id_ = 1;
   int pending_ = 0;
+  struct Held {
+    UniqueFd fd;
+    int count = 0;
+  };
+  std::map<std::string, Held> locks_;
 };
 
-// Steps of a journal file not marked done, in the order they were recorded.
-std::expected<std::vector<UndoStep>, Error> PendingSteps(const std::string& journal_path);
+// The start time of a process (clock ticks since boot, /proc/PID/stat field
+// 22), or 0 when there is no such process.
+unsigned long long ProcessStartTime(int pid);
 
 struct CleanupReport {
   std::vector<std::string> undone;   // "unmounted /run/writelab/mnt-1-0"
-  std::vector<std::string> skipped;  // journals of live processes
+  std::vector<std::string> skipped;  // journals of live processes, malformed lines
   std::vector<std::string> errors;
 };
 
 // `writelab cleanup`: undoes what journals of dead writelab processes left.
-CleanupReport CleanupStale(const std::string& dir = "/run/writelab");
+// Only regular files owned by this user in a trusted private directory are
+// read. Fails when dir is missing or untrusted.
+std::expected<CleanupReport, Error> CleanupStale(const std::string& dir = "/run/writelab");
 
 }  // namespace writelab

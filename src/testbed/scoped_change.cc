@@ -21,7 +21,8 @@ std::expected<ScopedChange, Error> ScopedChange::Make(UndoJournal& journal, Undo
 ScopedChange::ScopedChange(ScopedChange&& other) noexcept
     : journal_(std::exchange(other.journal_, nullptr)),
       step_(std::move(other.step_)),
-      id_(other.id_) {}
+      id_(other.id_),
+      locked_device_(std::move(other.locked_device_)) {}
 
 ScopedChange::~ScopedChange() { Revert(); }
 
@@ -29,25 +30,53 @@ Status ScopedChange::Revert() {
   if (!journal_) return {};
   Status s = Undo(step_);
   if (s) journal_->Done(id_);  // a failed undo stays pending for `writelab cleanup`
+  // A failed undo keeps the lock until exit: no other run may take the device
+  // while its settings are not what they were.
+  if (s && !locked_device_.empty()) journal_->UnlockDevice(locked_device_);
   journal_ = nullptr;
   return s;
 }
 
+namespace {
+
+// "loop:INODE" for a loop device's knob (its backing file's inode), so that
+// cleanup does not restore it onto a loop device another run took since.
+std::string SysfsCheck(const std::string& device) {
+  if (!device.starts_with("loop")) return "";
+  auto inode = ReadLine("/sys/block/" + device + "/loop/inode");
+  return inode ? "loop:" + *inode : "";
+}
+
+}  // namespace
+
 std::expected<ScopedChange, Error> SetSysfs(UndoJournal& journal, const std::string& path,
                                             const std::string& value) {
+  std::string device = SysfsDevice(path);
+  if (device.empty()) return std::unexpected(PlainError(path + ": not a knob writelab may set"));
+  if (Status s = journal.LockDevice(device); !s) return std::unexpected(s.error());
   auto old = ReadLine(path);
-  if (!old) return std::unexpected(ErrnoError(errno ? errno : ENOENT, "read " + path));
+  if (!old) {
+    journal.UnlockDevice(device);
+    return std::unexpected(ErrnoError(errno ? errno : ENOENT, "read " + path));
+  }
   if (auto open = old->find('['); open != std::string::npos)  // "none [mq-deadline] kyber"
     old = old->substr(open + 1, old->find(']') - open - 1);
-  return ScopedChange::Make(journal, {"sysfs", path, *old}, [&]() -> Status {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return std::unexpected(ErrnoError(errno, "open " + path));
-    ssize_t n = write(fd, value.data(), value.size());
-    int err = errno;
-    close(fd);
-    if (n < 0) return std::unexpected(ErrnoError(err, "write '" + value + "' to " + path));
-    return {};
-  });
+  auto change =
+      ScopedChange::Make(journal, {"sysfs", path, *old, SysfsCheck(device)}, [&]() -> Status {
+        int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) return std::unexpected(ErrnoError(errno, "open " + path));
+        ssize_t n = write(fd, value.data(), value.size());
+        int err = errno;
+        close(fd);
+        if (n < 0) return std::unexpected(ErrnoError(err, "write '" + value + "' to " + path));
+        return {};
+      });
+  if (!change) {
+    journal.UnlockDevice(device);
+    return change;
+  }
+  change->locked_device_ = device;
+  return change;
 }
 
 }  // namespace writelab

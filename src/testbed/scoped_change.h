@@ -26,15 +26,20 @@ class ScopedChange {
   const UndoStep& step() const { return step_; }
 
  private:
+  friend std::expected<ScopedChange, Error> SetSysfs(UndoJournal&, const std::string&,
+                                                     const std::string&);
   ScopedChange(UndoJournal* journal, UndoStep step, int id)
       : journal_(journal), step_(std::move(step)), id_(id) {}
   UndoJournal* journal_;
   UndoStep step_;
   int id_;
+  std::string locked_device_;  // released once the change is undone
 };
 
 // Writes value to a sysfs file, journaling the old value first. For
-// .../queue/scheduler the old value is the bracketed name.
+// .../queue/scheduler the old value is the bracketed name. Only the knobs
+// SysfsDevice() accepts; holds that device's lock (UndoJournal::LockDevice)
+// until the change is undone, and fails at once when another run holds it.
 std::expected<ScopedChange, Error> SetSysfs(UndoJournal& journal, const std::string& path,
                                             const std::string& value);
 
