@@ -1,4 +1,5 @@
 #include "experiments/prealloc.h"
+#include "io/trusted_dir.h"
 
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -123,11 +124,12 @@ std::optional<Error> Snapshot(int fd, const std::string& path, const char* when,
 }
 
 // The 2012 workload: `writes` writes of `block` at i x stride x block, each
-// synchronous as the open flags make it.
-void Workload(const PreallocSpec& spec, int flags, size_t align, const std::string& path,
-              const AlignedBuffer& data, const RunContext& ctx, Trial& t) {
+// synchronous as the open flags make it. The file is the one `created`
+// refers to, reopened with the flags through its descriptor, never by name.
+void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
+              const std::string& path, const AlignedBuffer& data, const RunContext& ctx, Trial& t) {
   const bool direct = flags & O_DIRECT;
-  auto fd = OpenFile(path, O_WRONLY | flags);
+  auto fd = ReopenFd(created, O_WRONLY | flags, path);
   if (!fd) {
     bool refused = direct && fd.error().code == EINVAL;
     return Refuse(t, refused ? RowStatus::kUnsupported : RowStatus::kFailed, fd.error().code,
@@ -177,7 +179,7 @@ Trial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align
   } else if (auto e = Snapshot(fd->get(), path, "before", t.figures)) {
     Refuse(t, RowStatus::kFailed, e->code, e->context);
   } else {
-    Workload(spec, flags, align, path, data, ctx, t);
+    Workload(spec, flags, align, fd->get(), path, data, ctx, t);
     if (t.status == RowStatus::kOk && !t.interrupted)
       if (auto e2 = Snapshot(fd->get(), path, "after", t.figures))
         Refuse(t, RowStatus::kFailed, e2->code, e2->context);
@@ -251,11 +253,7 @@ std::expected<int, std::string> PreallocOpenFlags(const std::string& flags) {
 
 std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
   if (spec.dir.empty()) spec.dir = ".";
-  struct stat st;
-  if (stat(spec.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return std::unexpected("--dir: '" + spec.dir + "' is not a directory");
-  if (access(spec.dir.c_str(), W_OK) != 0)
-    return std::unexpected("--dir: '" + spec.dir + "' is not writable");
+  if (auto ok = CheckWorkDir("--dir", spec.dir); !ok) return ok;
   if (spec.file_size == 0) return std::unexpected("--file-size: must be greater than 0");
   if (spec.block == 0) return std::unexpected("--block: must be greater than 0");
   if (spec.writes < 1) return std::unexpected("--writes: must be at least 1");

@@ -1,4 +1,5 @@
 #include "experiments/records.h"
+#include "io/trusted_dir.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -211,12 +212,9 @@ std::expected<RecordSyncChoice, std::string> ParseRecordSync(const std::string& 
 
 std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
   if (spec.dir.empty()) spec.dir = ".";
-  struct stat st;
-  if (stat(spec.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return std::unexpected("--dir: '" + spec.dir + "' is not a directory");
-  if (access(spec.dir.c_str(), W_OK) != 0)
-    return std::unexpected("--dir: '" + spec.dir + "' is not writable");
+  if (auto ok = CheckWorkDir("--dir", spec.dir); !ok) return ok;
   if (!spec.input.empty()) {
+    struct stat st;
     if (stat(spec.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       return std::unexpected("--input: '" + spec.input + "' is not a readable regular file");
     if (st.st_size == 0) return std::unexpected("--input: '" + spec.input + "' is empty");

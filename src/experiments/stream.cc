@@ -1,4 +1,5 @@
 #include "experiments/stream.h"
+#include "io/trusted_dir.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -154,11 +155,7 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
     return std::unexpected("give at most one of --dir and --file");
   if (spec.dir.empty() && spec.file.empty()) spec.dir = ".";
   if (!spec.dir.empty()) {
-    struct stat st;
-    if (stat(spec.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      return std::unexpected("--dir: '" + spec.dir + "' is not a directory");
-    if (access(spec.dir.c_str(), W_OK) != 0)
-      return std::unexpected("--dir: '" + spec.dir + "' is not writable");
+    if (auto ok = CheckWorkDir("--dir", spec.dir); !ok) return ok;
   }
   if (!spec.file.empty()) {
     struct stat st;

@@ -60,9 +60,9 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
     return fd;
   }
   *span = spec.span ? spec.span : (1ull << 30);
+  auto fill = OpenFile(path, O_WRONLY | O_CREAT);
+  if (!fill) return std::unexpected(fill.error());
   {  // fill the file with zeros up to the span, so no write allocates
-    auto fill = OpenFile(path, O_WRONLY | O_CREAT);
-    if (!fill) return std::unexpected(fill.error());
     if (fstat(fill->get(), &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
     static const std::vector<char> zeros(1 << 20, 0);
     for (auto off = static_cast<uint64_t>(st.st_size); off < *span; off += zeros.size()) {
@@ -72,7 +72,7 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
     }
     if (fsync(fill->get()) != 0) return std::unexpected(ErrnoError(errno, "fsync " + path));
   }
-  auto fd = OpenFile(path, O_WRONLY | O_DIRECT);
+  auto fd = ReopenFd(fill->get(), O_WRONLY | O_DIRECT, path);  // the file filled, not its name
   if (!fd && fd.error().code == EINVAL)
     return std::unexpected(ErrnoError(EINVAL, "open " + path + " with O_DIRECT"));
   return fd;

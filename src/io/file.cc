@@ -22,7 +22,8 @@ std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string candidate = dir + "/writelab-" + prefix + "-" + std::to_string(getpid()) + "-" +
                             std::to_string(counter++);
-    int fd = ::open(candidate.c_str(), O_CREAT | O_EXCL | O_CLOEXEC | extra_flags, 0644);
+    int fd =
+        ::open(candidate.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extra_flags, 0644);
     if (fd >= 0) {
       *path = candidate;
       return UniqueFd(fd);
@@ -30,6 +31,13 @@ std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::
     if (errno != EEXIST) return std::unexpected(ErrnoError(errno, "create " + candidate));
   }
   return std::unexpected(ErrnoError(EEXIST, "create a new file in " + dir));
+}
+
+std::expected<UniqueFd, Error> ReopenFd(int fd, int flags, const std::string& path) {
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  int again = ::open(self.c_str(), (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC);
+  if (again < 0) return std::unexpected(ErrnoError(errno, "reopen " + path));
+  return UniqueFd(again);
 }
 
 AlignedBuffer::AlignedBuffer(size_t size, size_t alignment) : size_(size) {

@@ -16,10 +16,18 @@ namespace writelab {
 
 std::expected<UniqueFd, Error> OpenFile(const std::string& path, int flags, mode_t mode = 0644);
 
-// Creates a new file "DIR/writelab-PREFIX-PID-N" with O_CREAT|O_EXCL, so it
-// never touches a file that writelab did not make. Sets *path.
+// Creates a new file "DIR/writelab-PREFIX-PID-N" with O_CREAT|O_EXCL|O_NOFOLLOW,
+// so it never touches a file that writelab did not make. Sets *path. Use the
+// descriptor from then on (ReopenFd for other flags): in a directory others
+// can write, the name may be swapped, the open file cannot.
+
 std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::string& prefix,
                                              int extra_flags, std::string* path);
+
+// A new open file description of the file fd refers to, with other flags
+// (O_DIRECT, O_SYNC), through /proc/self/fd: the same inode, whatever its
+// name now points to. path is for messages.
+std::expected<UniqueFd, Error> ReopenFd(int fd, int flags, const std::string& path);
 
 // A heap buffer aligned for O_DIRECT (alignment a power of two).
 class AlignedBuffer {
