@@ -14,12 +14,21 @@
 
 #include "core/clock.h"
 #include "io/file.h"
+#include "testbed/journal.h"
 
 namespace writelab {
 namespace {
 
+// In the child: records why the load failed, for the parent's message.
+[[noreturn]] void Fail(BackgroundShared* shared, const char* call, uint64_t off) {
+  shared->error.store(errno ? errno : EIO, std::memory_order_relaxed);
+  shared->offset.store(off, std::memory_order_relaxed);
+  shared->call = call;  // a string literal: the address is the same in parent and child
+  _exit(3);
+}
+
 // In the child: never returns.
-[[noreturn]] void RandomWriter(int fd, uint64_t span, std::atomic<uint64_t>* bytes) {
+[[noreturn]] void RandomWriter(int fd, uint64_t span, BackgroundShared* shared) {
   alignas(4096) static char block[4096];
   std::memset(block, 0x5a, sizeof block);
   std::mt19937_64 rng(static_cast<uint64_t>(getpid()));
@@ -27,13 +36,13 @@ namespace {
   for (;;) {
     auto off = static_cast<off_t>((rng() % blocks) * 4096);
     if (pwrite(fd, block, sizeof block, off) > 0)
-      bytes->fetch_add(sizeof block, std::memory_order_relaxed);
+      shared->bytes.fetch_add(sizeof block, std::memory_order_relaxed);
     else if (errno != EINTR)
-      _exit(3);
+      Fail(shared, "pwrite", static_cast<uint64_t>(off));
   }
 }
 
-[[noreturn]] void StreamWriter(int fd, uint64_t bound, std::atomic<uint64_t>* bytes) {
+[[noreturn]] void StreamWriter(int fd, uint64_t bound, BackgroundShared* shared) {
   static char chunk[1 << 20];
   std::memset(chunk, 0xa5, sizeof chunk);
   uint64_t off = 0;
@@ -42,17 +51,54 @@ namespace {
     ssize_t n = pwrite(fd, chunk, sizeof chunk, static_cast<off_t>(off));
     if (n > 0) {
       off += static_cast<uint64_t>(n);
-      bytes->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+      shared->bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    } else if (n == 0) {
+      errno = ENOSPC;
+      Fail(shared, "pwrite", off);
     } else if (errno != EINTR) {
-      _exit(3);
+      Fail(shared, "pwrite", off);
     }
   }
 }
 
-std::string DescribeStatus(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+std::string DescribeStatus(int status, const BackgroundShared* shared) {
+  if (WIFEXITED(status)) {
+    int err = shared ? shared->error.load(std::memory_order_relaxed) : 0;
+    std::string code = "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (err == 0) return code;
+    return code + ": " + shared->call + " at " +
+           std::to_string(shared->offset.load(std::memory_order_relaxed)) + ": " +
+           std::strerror(err) + " (" + ErrnoName(err) + ")";
+  }
   if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
   return "stopped";
+}
+
+// Journals the child's process group, so that `writelab cleanup` ends what
+// a killed writelab left; the child waits for this before it starts.
+Status JournalGroup(UndoJournal* journal, pid_t pid, std::optional<ScopedChange>& out) {
+  if (!journal) return {};
+  UndoStep step{"pgroup", std::to_string(pid), std::to_string(ProcessStartTime(pid)), ""};
+  auto change = ScopedChange::Make(*journal, step, [] { return Status{}; });
+  if (!change) return std::unexpected(change.error());
+  out.emplace(std::move(*change));
+  return {};
+}
+
+// In the child, once started: never returns.
+[[noreturn]] void RunChild(const BackgroundSpec& spec, int fd, BackgroundShared* shared) {
+  switch (spec.kind) {
+    case BackgroundKind::kRandom:
+      RandomWriter(fd, spec.span, shared);
+    case BackgroundKind::kStream:
+      StreamWriter(fd, spec.bound, shared);
+    case BackgroundKind::kCommand:
+      execl("/bin/sh", "sh", "-c", spec.command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    case BackgroundKind::kNone:
+      _exit(0);
+  }
+  _exit(0);
 }
 
 }  // namespace
@@ -72,8 +118,11 @@ const char* BackgroundName(BackgroundKind k) {
 }
 
 std::expected<std::unique_ptr<BackgroundLoad>, Error> BackgroundLoad::Start(
-    const BackgroundSpec& spec) {
+    const BackgroundSpec& spec, UndoJournal* journal) {
   std::unique_ptr<BackgroundLoad> load(new BackgroundLoad());
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return std::unexpected(ErrnoError(errno, "mmap shared counter"));
+  load->shared_ = new (page) BackgroundShared();
   UniqueFd fd;
   if (spec.kind == BackgroundKind::kRandom || spec.kind == BackgroundKind::kStream) {
     auto f = CreateOwnFile(spec.dir, std::string("bg-") + BackgroundName(spec.kind), O_WRONLY,
@@ -82,11 +131,11 @@ std::expected<std::unique_ptr<BackgroundLoad>, Error> BackgroundLoad::Start(
     fd = std::move(*f);
     if (spec.kind == BackgroundKind::kRandom && ftruncate(fd.get(), static_cast<off_t>(spec.span)))
       return std::unexpected(ErrnoError(errno, "ftruncate " + load->path_));
-    void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (page == MAP_FAILED) return std::unexpected(ErrnoError(errno, "mmap shared counter"));
-    load->shared_bytes_ = new (page) std::atomic<uint64_t>(0);
     load->counts_bytes_ = true;
   }
+  int gate[2];  // the child starts once its group is journaled
+  if (pipe2(gate, O_CLOEXEC) != 0) return std::unexpected(ErrnoError(errno, "pipe"));
+  UniqueFd gate_read(gate[0]), gate_write(gate[1]);
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return std::unexpected(ErrnoError(errno, "fork background load"));
@@ -94,33 +143,31 @@ std::expected<std::unique_ptr<BackgroundLoad>, Error> BackgroundLoad::Start(
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(4);  // the parent died before prctl
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
-    switch (spec.kind) {
-      case BackgroundKind::kRandom:
-        RandomWriter(fd.get(), spec.span, load->shared_bytes_);
-      case BackgroundKind::kStream:
-        StreamWriter(fd.get(), spec.bound, load->shared_bytes_);
-      case BackgroundKind::kCommand:
-        execl("/bin/sh", "sh", "-c", spec.command.c_str(), static_cast<char*>(nullptr));
-        _exit(127);
-      case BackgroundKind::kNone:
-        _exit(0);
+    gate_write.Reset();
+    char go = 0;
+    while (read(gate_read.get(), &go, 1) < 0 && errno == EINTR) {
     }
-    _exit(0);
+    if (go != 'g') _exit(5);  // the parent could not journal the group
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
+    RunChild(spec, fd.get(), load->shared_);
   }
   setpgid(pid, pid);  // also from the parent, so the group exists before any kill
   load->pid_ = pid;
+  gate_read.Reset();
+  if (Status s = JournalGroup(journal, pid, load->journaled_); !s)
+    return std::unexpected(s.error());  // ~load kills the group
+  if (write(gate_write.get(), "g", 1) != 1) return std::unexpected(ErrnoError(errno, "start load"));
   return load;
 }
 
 BackgroundLoad::~BackgroundLoad() {
   Stop();
-  if (shared_bytes_) munmap(shared_bytes_, 4096);
+  if (shared_) munmap(shared_, 4096);
 }
 
 std::optional<uint64_t> BackgroundLoad::bytes_written() const {
   if (!counts_bytes_) return std::nullopt;
-  return shared_bytes_->load(std::memory_order_relaxed);
+  return shared_->bytes.load(std::memory_order_relaxed);
 }
 
 std::optional<std::string> BackgroundLoad::Exited() {
@@ -128,7 +175,7 @@ std::optional<std::string> BackgroundLoad::Exited() {
   int status = 0;
   if (waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
   reaped_ = true;
-  exit_reason_ = DescribeStatus(status);
+  exit_reason_ = DescribeStatus(status, shared_);
   return exit_reason_;
 }
 
@@ -148,6 +195,7 @@ void BackgroundLoad::Stop() {
     reaped_ = true;
   }
   if (pid_ > 0) kill(-pid_, SIGKILL);  // anything the command left in its group
+  journaled_.reset();                  // undone: the journal's step is done
   if (!path_.empty()) {
     unlink(path_.c_str());
     path_.clear();

@@ -10,8 +10,10 @@
 //
 // Each load runs in its own process group; Stop() sends SIGTERM to the group,
 // then SIGKILL after a grace period, and reaps the leader. Children also get
-// PR_SET_PDEATHSIG, so a killed writelab does not leave them running. Files
-// the loads write are created by writelab and removed by Stop().
+// PR_SET_PDEATHSIG, so a killed writelab does not leave them running; the
+// group is journaled (as root) before the load starts, so `writelab cleanup`
+// also ends what a command's own children left after a kill -9. Files the
+// loads write are created by writelab and removed by Stop().
 #pragma once
 
 #include <sys/types.h>
@@ -23,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "testbed/scoped_change.h"
 #include "writelab/error.h"
 
 namespace writelab {
@@ -37,20 +40,31 @@ struct BackgroundSpec {
   std::string command;          // cmd
 };
 
+// What a load's process shares with writelab (a MAP_SHARED page).
+struct BackgroundShared {
+  std::atomic<uint64_t> bytes{0};   // written so far (random, stream)
+  std::atomic<int> error{0};        // errno of the call that ended the load
+  std::atomic<uint64_t> offset{0};  // where that call wrote
+  const char* call = "";            // which call: a string literal
+};
+
 class BackgroundLoad {
  public:
   // Forks the load. Call while the process has no other threads (fork in a
-  // threaded process is only safe up to exec).
-  static std::expected<std::unique_ptr<BackgroundLoad>, Error> Start(const BackgroundSpec& spec);
+  // threaded process is only safe up to exec). With a journal, the load's
+  // process group is recorded before the load runs.
+  static std::expected<std::unique_ptr<BackgroundLoad>, Error> Start(const BackgroundSpec& spec,
+                                                                     UndoJournal* journal);
   ~BackgroundLoad();  // Stop() if still running
 
   // Bytes the load has written so far (random/stream; nullopt for cmd, whose
   // writes writelab cannot see).
   std::optional<uint64_t> bytes_written() const;
   // The same count as an atomic for a sampler to read; null for cmd.
-  const std::atomic<uint64_t>* counter() const { return counts_bytes_ ? shared_bytes_ : nullptr; }
-  // If the load has exited on its own: "exited with status 3" or "killed by
-  // signal 9"; nullopt while it runs. Reaps it.
+  const std::atomic<uint64_t>* counter() const { return counts_bytes_ ? &shared_->bytes : nullptr; }
+  // If the load has exited on its own: "exited with status 3: pwrite at
+  // 4096: No space left on device (ENOSPC)" or "killed by signal 9";
+  // nullopt while it runs. Reaps it.
   std::optional<std::string> Exited();
   // Kills the process group, reaps, removes the load's file. Idempotent.
   void Stop();
@@ -63,8 +77,9 @@ class BackgroundLoad {
   bool reaped_ = false;
   std::string exit_reason_;
   std::string path_;
-  std::atomic<uint64_t>* shared_bytes_ = nullptr;  // MAP_SHARED page, written by the child
+  BackgroundShared* shared_ = nullptr;  // MAP_SHARED page, written by the child
   bool counts_bytes_ = false;
+  std::optional<ScopedChange> journaled_;  // the process group, for cleanup
 };
 
 const char* BackgroundName(BackgroundKind k);

@@ -1,4 +1,5 @@
 #include "experiments/fsync.h"
+#include "io/trusted_dir.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -192,6 +193,8 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
     return std::unexpected((spec.dir.empty() ? "--file: directory '" : "--dir: '") + dir +
                            "' is not a directory");
   if (access(dir.c_str(), W_OK) != 0) return std::unexpected("'" + dir + "' is not writable");
+  if (!spec.dir.empty())
+    if (auto ok = CheckWorkDir("--dir", spec.dir); !ok) return ok;
   if (!spec.file.empty() && stat(spec.file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     return std::unexpected("--file: '" + spec.file + "' is not a regular file");
   if (spec.write_size == 0) return std::unexpected("--write-size: must be greater than 0");
@@ -278,7 +281,7 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   std::unique_ptr<BackgroundLoad> load;
   if (bg != BackgroundKind::kNone) {
     BackgroundSpec bs{bg, DirOf(spec), spec.bg_span, spec.bg_size, spec.bg_command};
-    auto started = BackgroundLoad::Start(bs);
+    auto started = BackgroundLoad::Start(bs, ctx.journal);
     if (!started) return fail_all("background " + bg_name + ": " + started.error().Message());
     load = std::move(*started);
   }
