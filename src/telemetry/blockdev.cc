@@ -2,10 +2,14 @@
 
 #include <blkid/blkid.h>
 #include <fcntl.h>
+#include <libmount/libmount.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace writelab {
@@ -35,10 +39,45 @@ std::expected<std::string, Error> ProbeSignature(const std::string& device) {
   return found;
 }
 
+namespace {
+
+std::string SysfsDevicePath(dev_t dev) {
+  std::string link =
+      "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
+  char buf[PATH_MAX];
+  return realpath(link.c_str(), buf) ? std::string(buf) : "";
+}
+
+// Where the device, or one of its partitions, is mounted; "" when nowhere.
+std::string MountedAt(dev_t dev) {
+  std::string disk = SysfsDevicePath(dev);
+  libmnt_table* tb = mnt_new_table_from_file("/proc/self/mountinfo");
+  if (!tb) return "";
+  libmnt_iter* it = mnt_new_iter(MNT_ITER_FORWARD);
+  libmnt_fs* fs = nullptr;
+  std::string where;
+  while (where.empty() && it && mnt_table_next_fs(tb, it, &fs) == 0) {
+    dev_t d = mnt_fs_get_devno(fs);
+    if (d == 0) continue;
+    std::string path = d == dev ? disk : SysfsDevicePath(d);
+    if (d == dev || (!disk.empty() && path.starts_with(disk + "/")))
+      where = mnt_fs_get_target(fs) ? mnt_fs_get_target(fs) : "?";
+  }
+  mnt_free_iter(it);
+  mnt_unref_table(tb);
+  return where;
+}
+
+}  // namespace
+
 std::string WhyNotSafeToOverwrite(const std::string& device) {
   struct stat st;
   if (stat(device.c_str(), &st) != 0) return device + ": " + strerror(errno);
   if (!S_ISBLK(st.st_mode)) return device + " is not a block device";
+  // Said first: a kernel that refuses to open a mounted device for writing
+  // answers EPERM, which would hide why.
+  if (std::string at = MountedAt(st.st_rdev); !at.empty())
+    return device + " is mounted at " + at + " (or a partition of it is)";
   // O_EXCL on a block device fails with EBUSY while a file system, device
   // mapper, md or swap holds it.
   int fd = open(device.c_str(), O_WRONLY | O_EXCL | O_CLOEXEC);
