@@ -1,6 +1,9 @@
 #include "report/atomic_file.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,29 +12,95 @@
 #include "io/file.h"
 
 namespace writelab {
+namespace {
 
-Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  auto fd = OpenFile(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (!fd) return std::unexpected(fd.error());
-  auto fail = [&](const char* what) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return std::unexpected(ErrnoError(err, std::string(what) + " " + tmp));
-  };
+Status WriteAll(int fd, const std::string& contents, const std::string& what) {
   const char* p = contents.data();
   size_t left = contents.size();
   while (left > 0) {
-    ssize_t n = write(fd->get(), p, left);
+    ssize_t n = write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail("write");
+    if (n < 0) return std::unexpected(ErrnoError(errno, "write " + what));
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (fsync(fd->get()) != 0) return fail("fsync");
-  fd->Reset();
-  if (rename(tmp.c_str(), path.c_str()) != 0) return fail("rename to");
-  return SyncParentDir(path);
+  return {};
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+// "NAME.tmp-0123456789abcdef" with 64 random bits: nobody can guess it ahead.
+std::string TempName(const std::string& base) {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof r, 0) != sizeof r) r ^= static_cast<uint64_t>(getpid()) << 20;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r));
+  return "." + base + ".tmp-" + hex;
+}
+
+// Creates, writes and renames a temporary in path's directory.
+Status ReplaceRegular(const std::string& path, const std::string& contents, mode_t mode) {
+  std::string dir = ParentDir(path), base = BaseName(path);
+  if (base.empty() || base == "." || base == "..")
+    return std::unexpected(PlainError(path + ": not a file name"));
+  auto dir_fd = OpenFile(dir, O_RDONLY | O_DIRECTORY);
+  if (!dir_fd) return std::unexpected(dir_fd.error());
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    tmp = TempName(base);
+    fd = openat(dir_fd->get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) return std::unexpected(ErrnoError(errno, "create a temporary file in " + dir));
+  UniqueFd file(fd);
+  auto fail = [&](Error e) {
+    unlinkat(dir_fd->get(), tmp.c_str(), 0);
+    return std::unexpected(std::move(e));
+  };
+  if (mode != 0 && fchmod(fd, mode & 07777) != 0)
+    return fail(ErrnoError(errno, "chmod " + dir + "/" + tmp));
+  if (Status s = WriteAll(fd, contents, dir + "/" + tmp); !s) return fail(s.error());
+  if (fsync(fd) != 0) return fail(ErrnoError(errno, "fsync " + dir + "/" + tmp));
+  file.Reset();
+  if (renameat(dir_fd->get(), tmp.c_str(), dir_fd->get(), base.c_str()) != 0)
+    return fail(ErrnoError(errno, "rename to " + path));
+  if (fsync(dir_fd->get()) != 0) return std::unexpected(ErrnoError(errno, "fsync " + dir));
+  return {};
+}
+
+// A device, FIFO or the like: written in place, as a shell redirection would.
+Status WriteInPlace(const std::string& path, const std::string& contents, bool follow) {
+  auto fd = OpenFile(path, O_WRONLY | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
+  if (!fd) return std::unexpected(fd.error());
+  return WriteAll(fd->get(), contents, path);
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  std::string target = path;
+  for (int hops = 0; hops <= 40; ++hops) {
+    struct stat st;
+    if (lstat(target.c_str(), &st) != 0) {
+      if (errno == ENOENT) return ReplaceRegular(target, contents, 0);
+      return std::unexpected(ErrnoError(errno, "stat " + target));
+    }
+    if (S_ISREG(st.st_mode)) return ReplaceRegular(target, contents, st.st_mode);
+    if (S_ISDIR(st.st_mode)) return std::unexpected(PlainError(target + " is a directory"));
+    if (!S_ISLNK(st.st_mode)) return WriteInPlace(target, contents, false);
+    // /dev/stdout, /dev/fd/N, /proc/self/fd/N: links to open files, not names.
+    if (target.starts_with("/proc/") || target.starts_with("/dev/fd/") ||
+        target.starts_with("/dev/std"))
+      return WriteInPlace(target, contents, true);
+    char link[PATH_MAX];
+    ssize_t n = readlink(target.c_str(), link, sizeof link - 1);
+    if (n < 0) return std::unexpected(ErrnoError(errno, "readlink " + target));
+    std::string next(link, static_cast<size_t>(n));
+    target = next.starts_with('/') ? next : ParentDir(target) + "/" + next;
+  }
+  return std::unexpected(ErrnoError(ELOOP, "resolve " + path));
 }
 
 }  // namespace writelab
