@@ -1,0 +1,95 @@
+// Result files: what WriteFileAtomically does to each kind of destination.
+#include "report/atomic_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace writelab {
+namespace {
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class AtomicFile : public ::testing::Test {
+ protected:
+  std::string dir_ = "/var/tmp/writelab-atomic-test-" + std::to_string(getpid());
+  void SetUp() override {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  size_t Entries() const {
+    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir_),
+                                             std::filesystem::directory_iterator()));
+  }
+};
+
+TEST_F(AtomicFile, CreatesAndReplacesKeepingTheMode) {
+  std::string path = dir_ + "/out.json";
+  ASSERT_TRUE(WriteFileAtomically(path, "one"));
+  EXPECT_EQ(Read(path), "one");
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  ASSERT_TRUE(WriteFileAtomically(path, "two"));
+  EXPECT_EQ(Read(path), "two");
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(Entries(), 1u) << "a temporary file was left";
+}
+
+TEST_F(AtomicFile, FollowsALinkAndWritesItsTarget) {
+  std::string other = dir_ + "/sub";
+  std::filesystem::create_directories(other);
+  std::string target = other + "/real.json", link = dir_ + "/link.json";
+  ASSERT_EQ(symlink("sub/real.json", link.c_str()), 0);  // relative, and dangling for now
+  ASSERT_TRUE(WriteFileAtomically(link, "via link"));
+  EXPECT_TRUE(std::filesystem::is_symlink(link)) << "the link was replaced";
+  EXPECT_EQ(Read(target), "via link");
+  ASSERT_TRUE(WriteFileAtomically(link, "again"));
+  EXPECT_EQ(Read(target), "again");
+}
+
+TEST_F(AtomicFile, WritesAFifoInPlace) {
+  std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = Read(fifo); });
+  Status s = WriteFileAtomically(fifo, "through the pipe");
+  reader.join();
+  ASSERT_TRUE(s) << s.error().Message();
+  EXPECT_EQ(got, "through the pipe");
+  struct stat st;
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a file";
+}
+
+TEST_F(AtomicFile, WritesACharacterDeviceInPlace) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: mknod";
+  std::string null = dir_ + "/null";
+  ASSERT_EQ(mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+  ASSERT_TRUE(WriteFileAtomically(null, "discarded"));
+  struct stat st;
+  ASSERT_EQ(lstat(null.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device node was replaced by a file";
+  EXPECT_EQ(Entries(), 1u);
+}
+
+TEST_F(AtomicFile, RefusesADirectory) {
+  Status s = WriteFileAtomically(dir_, "x");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().Message().find("is a directory"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace writelab
