@@ -304,7 +304,15 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
                         FormatBytes(static_cast<double>(sync_plan.bytes)) + " (" +
                         std::to_string(sync_plan.lines) +
                         " lines, --sync-total): compare them by MB/s and lines/s");
-  if (spec.verify) out.notes.push_back("every file was read back and compared byte for byte");
+  if (spec.verify) {
+    size_t ok = std::count_if(out.rows.begin(), out.rows.end(),
+                              [](const Row& r) { return r.status == RowStatus::kOk; });
+    out.notes.push_back(ok == out.rows.size()
+                            ? "every file was read back and compared byte for byte"
+                            : "the files of the " + std::to_string(ok) +
+                                  " ok rows were read back and compared byte for byte; failed "
+                                  "and unsupported rows have no verified file");
+  }
   if (spec.rounds > 1)
     out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
   return status;
