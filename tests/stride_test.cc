@@ -13,17 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Shell(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-  }
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
 std::string ActiveScheduler(const std::string& dev) {
   std::string s = Slurp("/sys/block/" + dev.substr(5) + "/queue/scheduler");
   auto open = s.find('[');
