@@ -2,6 +2,7 @@
 // system, then recommendations backed by what was just measured. No root
 // needed, nothing switched: test beds and schedulers are for the
 // experiments' own commands.
+#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -18,6 +19,8 @@
 #include "experiments/stream.h"
 #include "experiments/stride.h"
 #include "experiments/survey.h"
+#include "io/file.h"
+#include "io/trusted_dir.h"
 #include "report/atomic_file.h"
 #include "report/html.h"
 
@@ -98,7 +101,10 @@ std::vector<Step> Steps(const std::string& dir, const Host& host) {
       {"stride", "strided direct writes", 5,
        [dir](const RunContext& ctx, ExperimentResult& e) {
          StrideSpec spec;
-         spec.file = dir + "/writelab-survey-stride-" + std::to_string(getpid());
+         // Made new (O_EXCL|O_NOFOLLOW) in the checked --dir: stride then
+         // opens writelab's own file, never a name planted in a shared dir.
+         auto made = CreateOwnFile(dir, "survey-stride", O_WRONLY, &spec.file);
+         if (!made) return Status(std::unexpected(made.error()));
          spec.span = 64u << 20;
          spec.steps = {1, 2, 3, 4, 8, 16, 64, 512};
          spec.duration_ns = 500'000'000;
@@ -112,8 +118,7 @@ std::vector<Step> Steps(const std::string& dir, const Host& host) {
 }
 
 int RunSurvey(const SurveyOptions& o, const RunContext& ctx, Document& doc) {
-  if (access(o.dir.c_str(), W_OK) != 0)
-    return UsageError("--dir: '" + o.dir + "' is not a writable directory");
+  if (auto ok = CheckWorkDir("--dir", o.dir); !ok) return UsageError(ok.error());
   std::vector<Step> steps = Steps(o.dir, doc.host);
   int expected = 0;
   for (const Step& s : steps) expected += s.expected_s;
