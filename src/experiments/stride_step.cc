@@ -77,7 +77,7 @@ void RunUring(const StepEnv& env, uint64_t step, unsigned qd, AlignedBuffer& buf
     return Fail(r, refused ? RowStatus::kUnsupported : RowStatus::kFailed, err,
                 "io_uring_queue_init (queue depth " + std::to_string(qd) + ")");
   }
-  AsyncRunner runner(**engine, qd, &r.latency, &progress);
+  AsyncRunner runner(**engine, qd, 0, &r.latency, &progress);
   Offsets offsets(step, env);
   const uint64_t t0 = NowNs(), end = t0 + env.spec.duration_ns;
   for (uint64_t op = 0; NowNs() < end; ++op) {

@@ -77,14 +77,27 @@ int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
   return 0;
 }
 
-AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth)
-    : AsyncRunner(engine, depth, nullptr, nullptr) {}
+AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch)
+    : AsyncRunner(engine, depth, batch, nullptr, nullptr) {}
 
-AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth, Histogram* latency,
+AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch, Histogram* latency,
                          std::atomic<uint64_t>* progress)
-    : engine_(engine), latency_(latency), progress_(progress), reqs_(depth), done_(depth) {
+    : engine_(engine),
+      latency_(latency),
+      progress_(progress),
+      reqs_(depth),
+      done_(depth),
+      batch_(batch == 0 || batch > depth ? depth : batch) {
   for (unsigned i = depth; i > 0; --i) free_.push_back(i - 1);
   for (unsigned i = 0; i < depth; ++i) reqs_[i].user = &reqs_[i];
+}
+
+int AsyncRunner::SubmitPrepared() {
+  if (prepared_ == 0) return 0;
+  prepared_ = 0;
+  ++submits_;
+  if (auto st = engine_.Commit(); !st) return -st.error().code;
+  return 0;
 }
 
 int AsyncRunner::Queue(IoRequest& req) {
@@ -92,8 +105,7 @@ int AsyncRunner::Queue(IoRequest& req) {
     Submit s = engine_.Queue(req);
     if (s == Submit::kQueued) {
       ++in_flight_;
-      if (auto st = engine_.Commit(); !st) return -st.error().code;
-      return 0;
+      return ++prepared_ >= batch_ ? SubmitPrepared() : 0;
     }
     if (s == Submit::kCompleted) return -ENOTSUP;  // AsyncRunner is for async engines
     if (int rc = ReapSome(); rc < 0) return rc;    // kBusy: make room
@@ -110,8 +122,10 @@ int AsyncRunner::Issue(unsigned slot, const void* buf, uint64_t len, uint64_t of
   return Queue(req);
 }
 
-// Reaps at least one completion; requeues short or interrupted writes.
+// Reaps at least one completion; requeues short or interrupted writes. What
+// is prepared is submitted first: nothing unsubmitted can complete.
 int AsyncRunner::ReapSome() {
+  if (int rc = SubmitPrepared(); rc < 0) return rc;
   int n = engine_.Reap(1, done_);
   if (n < 0) return n;
   for (int i = 0; i < n; ++i) {
@@ -151,6 +165,7 @@ int AsyncRunner::FreeSlot() {
 }
 
 int AsyncRunner::Drain() {
+  if (int rc = SubmitPrepared(); rc < 0) return rc;
   while (in_flight_ > 0)
     if (int rc = ReapSome(); rc < 0) return rc;
   return 0;

@@ -66,27 +66,41 @@ class WriteRunner {
 
 // Keeps up to depth requests in flight on an async engine (io_uring), each
 // tied to a slot whose buffer the caller owns until the slot is free again.
-// Short writes are requeued, EINTR/EAGAIN retried, both counted. Untimed.
+// Short writes are requeued, EINTR/EAGAIN retried, both counted.
+//
+// Batching: Issue() only prepares a request; the prepared requests are
+// submitted together (one Commit(), one io_uring_enter) once `batch` of them
+// are waiting, or before the runner has to wait for a completion (no free
+// slot, Drain). So with batch = depth the ring is filled, submitted in one
+// call, and the refills after each reap go out together: the block layer
+// sees them inside one plug and can merge neighbours. batch 1 submits every
+// request on its own; batch 0 means depth.
 class AsyncRunner {
  public:
-  AsyncRunner(WriteEngine& engine, unsigned depth);
-  // Timed: latency gets one sample per request, from its issue to its final
-  // completion (requeues of short writes included); progress as WriteRunner.
-  AsyncRunner(WriteEngine& engine, unsigned depth, Histogram* latency,
+  AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch = 0);
+  // Timed: latency gets one sample per request, from its preparation (Issue,
+  // so a wait for the batch to fill is included) to its final completion
+  // (requeues of short writes included); progress as WriteRunner.
+  AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch, Histogram* latency,
               std::atomic<uint64_t>* progress);
 
   // Waits until a slot is free and returns it, or -errno of a failed write.
   int FreeSlot();
-  // Issues [buf, buf+len) at offset on slot (from FreeSlot) and submits it.
-  // Returns 0 or -errno.
+  // Prepares [buf, buf+len) at offset on slot (from FreeSlot), and submits
+  // the prepared requests when batch of them are waiting. Returns 0 or
+  // -errno.
   int Issue(unsigned slot, const void* buf, uint64_t len, uint64_t offset);
-  // Waits for everything in flight; 0 or -errno of the first failure.
+  // Submits what is prepared and waits for everything in flight; 0 or
+  // -errno of the first failure.
   int Drain();
 
+  // Submissions made (Commit calls that had something to submit).
+  uint64_t submits() const { return submits_; }
   const WriteCounters& counters() const { return counters_; }
 
  private:
   int Queue(IoRequest& req);
+  int SubmitPrepared();
   int ReapSome();
 
   WriteEngine& engine_;
@@ -95,7 +109,10 @@ class AsyncRunner {
   std::vector<IoRequest> reqs_;
   std::vector<IoRequest*> done_;
   std::vector<unsigned> free_;
-  unsigned in_flight_ = 0;
+  unsigned batch_;
+  unsigned prepared_ = 0;   // queued in the engine, not yet submitted
+  unsigned in_flight_ = 0;  // prepared or submitted, not yet reaped
+  uint64_t submits_ = 0;
   WriteCounters counters_;
 };
 

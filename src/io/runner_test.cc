@@ -116,5 +116,86 @@ TEST(WriteRunner, MisalignedRequestRefusedBeforeIo) {
   EXPECT_EQ(engine.calls_, 1);
 }
 
+// An async engine that records what each Commit submitted and completes
+// requests only when Reap is asked, oldest first.
+class RecordingAsyncEngine final : public WriteEngine {
+ public:
+  explicit RecordingAsyncEngine(unsigned depth) : depth_(depth) {}
+  Submit Queue(IoRequest& req) override {
+    if (prepared_.size() + submitted_.size() >= depth_) return Submit::kBusy;
+    prepared_.push_back(&req);
+    return Submit::kQueued;
+  }
+  Status Commit() override {
+    commits_.push_back(static_cast<unsigned>(prepared_.size()));
+    for (IoRequest* r : prepared_) submitted_.push_back(r);
+    prepared_.clear();
+    return {};
+  }
+  int Reap(int min, std::span<IoRequest*> done) override {
+    // Completes `reap_per_call` of what was submitted (at least min): never
+    // something only prepared.
+    int n = 0;
+    while (n < static_cast<int>(done.size()) && !submitted_.empty() &&
+           (n < min || n < reap_per_call)) {
+      IoRequest* r = submitted_.front();
+      submitted_.erase(submitted_.begin());
+      r->res = static_cast<int64_t>(r->len);
+      done[static_cast<size_t>(n++)] = r;
+    }
+    return n;
+  }
+  EngineCaps caps() const override { return {.async = true}; }
+  std::string_view name() const override { return "recording-async"; }
+
+  std::vector<unsigned> commits_;  // requests submitted by each Commit
+  int reap_per_call = 1;
+
+ private:
+  unsigned depth_;
+  std::vector<IoRequest*> prepared_, submitted_;
+};
+
+// Issues n writes of 8 bytes, as stride does: FreeSlot, then Issue.
+void IssueWrites(AsyncRunner& runner, int n) {
+  static char buf[8];
+  for (int i = 0; i < n; ++i) {
+    int slot = runner.FreeSlot();
+    ASSERT_GE(slot, 0);
+    ASSERT_EQ(runner.Issue(static_cast<unsigned>(slot), buf, sizeof buf, 8u * i), 0);
+  }
+  ASSERT_EQ(runner.Drain(), 0);
+  EXPECT_EQ(runner.counters().bytes, 8u * n);
+}
+
+TEST(AsyncRunner, FillsTheRingBeforeItSubmits) {
+  RecordingAsyncEngine engine(8);
+  engine.reap_per_call = 3;
+  AsyncRunner runner(engine, 8);  // batch: the depth
+  IssueWrites(runner, 8 + 3 + 3 + 2);
+  // The whole ring at once, then each reap's refills together, then the rest.
+  EXPECT_EQ(engine.commits_, (std::vector<unsigned>{8, 3, 3, 2}));
+  EXPECT_EQ(runner.submits(), 4u);
+}
+
+TEST(AsyncRunner, BatchCapsEachSubmission) {
+  RecordingAsyncEngine engine(8);
+  engine.reap_per_call = 8;
+  AsyncRunner runner(engine, 8, 3);
+  IssueWrites(runner, 16);
+  for (unsigned c : engine.commits_) EXPECT_LE(c, 3u);
+  EXPECT_EQ(engine.commits_.front(), 3u);
+  unsigned total = 0;
+  for (unsigned c : engine.commits_) total += c;
+  EXPECT_EQ(total, 16u);
+}
+
+TEST(AsyncRunner, BatchOneSubmitsEachRequestAlone) {
+  RecordingAsyncEngine engine(4);
+  AsyncRunner runner(engine, 4, 1);
+  IssueWrites(runner, 10);
+  EXPECT_EQ(engine.commits_, std::vector<unsigned>(10, 1));
+}
+
 }  // namespace
 }  // namespace writelab
