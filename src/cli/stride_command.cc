@@ -84,7 +84,9 @@ void AddStrideCommand(CLI::App& app, CommandAction* action) {
                   "What a step counts: 512-byte sectors as the original, or 4k on devices "
                   "with 4 KiB logical blocks")
       ->capture_default_str();
-  sub->add_option("--steps", o->steps, "Steps: numbers and ranges A-B, comma-separated")
+  sub->add_option("--steps", o->steps,
+                  "Steps: numbers and ranges A-B, comma-separated; each 1 to 1048576, at most 4096 "
+                  "steps in all")
       ->capture_default_str();
   sub->add_option("--duration", o->duration, "Time per step")->capture_default_str();
   sub->add_option("--engine", o->spec.engine, "psync (queue depth 1) or io_uring")
