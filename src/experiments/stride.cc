@@ -118,6 +118,10 @@ std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
     return std::unexpected("--block: O_DIRECT needs a multiple of 512 bytes");
   if (spec.unit == 0 || spec.unit % 512)
     return std::unexpected("--unit: a multiple of 512 bytes (512 or 4k)");
+  // Bounds that keep step x unit x i and offset + block far from 64 bits.
+  if (spec.block > kMaxStrideBlock) return std::unexpected("--block: at most 64 MiB");
+  if (spec.unit > kMaxStrideUnit) return std::unexpected("--unit: at most 1 GiB");
+  if (spec.span > kMaxStrideSpan) return std::unexpected("--span: at most 1 EiB");
   if (spec.duration_ns < 10'000'000) return std::unexpected("--duration: at least 10ms");
   if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
   if (spec.engine != "psync" && spec.engine != "io_uring")

@@ -41,5 +41,19 @@ TEST(ParseSteps, BoundsTheNumberOfSteps) {
   EXPECT_EQ(ParseSteps("9-3").error(), "--steps: '9-3' must be 1 or more, ranges low-high");
 }
 
+TEST(ValidateStrideSpec, BoundsBlockUnitAndSpan) {
+  StrideSpec spec;
+  spec.unit = 2u << 30;
+  EXPECT_EQ(ValidateStrideSpec(spec).error(), "--unit: at most 1 GiB");
+  spec = {};
+  spec.block = 128u << 20;
+  EXPECT_EQ(ValidateStrideSpec(spec).error(), "--block: at most 64 MiB");
+  spec = {};
+  spec.span = UINT64_MAX;
+  EXPECT_EQ(ValidateStrideSpec(spec).error(), "--span: at most 1 EiB");
+  spec = {};
+  EXPECT_TRUE(ValidateStrideSpec(spec).has_value());
+}
+
 }  // namespace
 }  // namespace writelab
