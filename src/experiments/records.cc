@@ -192,12 +192,13 @@ std::string RecordSyncChoice::Name() const {
 std::expected<RecordSyncChoice, std::string> ParseRecordSync(const std::string& text) {
   RecordSyncChoice c;
   if (text.starts_with("every:")) {
-    std::string n = text.substr(6);
-    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 18 ||
-        std::stoull(n) == 0)
-      return std::unexpected("--sync: '" + text + "': every:N needs a whole number N > 0");
+    auto n = ParseCount(std::string_view(text).substr(6), kMaxSyncEvery);
+    if (!n || *n == 0)
+      return std::unexpected("--sync: " + Quoted(text) +
+                             ": every:N needs a whole number N from 1 to " +
+                             std::to_string(kMaxSyncEvery));
     c.id = RecordSync::kEvery;
-    c.every = std::stoull(n);
+    c.every = *n;
     return c;
   }
   for (const auto& info : kSyncs) {
