@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "core/units.h"
@@ -50,13 +51,19 @@ const char* TypeName(const json& j) {
   }
 }
 
-// A value in the document and its path ("experiments[0].rows").
+// A value in the document and where it is: its parent and its key or
+// index there. The path ("experiments[0].rows") is spelled out only for an
+// error. A Node lives on the stack, inside its parent's lifetime.
 class Node {
  public:
-  Node(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+  explicit Node(const json& j) : j_(j) {}
+  Node(const json& j, const Node* parent, std::string_view key)
+      : j_(j), parent_(parent), key_(key) {}
+  Node(const json& j, const Node* parent, size_t index) : j_(j), parent_(parent), index_(index) {}
 
   [[noreturn]] void Fail(const std::string& what) const {
-    throw BadField{path_.empty() ? "document" : path_, what};
+    std::string path = Path();
+    throw BadField{path.empty() ? "document" : path, what};
   }
   void Expect(bool ok, const char* what) const {
     if (!ok) Fail(std::string("expected ") + what + ", not " + TypeName(j_));
@@ -68,8 +75,8 @@ class Node {
   // A member that must be there.
   Node operator[](const char* key) const {
     auto it = Object().find(key);
-    if (it == j_.end()) throw BadField{Child(key), "missing"};
-    return Node(*it, Child(key));
+    if (it == j_.end()) Node(j_, this, key).Fail("missing");
+    return Node(*it, this, key);
   }
   // A member that may be absent (fields added within schema 1): absent, read
   // is not called and the default stays.
@@ -112,7 +119,7 @@ class Node {
   template <typename Read>
   void Each(Read read) const {
     Expect(j_.is_array(), "an array");
-    for (size_t i = 0; i < j_.size(); ++i) read(Node(j_[i], path_ + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < j_.size(); ++i) read(Node(j_[i], this, i));
   }
   const json& raw() const { return j_; }
 
@@ -128,8 +135,7 @@ class Node {
   }
   template <typename Read>
   void Members(Read read) const {
-    for (const auto& [key, value] : Object().items())
-      read(key, Node(value, Child(Quoted(key).c_str())));
+    for (const auto& [key, value] : Object().items()) read(key, Node(value, this, key));
   }
 
  private:
@@ -137,10 +143,21 @@ class Node {
     Expect(j_.is_object(), "an object");
     return j_;
   }
-  std::string Child(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string Path() const {
+    if (!parent_) return "";
+    std::string path = parent_->Path();
+    if (index_) return path + "[" + std::to_string(*index_) + "]";
+    // Keys this reader asks for are plain; others (host.vm) are quoted.
+    bool plain =
+        !key_.empty() && key_.size() <= 40 &&
+        key_.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string_view::npos;
+    return (path.empty() ? "" : path + ".") + (plain ? std::string(key_) : Quoted(key_));
+  }
 
   const json& j_;
-  std::string path_;
+  const Node* parent_ = nullptr;
+  std::string_view key_;         // in an object...
+  std::optional<size_t> index_;  // ...or an array
 };
 
 // Bounds of small integers: they are counted or indexed with, never trusted.
@@ -339,7 +356,7 @@ std::expected<Document, std::string> FromJson(const std::string& text) {
     return std::unexpected("not JSON: syntax error at byte " + std::to_string(e.byte));
   }
   try {
-    return ReadDocument(Node(j, ""));
+    return ReadDocument(Node(j));
   } catch (const BadField& bad) {
     return std::unexpected(bad.path + ": " + bad.what);
   }
