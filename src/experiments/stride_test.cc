@@ -21,7 +21,9 @@ TEST(ParseSteps, RefusesSignsAndJunk) {
        {"", ",", "1,", ",1", "1-", "+1", " 1", "1 ", "0x10", "1.5", "a", "1--2", "1,,2", "1-+2"}) {
     auto r = ParseSteps(bad);
     EXPECT_FALSE(r.has_value()) << bad;
-    if (!r) EXPECT_EQ(r.error().rfind("--steps: ", 0), 0u) << r.error();
+    if (!r) {
+      EXPECT_EQ(r.error().rfind("--steps: ", 0), 0u) << r.error();
+    }
   }
 }
 
