@@ -55,8 +55,9 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
   return {};
 }
 
-// Refuses an empty value: `--testbed ''` or `--scheduler none,,bfq` would
-// otherwise mean "no test bed" or "the current scheduler" without a word.
+// Refuses an empty value: `--testbed ''` or `--scheduler ''` would otherwise
+// mean "no test bed" or "the current scheduler" without a word. (CLI11
+// itself drops empty items between the commas of --scheduler.)
 CLI::Validator NotEmpty(const char* instead) {
   return CLI::Validator(
       [instead](std::string& value) {
