@@ -354,6 +354,8 @@ std::expected<Document, std::string> FromJson(const std::string& text) {
     j = json::parse(text);
   } catch (const json::parse_error& e) {  // e.what() may quote the input: say where instead
     return std::unexpected("not JSON: syntax error at byte " + std::to_string(e.byte));
+  } catch (const json::exception&) {  // out_of_range 406: 1e999 overflows a double
+    return std::unexpected("not JSON: a number out of range");
   }
   try {
     return ReadDocument(Node(j));

@@ -118,6 +118,9 @@ TEST(FromJson, NotJsonSaysWhereNotWhat) {
   EXPECT_EQ(FromJson("not json").error(), "not JSON: syntax error at byte 2");
   EXPECT_EQ(FromJson("").error(), "not JSON: syntax error at byte 1");
   EXPECT_EQ(FromJson("{}").error(), "schema_version: missing");
+  // Found by fuzz_document: nlohmann throws out_of_range, not parse_error.
+  EXPECT_EQ(FromJson("{\"schema_version\": 1, \"x\": 85e9934592}").error(),
+            "not JSON: a number out of range");
   EXPECT_EQ(FromJson("{\"schema_version\": 1}").has_value(), true);  // all else defaults
   EXPECT_FALSE(FromJson("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[").has_value());
   EXPECT_EQ(FromJson(std::string(100000, '[') + std::string(100000, ']')).error(),
