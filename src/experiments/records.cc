@@ -221,6 +221,8 @@ std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
     if (stat(spec.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       return std::unexpected("--input: '" + spec.input + "' is not a readable regular file");
     if (st.st_size == 0) return std::unexpected("--input: '" + spec.input + "' is empty");
+    if (static_cast<uint64_t>(st.st_size) > Corpus::kMaxBytes)
+      return std::unexpected("--input: '" + spec.input + "' is larger than 4 GiB");
     if (access(spec.input.c_str(), R_OK) != 0)
       return std::unexpected("--input: '" + spec.input + "' is not readable");
   }
