@@ -93,6 +93,8 @@ TEST_F(ParseCli, SizesDurationsAndCountsAreChecked) {
   ExpectRefused({"records", "--dir", work.path(), "--sync", "every:99999999999999999999"},
                 "every:N");
   ExpectRefused({"records", "--dir", work.path(), "--threads", "0"}, "--threads");
+  ExpectRefused({"records", "--dir", work.path(), "--input", "/dev/zero"},
+                "--input: '/dev/zero' is not a readable regular file");
 }
 
 }  // namespace
