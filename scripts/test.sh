@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the normal build
 # (unit and integration tests; test beds and loop devices when root), then
-# the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then each parser's fuzz target for 30 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
@@ -13,3 +14,5 @@ cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/n
 cmake --build build-asan -j "$(nproc)" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 -L unit
+echo "== fuzz targets, 30 s each (build-fuzz/)"
+./scripts/fuzz.sh 30

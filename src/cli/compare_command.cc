@@ -35,8 +35,12 @@ void AddCompareCommand(CLI::App& app, CommandAction* action) {
       "compare",
       "Two result files side by side: change in percent per figure and whether it is larger "
       "than the trials' 95% confidence intervals. See docs/report.md.");
-  sub->add_option("A", o->a, "The baseline result file")->required()->option_text("A.json");
-  sub->add_option("B", o->b, "The result file compared with it")->required()->option_text("B.json");
+  sub->add_option("A", o->a, "The baseline result file (- for standard input; at most 1 GiB)")
+      ->required()
+      ->option_text("A.json");
+  sub->add_option("B", o->b, "The result file compared with it (at most 1 GiB)")
+      ->required()
+      ->option_text("B.json");
   sub->callback(
       [o, action] { *action = [o](const RunContext&, Document&) { return RunCompare(*o); }; });
 }

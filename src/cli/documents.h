@@ -1,6 +1,7 @@
 // Reading result documents named on the command line (report, compare).
 #pragma once
 
+#include <cstdint>
 #include <expected>
 #include <string>
 
@@ -8,8 +9,16 @@
 
 namespace writelab {
 
-// The document in path; on failure one line naming the file and the reason:
-// "a.json: No such file or directory", "a.json: not a writelab result: ..." (FromJson).
+// The largest result file report and compare read (docs/results.md).
+inline constexpr uint64_t kMaxDocumentBytes = uint64_t{1} << 30;
+
+// The document in path ("-": standard input); on failure one line naming the
+// file and the reason: "a.json: No such file or directory", "a.json: not a
+// regular file", "a.json: larger than 1 GiB", "a.json: rows[0].status:
+// unknown status 'x' (ok, unsupported or failed)" (FromJson names the path).
+// The file is opened without blocking (a FIFO does not hang it) and checked
+// with fstat on the opened descriptor: a regular file of at most
+// kMaxDocumentBytes. Standard input may be a pipe; it is read up to the limit.
 std::expected<Document, std::string> ReadDocumentFile(const std::string& path);
 
 }  // namespace writelab

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/count_option.h"
 #include "cli/targets.h"
 #include "experiments/fsync.h"
 #include "io/file.h"
@@ -102,6 +103,7 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
   where->require_option(0, 1);
   sub->add_option("--write-size", o->write_size, "Bytes per write")->capture_default_str();
   sub->add_option("--count", o->spec.count, "Iterations per row (the original: 60)")
+      ->check(Count(1, 1000000))
       ->capture_default_str();
   sub->add_option("--interval", o->interval, "Time from one iteration's start to the next")
       ->capture_default_str();

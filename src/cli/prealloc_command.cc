@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/count_option.h"
 #include "cli/targets.h"
 #include "experiments/prealloc.h"
 
@@ -56,9 +57,12 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
       ->option_text("DIR");
   sub->add_option("--file-size", o->file_size, "Size of the preallocated file")
       ->capture_default_str();
-  sub->add_option("--writes", o->spec.writes, "Writes in the workload")->capture_default_str();
+  sub->add_option("--writes", o->spec.writes, "Writes in the workload")
+      ->check(Count(1, kMaxPreallocWrites))
+      ->capture_default_str();
   sub->add_option("--block", o->block, "Bytes per write")->capture_default_str();
   sub->add_option("--stride", o->spec.stride, "Blocks from one write to the next")
+      ->check(Count(1, kMaxPreallocStride))
       ->capture_default_str();
   sub->add_option("--flags", o->spec.flags,
                   "Open flags of the workload, comma-separated: sync, dsync, direct, or none. "
@@ -69,7 +73,8 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--zeroout-kb", o->spec.zeroout_kb,
                   "Run every mode with ext4's extent_max_zeroout_kb set to each value (root, "
                   "ext4; restored afterwards): Dilger's experiment")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(Count(0, INT32_MAX));
   AddOutputOptions(*sub, o->out);
   AddTargetOptions(*sub, o->targets);
   sub->callback([o, action] {

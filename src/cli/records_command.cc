@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/count_option.h"
 #include "cli/targets.h"
 #include "experiments/records.h"
 
@@ -93,21 +94,27 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
       ->option_text("FILE");
   sub->add_option("--corpus-size", o->corpus_size, "Size of the generated corpus")
       ->capture_default_str();
-  sub->add_option("--seed", o->spec.seed, "Seed of the generated corpus")->capture_default_str();
+  sub->add_option("--seed", o->spec.seed, "Seed of the generated corpus")
+      ->check(Count(0, UINT64_MAX))
+      ->capture_default_str();
   sub->add_option("--method", o->methods, MethodHelp())->delimiter(',');
   sub->add_option("--sync", o->syncs, SyncHelp())->delimiter(',');
   auto* total = sub->add_option("--total", o->total, "Bytes per row, whole lines (unsynchronised)")
                     ->capture_default_str();
   sub->add_option("--repeat", o->spec.repeat,
                   "Passes over the corpus per row, instead of --total (Morton: 1000)")
+      ->check(Count(1, 1000000))
       ->excludes(total);
   sub->add_option("--sync-total", o->sync_total,
                   "Bytes per row of the synchronous variants (osync, odsync, every:N, rwf-dsync)")
       ->capture_default_str();
   sub->add_option("--buffer", o->buffer, "Buffer of gather, io_uring and library")
       ->capture_default_str();
-  sub->add_option("--qd", o->spec.qd, "io_uring requests in flight")->capture_default_str();
+  sub->add_option("--qd", o->spec.qd, "io_uring requests in flight")
+      ->check(Count(1, 4096))
+      ->capture_default_str();
   sub->add_option("--rounds", o->spec.rounds, "Trials per row; the order rotates each round")
+      ->check(Count(1, 1000))
       ->capture_default_str();
   auto* verify = sub->add_flag("--verify", o->verify,
                                "Read each file back and compare it with the input (default)");
@@ -115,7 +122,8 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
   sub->add_flag("--commit", o->spec.commit,
                 "Group commit mode: per-thread fdatasync against RecordWriter group commit");
   sub->add_option("--threads", o->spec.threads, "Thread counts for --commit (default: 1,2,4,8,16)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(Count(1, 1024));
   sub->add_option("--commit-time", o->commit_time, "Duration of each --commit row")
       ->capture_default_str();
   AddOutputOptions(*sub, o->out);

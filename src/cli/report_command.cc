@@ -42,7 +42,8 @@ void AddReportCommand(CLI::App& app, CommandAction* action) {
       "report",
       "Turn result files (--json of any experiment) into one self-contained HTML page with "
       "charts and tables, which opens offline. See docs/report.md.");
-  sub->add_option("results", o->inputs, "Result files written with --json")
+  sub->add_option("results", o->inputs,
+                  "Result files written with --json (- for standard input; each at most 1 GiB)")
       ->required()
       ->option_text("RESULT.json...");
   sub->add_option("-o,--output", o->output, "The HTML file to write")->capture_default_str();

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/count_option.h"
 #include "cli/targets.h"
 #include "experiments/stream.h"
 #include "io/file.h"
@@ -83,6 +84,7 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--interval", o->interval, "Telemetry sampling interval, e.g. 500ms")
       ->capture_default_str();
   sub->add_option("--repeat", o->spec.repeat, "Rounds; the strategy order rotates each round")
+      ->check(Count(1, 1000))
       ->capture_default_str();
   auto* probe = sub->add_flag("--probe", o->probe, "Run the bystander fsync probe (default)");
   sub->add_flag("--no-probe", o->no_probe, "Do not run the bystander probe")->excludes(probe);

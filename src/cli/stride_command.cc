@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/count_option.h"
 #include "cli/targets.h"
 #include "experiments/stride.h"
 #include "telemetry/blockdev.h"
@@ -42,6 +43,8 @@ std::expected<StrideSpec, std::string> BuildSpec(const StrideOptions& o) {
   if (!o.span.empty()) {
     auto span = SizeOption("--span", o.span);
     if (!span) return std::unexpected(span.error());
+    if (*span == 0)
+      return std::unexpected("--span: must be more than 0 (leave it out for the default)");
     spec.span = *span;
   }
   if (spec.device.empty() == spec.file.empty() && o.targets.testbeds.empty())
@@ -84,12 +87,16 @@ void AddStrideCommand(CLI::App& app, CommandAction* action) {
                   "What a step counts: 512-byte sectors as the original, or 4k on devices "
                   "with 4 KiB logical blocks")
       ->capture_default_str();
-  sub->add_option("--steps", o->steps, "Steps: numbers and ranges A-B, comma-separated")
+  sub->add_option("--steps", o->steps,
+                  "Steps: numbers and ranges A-B, comma-separated; each 1 to 1048576, at most 4096 "
+                  "steps in all")
       ->capture_default_str();
   sub->add_option("--duration", o->duration, "Time per step")->capture_default_str();
   sub->add_option("--engine", o->spec.engine, "psync (queue depth 1) or io_uring")
       ->capture_default_str();
-  sub->add_option("--qd", o->spec.qds, "io_uring queue depths (default 1,128)")->delimiter(',');
+  sub->add_option("--qd", o->spec.qds, "io_uring queue depths (default 1,128)")
+      ->delimiter(',')
+      ->check(Count(1, 4096));
   sub->add_option("--span", o->span,
                   "Bytes the offsets cover before wrapping (default: the device, or 1G)");
   sub->add_option("--interval", o->interval, "Telemetry sampling interval")->capture_default_str();

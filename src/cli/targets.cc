@@ -56,6 +56,17 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
   return {};
 }
 
+// Refuses an empty value: `--testbed ''` or `--scheduler ''` would otherwise
+// mean "no test bed" or "the current scheduler" without a word. (CLI11
+// itself drops empty items between the commas of --scheduler.)
+CLI::Validator NotEmpty(const char* instead) {
+  return CLI::Validator(
+      [instead](std::string& value) {
+        return value.empty() ? std::string("empty value (") + instead + ")" : std::string();
+      },
+      "");
+}
+
 }  // namespace
 
 void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
@@ -65,7 +76,8 @@ void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
                 "(or raw, a bare loop device, for stride); OPTION a mount option, or nojournal "
                 "for ext4. e.g. "
                 "ext4:data=ordered,ext4:data=journal,ext4:nojournal,xfs")
-      ->option_text("SPEC[,SPEC...]");
+      ->option_text("SPEC[,SPEC...]")
+      ->check(NotEmpty("leave --testbed out to run in the directory given"));
   g->add_option("--testbed-size", o.testbed_size, "Size of each test bed's sparse file")
       ->capture_default_str();
   g->add_option("--scratch", o.scratch, "Directory for the test beds' sparse files")
@@ -73,7 +85,8 @@ void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
   g->add_option("--scheduler", o.schedulers,
                 "Run under each of these I/O schedulers of the device under test, e.g. "
                 "none,mq-deadline,kyber,bfq (root; the previous one is restored)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(NotEmpty("leave --scheduler out to keep the device's scheduler"));
 }
 
 int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,

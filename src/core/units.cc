@@ -12,27 +12,34 @@
 namespace writelab {
 namespace {
 
-// Splits "1.5GiB" into 1.5 and "GiB". Rejects signs, exponents and empties.
-bool SplitNumber(std::string_view text, double& value, std::string_view& suffix) {
-  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.'))
-    return false;
+// The leading run of digits and dots: "1.5GiB" → "1.5". Empty when text does
+// not start with one, so signs, spaces, "nan" and "inf" never get further.
+std::string_view NumberPart(std::string_view text) {
   size_t end = 0;
   while (end < text.size() &&
          (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.'))
     ++end;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + end, value);
-  if (ec != std::errc() || ptr != text.data() + end) return false;
-  suffix = text.substr(end);
-  return std::isfinite(value);
+  return text.substr(0, end);
 }
 
+// The whole of number as a finite double ("1.5", ".5", "3."); false for "",
+// ".", "1.2.3". Exponents cannot get here: NumberPart stops at 'e'.
+bool ToDouble(std::string_view number, double& value) {
+  auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value,
+                                   std::chars_format::fixed);
+  return !number.empty() && ec == std::errc() && ptr == number.data() + number.size() &&
+         std::isfinite(value);
+}
+
+template <typename Factor>
 struct Suffix {
   std::string_view name;
-  double factor;
+  Factor factor;
 };
 
-bool LookUp(std::string_view suffix, std::initializer_list<Suffix> table, double& factor) {
-  for (const Suffix& s : table) {
+template <typename Factor>
+bool LookUp(std::string_view suffix, std::initializer_list<Suffix<Factor>> table, Factor& factor) {
+  for (const Suffix<Factor>& s : table) {
     if (s.name == suffix) {
       factor = s.factor;
       return true;
@@ -41,65 +48,84 @@ bool LookUp(std::string_view suffix, std::initializer_list<Suffix> table, double
   return false;
 }
 
+constexpr uint64_t kTiB = 1024 * kGiB;
+
 }  // namespace
 
+std::string Quoted(std::string_view text) {
+  constexpr size_t kMax = 40;
+  std::string out = "'";
+  for (char c : text.substr(0, kMax)) out += std::iscntrl(static_cast<unsigned char>(c)) ? '?' : c;
+  out += text.size() > kMax ? "...'" : "'";
+  return out;
+}
+
+std::expected<uint64_t, std::string> ParseCount(std::string_view text, uint64_t max) {
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  bool digits = !text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) &&
+                ptr == text.data() + text.size();
+  if (!digits) return std::unexpected(fmt::format("{} is not a whole number", Quoted(text)));
+  if (ec == std::errc::result_out_of_range || value > max)
+    return std::unexpected(fmt::format("{} is more than {}", Quoted(text), max));
+  return value;
+}
+
 std::expected<uint64_t, std::string> ParseSize(std::string_view text) {
-  auto bad = [&] { return std::unexpected(fmt::format("'{}' is not a size", text)); };
-  double value = 0;
-  std::string_view suffix;
-  if (!SplitNumber(text, value, suffix)) return bad();
-  constexpr double k = 1024.0;
-  double factor = 0;
-  if (!LookUp(suffix,
-              {{"", 1},
-               {"b", 1},
-               {"B", 1},
-               {"k", k},
-               {"K", k},
-               {"KB", k},
-               {"kB", k},
-               {"KiB", k},
-               {"m", k * k},
-               {"M", k * k},
-               {"MB", k * k},
-               {"MiB", k * k},
-               {"g", k * k * k},
-               {"G", k * k * k},
-               {"GB", k * k * k},
-               {"GiB", k * k * k},
-               {"t", k * k * k * k},
-               {"T", k * k * k * k},
-               {"TB", k * k * k * k},
-               {"TiB", k * k * k * k}},
-              factor))
+  auto bad = [&] { return std::unexpected(fmt::format("{} is not a size", Quoted(text))); };
+  auto too_large = [&] { return std::unexpected(fmt::format("{} is too large", Quoted(text))); };
+  std::string_view number = NumberPart(text);
+  uint64_t factor = 0;
+  if (number.empty() ||
+      !LookUp<uint64_t>(text.substr(number.size()),
+                        {{"", 1},       {"b", 1},      {"B", 1},      {"k", kKiB},  {"K", kKiB},
+                         {"KB", kKiB},  {"kB", kKiB},  {"KiB", kKiB}, {"m", kMiB},  {"M", kMiB},
+                         {"MB", kMiB},  {"MiB", kMiB}, {"g", kGiB},   {"G", kGiB},  {"GB", kGiB},
+                         {"GiB", kGiB}, {"t", kTiB},   {"T", kTiB},   {"TB", kTiB}, {"TiB", kTiB}},
+                        factor))
     return bad();
-  double bytes = value * factor;
-  if (bytes >= 18446744073709551616.0)
-    return std::unexpected(fmt::format("'{}' is too large", text));
+  if (number.find('.') == std::string_view::npos) {  // whole: exact, however large
+    uint64_t value = 0;
+    auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec == std::errc::result_out_of_range) return too_large();
+    if (ec != std::errc() || ptr != number.data() + number.size()) return bad();
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(value, factor, &bytes)) return too_large();
+    return bytes;
+  }
+  double value = 0;
+  if (!ToDouble(number, value)) return bad();
+  double bytes = value * static_cast<double>(factor);
+  if (bytes >= 18446744073709551616.0) return too_large();
   if (bytes != std::floor(bytes))
-    return std::unexpected(fmt::format("'{}' is not a whole number of bytes", text));
+    return std::unexpected(fmt::format("{} is not a whole number of bytes", Quoted(text)));
   return static_cast<uint64_t>(bytes);
 }
 
 std::expected<uint64_t, std::string> ParseDurationNs(std::string_view text) {
-  auto bad = [&] { return std::unexpected(fmt::format("'{}' is not a duration", text)); };
-  double value = 0;
-  std::string_view suffix;
-  if (!SplitNumber(text, value, suffix)) return bad();
+  auto bad = [&] { return std::unexpected(fmt::format("{} is not a duration", Quoted(text))); };
+  std::string_view number = NumberPart(text);
   double factor = 0;
-  if (!LookUp(suffix,
-              {{"", 1e9},
-               {"s", 1e9},
-               {"ms", 1e6},
-               {"us", 1e3},
-               {"ns", 1},
-               {"m", 60e9},
-               {"min", 60e9},
-               {"h", 3600e9}},
-              factor))
+  if (number.empty() || !LookUp<double>(text.substr(number.size()),
+                                        {{"", 1e9},
+                                         {"s", 1e9},
+                                         {"ms", 1e6},
+                                         {"us", 1e3},
+                                         {"ns", 1},
+                                         {"m", 60e9},
+                                         {"min", 60e9},
+                                         {"h", 3600e9}},
+                                        factor))
     return bad();
+  double value = 0;
+  if (!ToDouble(number, value)) {
+    // Digits too many for a double are too long, not malformed.
+    if (number.find_first_not_of("0123456789") == std::string_view::npos)
+      return std::unexpected(fmt::format("{} is too long", Quoted(text)));
+    return bad();
+  }
   double ns = value * factor;
-  if (ns >= 9.2e18) return std::unexpected(fmt::format("'{}' is too long", text));
+  if (!(ns < 9.2e18)) return std::unexpected(fmt::format("{} is too long", Quoted(text)));
   return static_cast<uint64_t>(std::llround(ns));
 }
 

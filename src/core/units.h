@@ -16,9 +16,20 @@
 namespace writelab {
 
 // On failure the error text is "'12q' is not a size" (the caller prefixes the
-// option name).
+// option name). Sizes must fit in 64 bits and durations in int64 nanoseconds
+// (about 292 years): anything larger is refused as "too large"/"too long",
+// never wrapped. Signs, exponents, hex, "nan", "inf" and spaces are refused.
 std::expected<uint64_t, std::string> ParseSize(std::string_view text);
 std::expected<uint64_t, std::string> ParseDurationNs(std::string_view text);
+
+// A whole number in decimal digits only: no sign, no spaces, no 0x, no
+// fraction; at most max. Errors: "'-1' is not a whole number",
+// "'99999999999999999999' is more than 4096".
+std::expected<uint64_t, std::string> ParseCount(std::string_view text, uint64_t max = UINT64_MAX);
+
+// text quoted for an error message: at most 40 characters ("..." after),
+// control characters as '?', so that the message stays one short line.
+std::string Quoted(std::string_view text);
 
 // "8 MiB", "1.50 GiB", "512 B": binary units, for sizes.
 std::string FormatBytes(double bytes);

@@ -41,6 +41,56 @@ TEST(ParseDuration, Refuses) {
   EXPECT_EQ(ParseDurationNs("3x").error(), "'3x' is not a duration");
 }
 
+TEST(ParseSize, EdgeCasesNeverWrapOrGuess) {
+  // Whole numbers are exact, up to the last byte of 64 bits.
+  EXPECT_EQ(ParseSize("18446744073709551615").value(), UINT64_MAX);
+  EXPECT_EQ(ParseSize("9007199254740993").value(), 9007199254740993u);  // 2^53 + 1
+  EXPECT_EQ(ParseSize("16777215T").value(), 16777215ull << 40);
+  for (const char* big : {"18446744073709551616", "99999999999999999999999", "16777216T",
+                          "17179869184G", "99999999999999999999.5"}) {
+    auto r = ParseSize(big);
+    ASSERT_FALSE(r.has_value()) << big;
+    EXPECT_NE(r.error().find("too large"), std::string::npos) << r.error();
+  }
+  for (const char* bad : {"1e999", "nan", "inf", "-5", "+5", "0x10", "5 ", "\t5", "5\n", ".", "..5",
+                          "1.5.", "4kk", "k4", "1,5"})
+    EXPECT_FALSE(ParseSize(bad).has_value()) << bad;
+  EXPECT_EQ(ParseSize(".5k").value(), 512u);
+  EXPECT_EQ(ParseSize(std::string(400, '9') + "k").error().find("too large") != std::string::npos,
+            true);
+}
+
+TEST(ParseDuration, EdgeCasesNeverWrap) {
+  for (const char* long_one : {"9999999999999999999", "99999999999h", "1e999"}) {
+    auto r = ParseDurationNs(long_one);
+    EXPECT_FALSE(r.has_value()) << long_one;
+  }
+  EXPECT_NE(ParseDurationNs("9999999999999999999").error().find("too long"), std::string::npos);
+  EXPECT_NE(ParseDurationNs(std::string(400, '9')).error().find("too long"), std::string::npos);
+  for (const char* bad : {"nan", "inf", "-5s", "+5s", "0x10", "5 s", " 5s", "5s ", ".", "1.2.3s"})
+    EXPECT_FALSE(ParseDurationNs(bad).has_value()) << bad;
+  EXPECT_EQ(ParseDurationNs("0").value(), 0u);
+  EXPECT_EQ(ParseDurationNs("2000000h").value(), 2000000ull * 3600 * 1000000000);
+}
+
+TEST(ParseCount, DecimalDigitsOnly) {
+  EXPECT_EQ(ParseCount("0").value(), 0u);
+  EXPECT_EQ(ParseCount("42").value(), 42u);
+  EXPECT_EQ(ParseCount("18446744073709551615").value(), UINT64_MAX);
+  EXPECT_EQ(ParseCount("-1").error(), "'-1' is not a whole number");
+  EXPECT_EQ(ParseCount("99999999999999999999").error(),
+            "'99999999999999999999' is more than 18446744073709551615");
+  EXPECT_EQ(ParseCount("5000", 4096).error(), "'5000' is more than 4096");
+  for (const char* bad : {"", "+1", " 1", "1 ", "0x10", "1.0", "1e3", "1-2", "nan"})
+    EXPECT_FALSE(ParseCount(bad).has_value()) << bad;
+}
+
+TEST(Quoted, ShortAndOneLine) {
+  EXPECT_EQ(Quoted("4k"), "'4k'");
+  EXPECT_EQ(Quoted("a\nb"), "'a?b'");
+  EXPECT_EQ(Quoted(std::string(100, 'x')), "'" + std::string(40, 'x') + "...'");
+}
+
 TEST(Format, BytesAndNanoseconds) {
   EXPECT_EQ(FormatBytes(512), "512 B");
   EXPECT_EQ(FormatBytes(8 << 20), "8.00 MiB");

@@ -262,7 +262,20 @@ std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
   if (!flags) return std::unexpected(flags.error());
   if ((*flags & O_DIRECT) && spec.block % 512)
     return std::unexpected("--block: O_DIRECT needs a multiple of 512 bytes");
-  uint64_t span = (static_cast<uint64_t>(spec.writes) - 1) * spec.stride * spec.block + spec.block;
+  if (spec.writes > kMaxPreallocWrites)
+    return std::unexpected("--writes: at most " + std::to_string(kMaxPreallocWrites));
+  if (spec.stride > kMaxPreallocStride)
+    return std::unexpected("--stride: at most " + std::to_string(kMaxPreallocStride));
+  // (writes - 1) x stride x block + block, refused when it passes 64 bits
+  // rather than wrapped into a small number that passes the size check.
+  uint64_t span = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(spec.writes) - 1, spec.stride, &span) ||
+      __builtin_mul_overflow(span, spec.block, &span) ||
+      __builtin_add_overflow(span, spec.block, &span))
+    return std::unexpected(
+        "--writes x --stride x --block cover more than 16 EiB, more than "
+        "--file-size " +
+        FormatBytes(static_cast<double>(spec.file_size)));
   if (span > spec.file_size)
     return std::unexpected("--writes x --stride x --block cover " +
                            FormatBytes(static_cast<double>(span)) + ", more than --file-size " +

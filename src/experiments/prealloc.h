@@ -36,6 +36,11 @@ struct PreallocSpec {
   std::vector<int64_t> zeroout_kb;  // empty: leave extent_max_zeroout_kb alone
 };
 
+// Bounds of the workload's options (docs/prealloc.md); the file must hold
+// (writes - 1) x stride x block + block bytes, computed without overflow.
+inline constexpr int kMaxPreallocWrites = 10'000'000;
+inline constexpr uint64_t kMaxPreallocStride = 1u << 30;
+
 // Usage errors; fills defaults. Resolves flags into open(2) flags.
 std::expected<int, std::string> PreallocOpenFlags(const std::string& flags);
 std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec);

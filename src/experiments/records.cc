@@ -193,12 +193,13 @@ std::string RecordSyncChoice::Name() const {
 std::expected<RecordSyncChoice, std::string> ParseRecordSync(const std::string& text) {
   RecordSyncChoice c;
   if (text.starts_with("every:")) {
-    std::string n = text.substr(6);
-    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 18 ||
-        std::stoull(n) == 0)
-      return std::unexpected("--sync: '" + text + "': every:N needs a whole number N > 0");
+    auto n = ParseCount(std::string_view(text).substr(6), kMaxSyncEvery);
+    if (!n || *n == 0)
+      return std::unexpected("--sync: " + Quoted(text) +
+                             ": every:N needs a whole number N from 1 to " +
+                             std::to_string(kMaxSyncEvery));
     c.id = RecordSync::kEvery;
-    c.every = std::stoull(n);
+    c.every = *n;
     return c;
   }
   for (const auto& info : kSyncs) {
@@ -218,6 +219,8 @@ std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
     if (stat(spec.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       return std::unexpected("--input: '" + spec.input + "' is not a readable regular file");
     if (st.st_size == 0) return std::unexpected("--input: '" + spec.input + "' is empty");
+    if (static_cast<uint64_t>(st.st_size) > Corpus::kMaxBytes)
+      return std::unexpected("--input: '" + spec.input + "' is larger than 4 GiB");
     if (access(spec.input.c_str(), R_OK) != 0)
       return std::unexpected("--input: '" + spec.input + "' is not readable");
   }

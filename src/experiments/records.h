@@ -57,6 +57,9 @@ struct RecordSyncChoice {
   bool synchronous() const { return id != RecordSync::kNone && id != RecordSync::kEnd; }
 };
 
+// The largest N of every:N (a billion lines between syncs).
+inline constexpr uint64_t kMaxSyncEvery = 1'000'000'000;
+
 // "every:N" or a name from RecordSyncs(); the error names the option.
 std::expected<RecordSyncChoice, std::string> ParseRecordSync(const std::string& text);
 

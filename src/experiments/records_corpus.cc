@@ -1,6 +1,7 @@
 #include "experiments/records_corpus.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -109,8 +110,14 @@ Corpus Corpus::Generate(uint64_t size, uint64_t seed) {
 }
 
 std::expected<Corpus, Error> Corpus::Load(const std::string& path) {
-  auto fd = OpenFile(path, O_RDONLY);
+  auto fd = OpenFile(path, O_RDONLY | O_NONBLOCK);  // a FIFO put there since validation: no hang
   if (!fd) return std::unexpected(fd.error());
+  struct stat st;
+  if (fstat(fd->get(), &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
+  if (!S_ISREG(st.st_mode)) return std::unexpected(PlainError(path + ": not a regular file"));
+  auto too_large = [&] { return std::unexpected(PlainError(path + ": larger than 4 GiB")); };
+  if (static_cast<uint64_t>(st.st_size) > kMaxBytes) return too_large();
+  uint64_t total = 0;  // the file may grow while it is read
   Corpus c;
   std::string pending;  // a line split across reads
   std::vector<char> buf(1 << 20);
@@ -119,6 +126,8 @@ std::expected<Corpus, Error> Corpus::Load(const std::string& path) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return std::unexpected(ErrnoError(errno, "read " + path));
     if (n == 0) break;
+    total += static_cast<uint64_t>(n);
+    if (total > kMaxBytes) return too_large();
     const char* p = buf.data();
     const char* end = p + n;
     while (p < end) {
@@ -133,6 +142,8 @@ std::expected<Corpus, Error> Corpus::Load(const std::string& path) {
       pending.clear();
     }
   }
+  if (pending.size() > UINT32_MAX)
+    return std::unexpected(PlainError(path + ": a line longer than 4 GiB"));
   if (!pending.empty()) c.Append(pending.data(), static_cast<uint32_t>(pending.size()));
   if (c.lines_ == 0) return std::unexpected(PlainError(path + " is empty"));
   return c;

@@ -22,7 +22,10 @@ struct Line {
 
 class Corpus {
  public:
-  // The lines of path; an empty file is an error.
+  // The largest input Load reads, as --corpus-size's bound.
+  static constexpr uint64_t kMaxBytes = uint64_t{4} << 30;
+  // The lines of path; an empty file, one that is not regular (checked on
+  // the opened descriptor) or larger than kMaxBytes is an error.
   static std::expected<Corpus, Error> Load(const std::string& path);
   // About size bytes of C-source-like lines, a function of seed only. The
   // line lengths follow kCSourceLineLengths (records_corpus.cc).

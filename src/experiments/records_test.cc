@@ -79,6 +79,25 @@ TEST(RecordsCorpus, LoadKeepsEveryLineAndALastLineWithoutNewline) {
   std::filesystem::remove(path);
 }
 
+// --input is read whole into memory: devices, FIFOs and files over 4 GiB
+// are refused on the opened descriptor, not read until memory runs out.
+TEST(RecordsCorpus, LoadRefusesWhatIsNotASmallRegularFile) {
+  auto zero = Corpus::Load("/dev/zero");
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_EQ(zero.error().Message(), "/dev/zero: not a regular file");
+  std::string path = "/var/tmp/writelab-corpus-huge-" + std::to_string(getpid());
+  std::ofstream(path) << "x\n";
+  std::filesystem::resize_file(path, Corpus::kMaxBytes + 1);  // sparse
+  auto huge = Corpus::Load(path);
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_EQ(huge.error().Message(), path + ": larger than 4 GiB");
+  RecordsSpec spec;
+  spec.dir = "/var/tmp";
+  spec.input = path;
+  EXPECT_EQ(ValidateRecordsSpec(spec).error(), "--input: '" + path + "' is larger than 4 GiB");
+  std::filesystem::remove(path);
+}
+
 class RecordsMethod : public ::testing::TestWithParam<std::tuple<RecordMethod, std::string>> {};
 
 TEST_P(RecordsMethod, FileIsByteExact) {

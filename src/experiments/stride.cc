@@ -113,34 +113,15 @@ std::string StepsText(const std::vector<uint64_t>& steps) {
 
 }  // namespace
 
-std::expected<std::vector<uint64_t>, std::string> ParseSteps(const std::string& text) {
-  std::vector<uint64_t> steps;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string part = text.substr(pos, end - pos);
-    pos = end + 1;
-    uint64_t lo = 0, hi = 0;
-    char dash = 0;
-    int n = std::sscanf(part.c_str(), "%lu%c%lu", &lo, &dash, &hi);
-    bool range = n == 3 && dash == '-';
-    if (!(n == 1 || range) || part.find_first_not_of("0123456789-") != std::string::npos)
-      return std::unexpected("--steps: '" + part + "' is not a step or a range A-B");
-    if (!range) hi = lo;
-    if (lo == 0 || hi < lo)
-      return std::unexpected("--steps: '" + part + "' must be 1 or more, ranges low-high");
-    if (hi - lo > 100000) return std::unexpected("--steps: '" + part + "' is too long a range");
-    for (uint64_t s = lo; s <= hi; ++s) steps.push_back(s);
-  }
-  return steps;
-}
-
 std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
   if (spec.block == 0 || spec.block % 512)
     return std::unexpected("--block: O_DIRECT needs a multiple of 512 bytes");
   if (spec.unit == 0 || spec.unit % 512)
     return std::unexpected("--unit: a multiple of 512 bytes (512 or 4k)");
+  // Bounds that keep step x unit x i and offset + block far from 64 bits.
+  if (spec.block > kMaxStrideBlock) return std::unexpected("--block: at most 64 MiB");
+  if (spec.unit > kMaxStrideUnit) return std::unexpected("--unit: at most 1 GiB");
+  if (spec.span > kMaxStrideSpan) return std::unexpected("--span: at most 1 EiB");
   if (spec.duration_ns < 10'000'000) return std::unexpected("--duration: at least 10ms");
   if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
   if (spec.engine != "psync" && spec.engine != "io_uring")

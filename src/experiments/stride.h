@@ -30,7 +30,16 @@ struct StrideSpec {
   bool pattern = false;  // stamp each block with (op index, step) for verification
 };
 
-// "1-16,32,64" → {1..16, 32, 64}; error text names the bad part.
+// The largest step (in units: 512 MiB apart at 512-byte units), and the
+// most steps one run takes (each runs --duration, 3 s by default: 3.4 hours).
+inline constexpr uint64_t kMaxStep = 1u << 20;
+inline constexpr size_t kMaxSteps = 4096;
+inline constexpr uint64_t kMaxStrideBlock = 64u << 20;
+inline constexpr uint64_t kMaxStrideUnit = 1u << 30;
+inline constexpr uint64_t kMaxStrideSpan = 1ull << 60;
+
+// "1-16,32,64" → {1..16, 32, 64}; error text names the bad part. Numbers are
+// decimal digits only, 1..kMaxStep; at most kMaxSteps steps in all.
 std::expected<std::vector<uint64_t>, std::string> ParseSteps(const std::string& text);
 
 std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec);

@@ -1,6 +1,7 @@
 // Which charts the report draws, decided from the shape of the result tree
 // alone so that an experiment the report does not know is plotted too.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -163,12 +164,18 @@ void AddLatencyCharts(const ExperimentResult& e, const std::string& run, std::ve
   }
 }
 
+// A row name as a positive finite number ("16"), or 0 when it is not one.
+// Row names come from result files: "1e999", "nan" and " 5" are not numbers.
+double RowNumber(const std::string& name) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), v);
+  bool whole = !name.empty() && ec == std::errc() && ptr == name.data() + name.size();
+  return whole && std::isfinite(v) && v > 0 ? v : 0;
+}
+
 bool NumericRows(const std::vector<std::string>& names) {
-  for (const std::string& n : names) {
-    char* end = nullptr;
-    double v = std::strtod(n.c_str(), &end);
-    if (n.empty() || *end != '\0' || !(v > 0)) return false;
-  }
+  for (const std::string& n : names)
+    if (RowNumber(n) == 0) return false;
   return !names.empty();
 }
 
@@ -200,7 +207,7 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
           if (r.name == name) row = &r;
         const Figure* f = row && row->status == RowStatus::kOk ? row->FindFigure(key) : nullptr;
         bool finite = f && std::isfinite(f->value.median);
-        if (numeric && finite) data.push_back(json::array({std::stod(name), f->value.median}));
+        if (numeric && finite) data.push_back(json::array({RowNumber(name), f->value.median}));
         if (!numeric) data.push_back(finite ? json(f->value.median) : json(nullptr));
       }
       c["datasets"].push_back(Dataset(runs.size() > 1 ? p->label : shape->label, y, data));

@@ -123,6 +123,27 @@ TEST(Html, StepsAreALineOverALogAxisPerScheduler) {
   EXPECT_EQ(specs[0]["datasets"][0]["data"][2], json({512.0, 100.0 / 512}));
 }
 
+// Row names come from result files: one that strtod reads as infinity or
+// underflows made std::stod throw out of `writelab report`.
+TEST(Html, RowNamesThatAreNotFiniteNumbersMakeBars) {
+  for (const char* odd : {"1e999", "1e-400", "nan", "inf", " 5", "0x10"}) {
+    Document doc;
+    ExperimentResult e;
+    e.name = "stride";
+    e.table = {"mb_s"};
+    for (std::string name : {std::string("1"), std::string(odd)}) {
+      Row r;
+      r.name = name;
+      r.figures = {{"mb_s", "SPEED (MB/s)", "MB/s", "all", Summarize({1.0})}};
+      e.rows.push_back(r);
+    }
+    doc.experiments.push_back(e);
+    json specs = json::parse(ChartSpecsJson({doc}));
+    ASSERT_EQ(specs.size(), 1u) << odd;
+    EXPECT_EQ(specs[0]["kind"], "bar") << odd;
+  }
+}
+
 TEST(Html, HostileNamesAreEscaped) {
   Document doc;
   doc.command_line = "writelab <b>x</b>";

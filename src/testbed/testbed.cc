@@ -116,7 +116,10 @@ std::expected<UniqueFd, Error> CreateImage(int dir_fd, const std::string& name,
 
 std::expected<std::vector<TestbedSpec>, std::string> ParseTestbeds(std::string_view list) {
   std::vector<TestbedSpec> specs;
+  if (list.empty()) return std::unexpected("--testbed: empty; give e.g. ext4:data=ordered,xfs");
   for (const std::string& item : Split(list, ',')) {
+    if (item.empty())
+      return std::unexpected("--testbed: an empty test bed in '" + std::string(list) + "'");
     std::vector<std::string> parts = Split(item, ':');
     TestbedSpec spec;
     spec.label = item;

@@ -1,0 +1,22 @@
+#include "cli/count_option.h"
+
+#include <string>
+
+#include "core/units.h"
+
+namespace writelab {
+
+CLI::Validator Count(uint64_t min, uint64_t max) {
+  std::string range = std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        auto n = ParseCount(text);
+        if (!n && n.error().ends_with("is not a whole number"))
+          return n.error() + " (" + range + ")";
+        if (!n || *n < min || *n > max) return Quoted(text) + " is out of range (" + range + ")";
+        return {};
+      },
+      range);
+}
+
+}  // namespace writelab

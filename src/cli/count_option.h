@@ -1,0 +1,17 @@
+// A CLI11 check for whole-number options (--writes, --repeat, --qd...).
+// CLI11's own conversion reads "-1" as 2^64-1 for a uint64_t, "010" as 8
+// and "0x10" as 16; this check runs first on the text as typed and refuses
+// all of those, and any value outside [min, max], with one line:
+// "--writes: '-1' is not a whole number (1 to 10000000)",
+// "--threads: '0' is out of range (1 to 1024)".
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+
+namespace writelab {
+
+CLI::Validator Count(uint64_t min, uint64_t max);
+
+}  // namespace writelab

@@ -1,0 +1,32 @@
+// What `report` and `compare` do with a document FromJson accepted: the HTML
+// page, the CSV and the comparison with itself and with an empty document
+// never crash. The reader checks types; this checks that the reporters
+// cope with any values of those types (names, counts, empty lists).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "report/compare.h"
+#include "report/csv.h"
+#include "report/html.h"
+#include "report/json.h"
+
+// The assets the real binary embeds (cmake/embed_file.cmake); the page's
+// script is not what is fuzzed.
+namespace writelab::embedded {
+extern const char chart_js[] = "";
+extern const std::size_t chart_js_size = 0;
+extern const char report_js[] = "";
+extern const std::size_t report_js_size = 0;
+}  // namespace writelab::embedded
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto doc = writelab::FromJson(std::string(reinterpret_cast<const char*>(data), size));
+  if (!doc) return 0;
+  std::string html = writelab::RenderHtml({*doc, *doc}, writelab::EmbeddedHtmlAssets());
+  std::string csv = writelab::RenderCsv(*doc);
+  auto same = writelab::CompareDocuments(*doc, *doc);
+  auto empty = writelab::CompareDocuments(*doc, writelab::Document{});
+  if (html.empty() || (same && same->empty() && empty && empty->empty())) __builtin_trap();
+  return 0;
+}
