@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -132,6 +133,51 @@ TEST_F(LoopDevice, IoUringQueueDepthsAndRefusal) {
   EXPECT_EQ(row["error_name"], "ENOSYS");
 }
 
+// Figures of each row, by row name.
+std::map<std::string, std::map<std::string, double>> RowFigures(const json& doc) {
+  std::map<std::string, std::map<std::string, double>> rows;
+  for (const json& row : doc["experiments"][0]["rows"])
+    for (const json& f : row["figures"]) rows[row["name"]][f["key"]] = f["value"]["median"];
+  return rows;
+}
+
+// Batched submission (issue 12): the ring filled, then submitted in one
+// io_uring_enter, lets the block layer merge contiguous writes (step 8 with
+// 4 KiB blocks); a step with gaps (9) has nothing to merge; one write per
+// submit (--batch 1) merges less.
+TEST_F(LoopDevice, BatchedSubmissionLetsContiguousWritesMerge) {
+  RunResult r = RunWritelab({"stride",
+                             "--testbed",
+                             "raw",
+                             "--testbed-size",
+                             "256M",
+                             "--scratch",
+                             scratch_.path() + "/beds",
+                             "--scheduler",
+                             "mq-deadline",
+                             "--engine",
+                             "io_uring",
+                             "--qd",
+                             "32",
+                             "--batch",
+                             "32,1",
+                             "--steps",
+                             "8,9",
+                             "--duration",
+                             "500ms",
+                             "--json",
+                             json_path_});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto rows = RowFigures(json::parse(Slurp(json_path_)));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_GT(rows["8 batch32"]["device_merges"], 0) << "no merges with a full batch at step 8";
+  EXPECT_EQ(rows["9 batch32"]["device_merges"], 0) << "writes with gaps cannot merge";
+  EXPECT_LT(rows["8 batch1"]["device_merges"], rows["8 batch32"]["device_merges"]);
+  // One io_uring_enter covers many writes when they go out in batches.
+  EXPECT_LT(rows["8 batch32"]["syscalls_per_write"], 0.5);
+  EXPECT_GE(rows["8 batch1"]["syscalls_per_write"], 1.0);
+}
+
 TEST(StrideRefusals, BadInput) {
   ScratchDir work("stride-bad");
   for (const auto& [args, expect] : std::vector<std::pair<std::vector<std::string>, std::string>>{
@@ -140,6 +186,9 @@ TEST(StrideRefusals, BadInput) {
            {{"stride", "--file", work.path() + "/f", "--unit", "100"}, "--unit"},
            {{"stride", "--file", work.path() + "/f", "--engine", "aio"}, "--engine"},
            {{"stride"}, "--device"},
+           {{"stride", "--file", work.path() + "/f", "--batch", "4"}, "--batch"},
+           {{"stride", "--file", work.path() + "/f", "--engine", "io_uring", "--batch", "0"},
+            "--batch"},
        }) {
     RunResult r = RunWritelab(args);
     EXPECT_EQ(r.exit_code, 2) << expect << ": " << r.err;

@@ -113,6 +113,10 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--qd", o->spec.qd, "io_uring requests in flight")
       ->check(Count(1, 4096))
       ->capture_default_str();
+  sub->add_option("--batch", o->spec.batch,
+                  "io_uring: the most buffers submitted by one io_uring_enter (default: --qd; 1 "
+                  "submits each buffer alone)")
+      ->check(Count(1, 4096));
   sub->add_option("--rounds", o->spec.rounds, "Trials per row; the order rotates each round")
       ->check(Count(1, 1000))
       ->capture_default_str();

@@ -97,6 +97,11 @@ void AddStrideCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--qd", o->spec.qds, "io_uring queue depths (default 1,128)")
       ->delimiter(',')
       ->check(Count(1, 4096));
+  sub->add_option("--batch", o->spec.batches,
+                  "io_uring: the most writes submitted by one io_uring_enter, comma-separated for "
+                  "several (default: the queue depth; 1 submits each write alone)")
+      ->delimiter(',')
+      ->check(Count(1, 4096));
   sub->add_option("--span", o->span,
                   "Bytes the offsets cover before wrapping (default: the device, or 1G)");
   sub->add_option("--interval", o->interval, "Telemetry sampling interval")->capture_default_str();

@@ -138,6 +138,8 @@ void AddParams(const RecordsSpec& spec, const Corpus& corpus, ExperimentResult& 
       {"sync_total", static_cast<int64_t>(spec.sync_total), "bytes"},
       {"buffer", static_cast<int64_t>(spec.buffer), "bytes"},
       {"qd", static_cast<int64_t>(spec.qd), ""},
+      {"batch", spec.batch ? std::to_string(std::min(spec.batch, spec.qd)) : "qd",
+       "buffers per io_uring_enter"},
       {"verify", spec.verify, ""},
       {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
   };
@@ -162,7 +164,7 @@ MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
     run.message = fd.error().Message();
     return run;
   }
-  MethodEnv env{corpus, plan, c.sync, fd->get(), spec.buffer, spec.qd, ctx};
+  MethodEnv env{corpus, plan, c.sync, fd->get(), spec.buffer, spec.qd, spec.batch, ctx};
   run = RunRecordMethod(c.method, env);
   fd->Reset();
   if (run.status == RowStatus::kOk && !run.interrupted && spec.verify) {

@@ -75,6 +75,7 @@ struct RecordsSpec {
   uint64_t sync_total = 4u << 20;       // bytes per row of synchronous variants
   uint64_t buffer = 1u << 20;           // gather, io_uring, library
   unsigned qd = 8;                      // io_uring
+  unsigned batch = 0;                   // io_uring: buffers per io_uring_enter; 0: qd
   bool verify = true;
   int rounds = 1;
   // Group commit mode.

@@ -19,6 +19,7 @@ struct MethodEnv {
   int fd;  // opened with the sync choice's open flags, empty, offset 0
   uint64_t buffer;
   unsigned qd;
+  unsigned batch;  // io_uring submissions of at most this many buffers (0: qd)
   const RunContext& ctx;
 };
 

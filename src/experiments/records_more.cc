@@ -41,7 +41,7 @@ MethodRun RunUringMethod(const MethodEnv& e) {
                engine.error().context);
     return r;
   }
-  AsyncRunner runner(**engine, e.qd);
+  AsyncRunner runner(**engine, e.qd, e.batch);
   std::vector<std::vector<char>> bufs(e.qd, std::vector<char>(e.buffer));
   int slot = -1;
   size_t used = 0;

@@ -111,7 +111,7 @@ TEST_P(RecordsMethod, FileIsByteExact) {
       CreateOwnFile("/var/tmp", "records-test", O_WRONLY | InfoOf(sync->id).open_flags, &path);
   ASSERT_TRUE(fd.has_value());
   RunContext ctx;
-  MethodEnv env{corpus, plan, *sync, fd->get(), 64 << 10, 4, ctx};
+  MethodEnv env{corpus, plan, *sync, fd->get(), 64 << 10, 4, 0, ctx};
   MethodRun run = RunRecordMethod(method, env);
   fd->Reset();
   std::string data = ReadFile(path);

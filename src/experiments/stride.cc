@@ -32,6 +32,9 @@ constexpr FigureSpec kFigures[] = {
     {"mb_s", "SPEED (MB/s)", "MB/s", "written / elapsed"},
     {"write_p50_ms", "p50", "ms", "one write from issue to completion, median"},
     {"write_p99_ms", "p99", "ms", "one write from issue to completion, 99th percentile"},
+    {"syscalls_per_write", "syscalls/write", "calls",
+     "system calls per write: pwrite calls, or io_uring_enter calls (submits and waits) for "
+     "io_uring"},
     {"device_writes", "dev writes", "I/Os",
      "write requests the device completed during the step (/sys/block/DEV/stat)"},
     {"device_merges", "dev merges", "merges", "writes the block layer merged into others"},
@@ -78,6 +81,9 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
   return fd;
 }
 
+// A --batch value as the user would write it: 0 is the queue depth.
+std::string BatchText(unsigned batch) { return batch == 0 ? "qd" : std::to_string(batch); }
+
 Row MakeRow(const std::string& name, StepResult& r) {
   Row row;
   row.name = name;
@@ -88,6 +94,7 @@ Row MakeRow(const std::string& name, StepResult& r) {
   std::map<std::string, double> f;
   f["cycles"] = static_cast<double>(r.ops);
   f["written_mb"] = static_cast<double>(r.bytes) / kMB;
+  if (r.ops) f["syscalls_per_write"] = static_cast<double>(r.syscalls) / static_cast<double>(r.ops);
   f["elapsed_s"] = r.seconds;
   f["mb_s"] = r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / kMB : 0;
   f["write_p50_ms"] = static_cast<double>(r.latency.Percentile(50)) / 1e6;
@@ -132,6 +139,11 @@ std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
     spec.qds = spec.engine == "psync" ? std::vector<unsigned>{1} : std::vector<unsigned>{1, 128};
   for (unsigned qd : spec.qds)
     if (qd < 1 || qd > 4096) return std::unexpected("--qd: between 1 and 4096");
+  if (spec.engine == "psync" && !spec.batches.empty())
+    return std::unexpected("--batch: psync submits one write per call; use --engine io_uring");
+  if (spec.batches.empty()) spec.batches = {0};
+  for (unsigned b : spec.batches)
+    if (b > 4096) return std::unexpected("--batch: between 1 and 4096");
   if (spec.steps.empty()) {
     spec.steps = *ParseSteps("1-16");
     for (uint64_t s : {32, 64, 128, 256, 512}) spec.steps.push_back(s);
@@ -145,14 +157,22 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
   out.name = "stride";
   out.reproduces = kReproduces;
   out.row_label = "step";
-  out.table = {"cycles",       "written_mb",   "elapsed_s",     "mb_s",
-               "write_p50_ms", "write_p99_ms", "device_merges", "device_kib_per_write"};
+  out.table = {"cycles",
+               "written_mb",
+               "elapsed_s",
+               "mb_s",
+               "write_p50_ms",
+               "write_p99_ms",
+               "syscalls_per_write",
+               "device_merges",
+               "device_kib_per_write"};
   out.compare_figure = "mb_s";
   uint64_t span = 0;
   auto fd = OpenTarget(spec, path, &span);
   out.target = IdentifyTarget(path);
-  std::string qds;
+  std::string qds, batches;
   for (unsigned q : spec.qds) qds += (qds.empty() ? "" : ",") + std::to_string(q);
+  for (unsigned b : spec.batches) batches += (batches.empty() ? "" : ",") + BatchText(b);
   out.params = {{"path", path, ""},
                 {"block", static_cast<int64_t>(spec.block), "bytes"},
                 {"unit", static_cast<int64_t>(spec.unit), "bytes"},
@@ -160,6 +180,7 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
                 {"duration", static_cast<double>(spec.duration_ns) / 1e9, "s"},
                 {"engine", spec.engine, ""},
                 {"qd", qds, ""},
+                {"batch", batches, "SQEs per io_uring_enter"},
                 {"span", static_cast<int64_t>(span), "bytes"},
                 {"pattern", spec.pattern, ""}};
   if (!fd) return std::unexpected(fd.error());
@@ -170,14 +191,17 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
               std::max<size_t>(512, out.target.logical_block_size.value_or(512)),
               out.target.device};
   for (unsigned qd : spec.qds) {
-    for (uint64_t step : spec.steps) {
-      StepResult r = RunStep(env, step, qd);
-      if (r.interrupted) return std::unexpected(PlainError("interrupted"));
-      std::string name = std::to_string(step);
-      if (spec.qds.size() > 1) name += " qd" + std::to_string(qd);
-      out.rows.push_back(MakeRow(name, r));
-      if (r.status == RowStatus::kFailed)
-        return std::unexpected(PlainError("step " + name + ": " + r.message));
+    for (unsigned batch : spec.batches) {
+      for (uint64_t step : spec.steps) {
+        StepResult r = RunStep(env, step, qd, batch);
+        if (r.interrupted) return std::unexpected(PlainError("interrupted"));
+        std::string name = std::to_string(step);
+        if (spec.qds.size() > 1) name += " qd" + std::to_string(qd);
+        if (spec.batches.size() > 1) name += " batch" + BatchText(batch);
+        out.rows.push_back(MakeRow(name, r));
+        if (r.status == RowStatus::kFailed)
+          return std::unexpected(PlainError("step " + name + ": " + r.message));
+      }
     }
   }
   return {};

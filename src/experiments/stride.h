@@ -25,7 +25,10 @@ struct StrideSpec {
   uint64_t duration_ns = 3'000'000'000;
   std::string engine = "psync";  // psync (queue depth 1) or io_uring
   std::vector<unsigned> qds;     // io_uring depths; psync: 1
-  uint64_t span = 0;             // bytes the offsets cover before wrapping; 0: device size / 1 GiB
+  // io_uring: the most requests one io_uring_enter submits; 0 is the queue
+  // depth (the ring filled, then submitted at once). Empty: {0}.
+  std::vector<unsigned> batches;
+  uint64_t span = 0;  // bytes the offsets cover before wrapping; 0: device size / 1 GiB
   uint64_t interval_ns = 500'000'000;
   bool pattern = false;  // stamp each block with (op index, step) for verification
 };

@@ -64,11 +64,12 @@ void RunPsync(const StepEnv& env, uint64_t step, AlignedBuffer& buf,
   }
   r.seconds = static_cast<double>(NowNs() - t0) / 1e9;
   r.bytes = runner.counters().bytes;
+  r.syscalls = engine->syscalls();
 }
 
 // Queue depth qd through io_uring: a new write as soon as a slot frees, as
 // the original module never waited for its bios.
-void RunUring(const StepEnv& env, uint64_t step, unsigned qd, AlignedBuffer& buf,
+void RunUring(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch, AlignedBuffer& buf,
               std::atomic<uint64_t>& progress, StepResult& r) {
   auto engine = MakeUringEngine(env.fd, qd, 0);
   if (!engine) {
@@ -77,7 +78,7 @@ void RunUring(const StepEnv& env, uint64_t step, unsigned qd, AlignedBuffer& buf
     return Fail(r, refused ? RowStatus::kUnsupported : RowStatus::kFailed, err,
                 "io_uring_queue_init (queue depth " + std::to_string(qd) + ")");
   }
-  AsyncRunner runner(**engine, qd, 0, &r.latency, &progress);
+  AsyncRunner runner(**engine, qd, batch, &r.latency, &progress);
   Offsets offsets(step, env);
   const uint64_t t0 = NowNs(), end = t0 + env.spec.duration_ns;
   for (uint64_t op = 0; NowNs() < end; ++op) {
@@ -98,11 +99,12 @@ void RunUring(const StepEnv& env, uint64_t step, unsigned qd, AlignedBuffer& buf
   if (int rc = runner.Drain(); rc != 0) return Fail(r, RowStatus::kFailed, -rc, "io_uring write");
   r.seconds = static_cast<double>(NowNs() - t0) / 1e9;
   r.bytes = runner.counters().bytes;
+  r.syscalls = (*engine)->syscalls();
 }
 
 }  // namespace
 
-StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd) {
+StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch) {
   StepResult r;
   if ((step * env.spec.unit) % env.alignment != 0) {
     Fail(r, RowStatus::kUnsupported, EINVAL,
@@ -123,7 +125,7 @@ StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd) {
   if (qd == 1 && env.spec.engine == "psync") {
     RunPsync(env, step, buf, progress, r);
   } else {
-    RunUring(env, step, qd, buf, progress, r);
+    RunUring(env, step, qd, batch, buf, progress, r);
   }
   r.timeline = TimelineSeries(sampler.Stop(), static_cast<int>(step),
                               static_cast<double>(env.spec.interval_ns) / 1e9);

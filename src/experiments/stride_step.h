@@ -28,6 +28,7 @@ struct StepResult {
   bool interrupted = false;
   uint64_t ops = 0;
   uint64_t bytes = 0;
+  uint64_t syscalls = 0;  // pwrite or io_uring_enter calls the engine made
   double seconds = 0;
   Histogram latency;
   bool have_device = false;
@@ -37,6 +38,7 @@ struct StepResult {
   Series timeline;
 };
 
-StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd);
+// batch: the most io_uring requests submitted by one io_uring_enter (0: qd).
+StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch);
 
 }  // namespace writelab
