@@ -2,7 +2,11 @@
 # writelab stride against fio on the same io_uring job: 4 KiB O_DIRECT writes
 # at a step of 8 sectors (contiguous: the block layer can merge) and 512
 # sectors (256 KiB apart: nothing to merge), queue depth 32, submitted in
-# batches of 32 (fio: --iodepth_batch_submit=32 --iodepth_batch_complete_min=1),
+# batches of 32 (fio: --iodepth_batch_submit=32 --iodepth_batch_complete_min=1
+# --iodepth_batch_complete_max=32: it reaps what has completed, up to 32, and
+# submits the refills together, as writelab does; without the max, fio reaps
+# one completion at a time and each refill goes out alone, with almost no
+# merges),
 # on the same raw loop device over a fully written file, under mq-deadline.
 # The runs alternate for ROUNDS rounds (default 5), the order rotating each
 # round; the script prints the median IOPS and device merges per tool and
@@ -46,17 +50,19 @@ run_writelab() {  # STEP -> "IOPS MERGES"
          | ([$f[] | select(.key=="cycles") | .value.median][0]) as $ops
          | ([$f[] | select(.key=="elapsed_s") | .value.median][0]) as $s
          | ([$f[] | select(.key=="device_merges") | .value.median][0]) as $m
-         | "\($ops / $s | floor) \($m)"' "$work/wl.json"
+         | "\($ops / $s | floor) \($m) \($m / $ops)"' "$work/wl.json"
 }
 
 run_fio() {  # STEP -> "IOPS MERGES"
   local gap=$(($1 * 512 - 4096)) m0 m1
   m0=$(merges)
   fio --name=stride --filename="$dev" --rw="write:$gap" --bs=4k --direct=1 --ioengine=io_uring \
-    --iodepth=32 --iodepth_batch_submit=32 --iodepth_batch_complete_min=1 --time_based \
+    --iodepth=32 --iodepth_batch_submit=32 --iodepth_batch_complete_min=1 \
+    --iodepth_batch_complete_max=32 --time_based \
     --runtime="$secs" --output-format=json --output="$work/fio.json" >/dev/null
   m1=$(merges)
-  echo "$(jq '.jobs[0].write.iops | floor' "$work/fio.json") $((m1 - m0))"
+  jq -r --argjson m $((m1 - m0)) '.jobs[0].write | "\(.iops | floor) \($m) \($m / .total_ios)"' \
+    "$work/fio.json"
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
@@ -72,18 +78,19 @@ for step in 8 512; do
   done
 done
 
-declare -A iops merged
-printf "%-6s %-10s %12s %12s\n" step tool IOPS "dev merges"
+declare -A iops merged perwrite
+printf "%-6s %-10s %12s %12s %14s\n" step tool IOPS "dev merges" "merges/write"
 for step in 8 512; do
   for tool in wl fio; do
     iops[$tool.$step]=$(awk '{print $1}' "$work/$tool.$step" | median)
     merged[$tool.$step]=$(awk '{print $2}' "$work/$tool.$step" | median)
-    printf "%-6s %-10s %12.0f %12.0f\n" "$step" "$([ $tool = wl ] && echo writelab || echo fio)" \
-      "${iops[$tool.$step]}" "${merged[$tool.$step]}"
+    perwrite[$tool.$step]=$(awk '{print $3}' "$work/$tool.$step" | median)
+    printf "%-6s %-10s %12.0f %12.0f %14.3f\n" "$step" "$([ $tool = wl ] && echo writelab || echo fio)" \
+      "${iops[$tool.$step]}" "${merged[$tool.$step]}" "${perwrite[$tool.$step]}"
   done
 done
 for step in 8 512; do
-  awk -v s="$step" -v a="${iops[wl.$step]}" -v b="${iops[fio.$step]}" -v ma="${merged[wl.$step]}" \
-    -v mb="${merged[fio.$step]}" \
-    'BEGIN {printf "step %s: writelab/fio IOPS %.2f; merges %.0f vs %.0f\n", s, a / b, ma, mb}'
+  awk -v s="$step" -v a="${iops[wl.$step]}" -v b="${iops[fio.$step]}" -v ma="${perwrite[wl.$step]}" \
+    -v mb="${perwrite[fio.$step]}" \
+    'BEGIN {printf "step %s: writelab/fio IOPS %.2f; merges per write %.3f vs %.3f\n", s, a / b, ma, mb}'
 done
