@@ -13,7 +13,7 @@
 #include "core/clock.h"
 #include "core/units.h"
 #include "io/file.h"
-#include "io/linux_compat.h"
+#include "port/linux_compat.h"
 #include "telemetry/identify.h"
 #include "telemetry/sampler.h"
 

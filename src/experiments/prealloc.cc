@@ -16,8 +16,9 @@
 #include "core/units.h"
 #include "io/engine.h"
 #include "io/file.h"
-#include "io/linux_compat.h"
 #include "io/runner.h"
+#include "port/linux_compat.h"
+#include "port/write_all.h"
 #include "telemetry/fiemap.h"
 #include "telemetry/identify.h"
 #include "testbed/scoped_change.h"
@@ -91,15 +92,9 @@ int Prepare(PreallocMode m, int fd, uint64_t size) {
     case PreallocMode::kWriteZeroes:
       rc = fallocate(fd, FALLOC_FL_WRITE_ZEROES, 0, len);
       break;
-    case PreallocMode::kZeroFill: {
-      static const std::vector<char> zeros(1 << 20, 0);
-      for (uint64_t off = 0; off < size && rc == 0; off += zeros.size()) {
-        size_t n = std::min<uint64_t>(zeros.size(), size - off);
-        if (pwrite(fd, zeros.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n))
-          rc = -1;
-      }
+    case PreallocMode::kZeroFill:
+      if (int z = FillZeros(fd, 0, size); z < 0) return -z;
       break;
-    }
   }
   if (rc != 0) return errno ? errno : EIO;
   return fsync(fd) == 0 ? 0 : errno;

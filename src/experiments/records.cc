@@ -14,7 +14,7 @@
 #include "experiments/records_corpus.h"
 #include "experiments/records_methods.h"
 #include "io/file.h"
-#include "io/linux_compat.h"
+#include "port/linux_compat.h"
 #include "telemetry/identify.h"
 
 namespace writelab {

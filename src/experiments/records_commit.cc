@@ -1,4 +1,5 @@
 #include "experiments/records_commit.h"
+#include "port/write_all.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -72,11 +73,9 @@ struct Shared {
 // pwrite the whole record at a reserved offset, then fdatasync; 0 or errno.
 int CommitAlone(Shared& sh, const Line* l, Worker& w) {
   uint64_t off = sh.offset.fetch_add(l->len, std::memory_order_relaxed);
-  for (uint32_t done = 0; done < l->len;) {
-    ssize_t n = pwrite(sh.fd, l->data + done, l->len - done, static_cast<off_t>(off + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return w.what = "pwrite", n < 0 ? errno : EIO;
-    done += static_cast<uint32_t>(n);
+  if (int rc = PwriteAll(sh.fd, l->data, l->len, off); rc < 0) {
+    w.what = "pwrite";
+    return -rc;
   }
   const uint64_t t0 = NowNs();
   if (fdatasync(sh.fd) != 0) return w.what = "fdatasync", errno;

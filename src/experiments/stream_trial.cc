@@ -10,7 +10,7 @@
 #include "core/clock.h"
 #include "core/units.h"
 #include "experiments/probe.h"
-#include "io/linux_compat.h"
+#include "port/linux_compat.h"
 #include "writelab/stream_writer.h"
 
 namespace writelab {

@@ -1,4 +1,5 @@
 #include "experiments/stride.h"
+#include "port/write_all.h"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -67,12 +68,8 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
   if (!fill) return std::unexpected(fill.error());
   {  // fill the file with zeros up to the span, so no write allocates
     if (fstat(fill->get(), &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
-    static const std::vector<char> zeros(1 << 20, 0);
-    for (auto off = static_cast<uint64_t>(st.st_size); off < *span; off += zeros.size()) {
-      size_t n = std::min<uint64_t>(zeros.size(), *span - off);
-      if (pwrite(fill->get(), zeros.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n))
-        return std::unexpected(ErrnoError(errno ? errno : ENOSPC, "fill " + path));
-    }
+    if (int rc = FillZeros(fill->get(), static_cast<uint64_t>(st.st_size), *span); rc < 0)
+      return std::unexpected(ErrnoError(-rc, "fill " + path));
     if (fsync(fill->get()) != 0) return std::unexpected(ErrnoError(errno, "fsync " + path));
   }
   auto fd = ReopenFd(fill->get(), O_WRONLY | O_DIRECT, path);  // the file filled, not its name

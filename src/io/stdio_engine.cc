@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "io/engine.h"
+#include "port/write_all.h"
 
 namespace writelab {
 namespace {
@@ -68,20 +69,13 @@ class StdioEngine final : public WriteEngine {
   // retried. Returns size, or -1 with errno (stdio then sets the error flag).
   static ssize_t CookieWrite(void* cookie, const char* buf, size_t size) {
     auto* self = static_cast<StdioEngine*>(cookie);
-    size_t done = 0;
-    while (done < size) {
-      iovec iov{const_cast<char*>(buf + done), size - done};
-      ssize_t n = ::pwritev2(self->fd_, &iov, 1, static_cast<off_t>(self->offset_), self->flags_);
-      ++self->syscalls_;
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        self->error_ = n < 0 ? errno : EIO;
-        errno = self->error_;
-        return -1;
-      }
-      done += static_cast<size_t>(n);
-      self->offset_ += static_cast<uint64_t>(n);
+    int rc = PwriteAll(self->fd_, buf, size, self->offset_, self->flags_, &self->syscalls_);
+    if (rc < 0) {
+      self->error_ = -rc;
+      errno = self->error_;
+      return -1;
     }
+    self->offset_ += size;
     return static_cast<ssize_t>(size);
   }
 

@@ -1,4 +1,5 @@
 #include "writelab/record_writer.h"
+#include "port/write_all.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -63,24 +64,10 @@ class FileSink final : public RecordSink {
   int Extend(uint64_t offset, uint64_t len) override {
     // Appending writes would land after the zeros, which Close() cuts off.
     if ((flags_ & RWF_APPEND) || (fcntl(fd_.get(), F_GETFL) & O_APPEND)) return -EINVAL;
-    static const std::byte zeros[64 << 10] = {};
-    const uint64_t start = offset, total = len;
-    while (len > 0) {
-      iovec iov[16];
-      int count = 0;
-      for (uint64_t ask = 0; count < 16 && ask < len; ++count) {
-        iov[count] = {const_cast<std::byte*>(zeros), std::min<uint64_t>(sizeof zeros, len - ask)};
-        ask += iov[count].iov_len;
-      }
-      ssize_t n = pwritev(fd_.get(), iov, count, static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n < 0 ? -errno : -EIO;
-      offset += static_cast<uint64_t>(n);
-      len -= static_cast<uint64_t>(n);
-    }
+    if (int rc = FillZeros(fd_.get(), offset, offset + len); rc < 0) return rc;
     // Start writeback now, so that the commit that first needs these blocks
     // finds them on the device already.
-    if (sync_file_range(fd_.get(), static_cast<off_t>(start), static_cast<off_t>(total),
+    if (sync_file_range(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(len),
                         SYNC_FILE_RANGE_WRITE) != 0)
       return -errno;
     return 0;

@@ -8,7 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "io/linux_compat.h"
+#include "port/linux_compat.h"
+#include "port/write_all.h"
 
 namespace writelab {
 
@@ -54,17 +55,9 @@ Status StreamWriter::State::Fail(int err, const char* what) {
 }
 
 int StreamWriter::State::WriteAll(const std::byte* p, size_t n, int rwf_flags) {
-  while (n > 0) {
-    iovec iov{const_cast<std::byte*>(p), n};
-    ssize_t r = pwritev2(fd.get(), &iov, 1, static_cast<off_t>(offset), rwf_flags);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -errno;
-    if (r == 0) return -EIO;
-    p += r;
-    n -= static_cast<size_t>(r);
-    offset += static_cast<uint64_t>(r);
-  }
-  return 0;
+  int rc = PwriteAll(fd.get(), p, n, offset, rwf_flags);
+  if (rc == 0) offset += n;
+  return rc;
 }
 
 // Window-drop bookkeeping after [start, start+len) was written.

@@ -10,20 +10,14 @@
 #include <cstdio>
 
 #include "io/file.h"
+#include "port/write_all.h"
 
 namespace writelab {
 namespace {
 
-Status WriteAll(int fd, const std::string& contents, const std::string& what) {
-  const char* p = contents.data();
-  size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(ErrnoError(errno, "write " + what));
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+Status WriteContents(int fd, const std::string& contents, const std::string& what) {
+  if (int rc = WriteAll(fd, contents.data(), contents.size()); rc < 0)
+    return std::unexpected(ErrnoError(-rc, "write " + what));
   return {};
 }
 
@@ -61,7 +55,7 @@ Status ReplaceRegular(const std::string& path, const std::string& contents, mode
   };
   if (mode != 0 && fchmod(fd, mode & 07777) != 0)
     return fail(ErrnoError(errno, "chmod " + dir + "/" + tmp));
-  if (Status s = WriteAll(fd, contents, dir + "/" + tmp); !s) return fail(s.error());
+  if (Status s = WriteContents(fd, contents, dir + "/" + tmp); !s) return fail(s.error());
   if (fsync(fd) != 0) return fail(ErrnoError(errno, "fsync " + dir + "/" + tmp));
   file.Reset();
   if (renameat(dir_fd->get(), tmp.c_str(), dir_fd->get(), base.c_str()) != 0)
@@ -74,7 +68,7 @@ Status ReplaceRegular(const std::string& path, const std::string& contents, mode
 Status WriteInPlace(const std::string& path, const std::string& contents, bool follow) {
   auto fd = OpenFile(path, O_WRONLY | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
   if (!fd) return std::unexpected(fd.error());
-  return WriteAll(fd->get(), contents, path);
+  return WriteContents(fd->get(), contents, path);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "io/linux_compat.h"
+#include "port/linux_compat.h"
 #include "writelab/unique_fd.h"
 
 namespace writelab {

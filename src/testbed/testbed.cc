@@ -18,6 +18,7 @@
 
 #include "io/file.h"
 #include "io/trusted_dir.h"
+#include "port/write_all.h"
 #include "telemetry/procfs.h"
 
 extern char** environ;
@@ -86,14 +87,10 @@ Status MountWithLibmount(const std::string& source, const std::string& target,
 
 Status FillWithZeros(int fd, uint64_t size, const std::string& path,
                      const std::atomic<bool>* interrupted) {
-  static const std::vector<char> zeros(1 << 20, 0);
-  for (uint64_t off = 0; off < size; off += zeros.size()) {
-    if (interrupted && interrupted->load(std::memory_order_relaxed))
-      return std::unexpected(PlainError("interrupted while filling " + path));
-    size_t n = std::min<uint64_t>(zeros.size(), size - off);
-    if (pwrite(fd, zeros.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n))
-      return std::unexpected(ErrnoError(errno ? errno : ENOSPC, "fill " + path));
-  }
+  if (int rc = FillZeros(fd, 0, size, interrupted); rc < 0)
+    return std::unexpected(rc == -EINTR && interrupted && interrupted->load()
+                               ? PlainError("interrupted while filling " + path)
+                               : ErrnoError(-rc, "fill " + path));
   if (fsync(fd) != 0) return std::unexpected(ErrnoError(errno, "fsync " + path));
   return {};
 }
