@@ -1,5 +1,4 @@
 #include "experiments/records_commit.h"
-#include "port/write_all.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,6 +16,7 @@
 #include "core/stats.h"
 #include "core/units.h"
 #include "io/file.h"
+#include "port/write_all.h"
 #include "writelab/record_writer.h"
 
 namespace writelab {

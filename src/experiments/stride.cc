@@ -1,5 +1,4 @@
 #include "experiments/stride.h"
-#include "port/write_all.h"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -16,6 +15,7 @@
 #include "core/units.h"
 #include "experiments/stride_step.h"
 #include "io/file.h"
+#include "port/write_all.h"
 #include "telemetry/blockdev.h"
 #include "telemetry/identify.h"
 

@@ -1,5 +1,4 @@
 #include "writelab/record_writer.h"
-#include "port/write_all.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -18,6 +17,8 @@
 #include <optional>
 #include <thread>
 #include <utility>
+
+#include "port/write_all.h"
 
 namespace writelab {
 namespace {
