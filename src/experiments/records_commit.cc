@@ -235,6 +235,10 @@ constexpr FigureSpec kCommitFigures[] = {
     {"syncs", "fdatasyncs", "calls", "fdatasync calls"},
     {"zero_bytes", "zeros ahead", "bytes",
      "zeros written ahead of the records (prealloc rows); fdatasync-prealloc: before the clock"},
+    {"ceiling_commits_s", "ceiling", "commits/s",
+     "group rows: T / the row's own mean fdatasync time, the most commits/s any group commit of T "
+     "threads, each with one record per cycle, can reach with these syncs"},
+    {"ceiling_fraction", "of ceiling", "fraction", "group rows: commits/s / ceiling"},
     {"wait_timeouts", "wait timeouts", "syncs",
      "group rows: syncs that started after waiting in vain for the last cycle's committers"},
 };
@@ -249,7 +253,7 @@ struct CommitAcc {
   Histogram latency;
 };
 
-void AddTrial(const CommitRun& r, CommitAcc& acc) {
+void AddTrial(const CommitRun& r, const CommitWay& way, int threads, CommitAcc& acc) {
   if (r.status != RowStatus::kOk) {
     acc.status = r.status;
     acc.error = r.error;
@@ -269,6 +273,12 @@ void AddTrial(const CommitRun& r, CommitAcc& acc) {
   add("syncs", syncs);
   add("zero_bytes", static_cast<double>(r.zero_bytes));
   if (r.wait_timeouts) add("wait_timeouts", static_cast<double>(*r.wait_timeouts));
+  if (way.group && r.syncs > 0 && r.sync_ns > 0) {
+    const double ceiling = threads / (static_cast<double>(r.sync_ns) / syncs / 1e9);
+    add("ceiling_commits_s", ceiling);
+    add("ceiling_fraction",
+        static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9) / ceiling);
+  }
   acc.latency.Merge(r.latency);
 }
 
@@ -299,7 +309,7 @@ Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& co
         std::fprintf(ctx.progress, "\r%-40s",
                      (accs[i].name + ", round " + std::to_string(round + 1)).c_str());
       CommitRun r = MeasureCommits(kWays[i], threads, spec, corpus, ctx);
-      AddTrial(r, accs[i]);
+      AddTrial(r, kWays[i], threads, accs[i]);
       if (r.interrupted) return std::unexpected(PlainError("interrupted"));
       if (r.status == RowStatus::kFailed)
         return std::unexpected(PlainError("commit, " + accs[i].name + ": " + r.message));
@@ -329,7 +339,8 @@ void AddCommitNotes(const RecordsSpec& spec, ExperimentResult& out) {
 
 Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunContext& ctx,
                       ExperimentResult& out) {
-  out.table = {"commits_s", "p50_ms", "p99_ms", "records_per_sync", "sync_ms", "speedup"};
+  out.table = {"commits_s", "p50_ms",  "p99_ms",          "records_per_sync",
+               "sync_ms",   "speedup", "ceiling_fraction"};
   std::string list;
   for (int n : spec.threads) list += (list.empty() ? "" : ",") + std::to_string(n);
   out.params.push_back({"threads", list, ""});
