@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/units.h"
 #include "experiments/probe.h"
+#include "lib/writeback_window.h"
 #include "port/linux_compat.h"
 #include "writelab/stream_writer.h"
 
@@ -75,30 +76,13 @@ void Failed(TrialResult& r, int err, std::string message) {
   r.message = std::move(message);
 }
 
-// Torvalds' window after writing [off, off+n): start writeback of it, wait
-// for the previous block; Garzik's variant then drops that block. Returns 0,
-// errno of a failed sync_file_range, or -errno of a failed posix_fadvise.
-int WindowStep(StreamStrategy s, int fd, uint64_t off, uint64_t n, uint64_t block) {
-  if (sync_file_range(fd, static_cast<off_t>(off), static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE) !=
-      0)
-    return errno;
-  if (off < block) return 0;
-  auto prev = static_cast<off_t>(off - block);
-  if (sync_file_range(
-          fd, prev, static_cast<off_t>(block),
-          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) != 0)
-    return errno;
-  if (s == StreamStrategy::kWindowDrop) {
-    if (int rc = posix_fadvise(fd, prev, static_cast<off_t>(block), POSIX_FADV_DONTNEED); rc != 0)
-      return -rc;  // posix_fadvise returns the error number
-  }
-  return 0;
-}
-
 // The original loops: write a block, then the strategy's own calls.
 void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runner, GibClock& gib,
                TrialResult& r) {
   const uint64_t size = env.spec.size, block = env.spec.block;
+  // Torvalds' window: start writeback of each block, wait for the one
+  // before; Garzik's variant then drops it (the library's implementation).
+  WritebackWindow window(block, s == StreamStrategy::kWindowDrop);
   for (uint64_t off = 0; off < size; off += block) {
     if (env.ctx.Interrupted()) {
       r.interrupted = true;
@@ -114,11 +98,10 @@ void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runne
       return;
     }
     if (s == StreamStrategy::kWindow || s == StreamStrategy::kWindowDrop) {
-      if (int err = WindowStep(s, fd, off, n, block); err != 0) {
-        std::string what = err > 0 ? "sync_file_range" : "posix_fadvise";
-        return Failed(r, std::abs(err),
-                      ErrnoError(std::abs(err), what + " at " + std::to_string(off)).Message());
-      }
+      const char* what = "";
+      if (int rc = window.AfterWrite(fd, off, n, &what); rc < 0)
+        return Failed(r, -rc,
+                      ErrnoError(-rc, std::string(what) + " at " + std::to_string(off)).Message());
     }
     gib.Advance(off + n);
   }

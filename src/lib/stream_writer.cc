@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lib/writeback_window.h"
 #include "port/linux_compat.h"
 #include "port/write_all.h"
 
@@ -32,8 +33,8 @@ struct StreamWriter::State {
   bool chosen = false;
   StreamMethod method = StreamMethod::kDontcache;
   std::vector<StreamAttempt> attempts;
-  uint64_t offset = 0;   // bytes handed to the kernel
-  uint64_t dropped = 0;  // bytes below this are written back and dropped (window-drop)
+  uint64_t offset = 0;              // bytes handed to the kernel
+  WritebackWindow window{0, true};  // window-drop; sized when the writer is made
   std::unique_ptr<std::byte, decltype(&std::free)> buffer{nullptr, &std::free};
   size_t buffered = 0;  // bytes waiting in buffer (direct)
   bool failed = false;
@@ -63,20 +64,8 @@ int StreamWriter::State::WriteAll(const std::byte* p, size_t n, int rwf_flags) {
 // Window-drop bookkeeping after [start, start+len) was written.
 Status StreamWriter::State::AfterWrite(uint64_t start, uint64_t len) {
   if (method != StreamMethod::kWindowDrop) return {};
-  if (sync_file_range(fd.get(), static_cast<off_t>(start), static_cast<off_t>(len),
-                      SYNC_FILE_RANGE_WRITE) != 0)
-    return Fail(errno, "sync_file_range");
-  uint64_t window = options.window_bytes;
-  if (offset < dropped + 2 * window) return {};
-  uint64_t upto = offset - window;  // keep the newest window in flight
-  auto from = static_cast<off_t>(dropped);
-  auto n = static_cast<off_t>(upto - dropped);
-  if (sync_file_range(
-          fd.get(), from, n,
-          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) != 0)
-    return Fail(errno, "sync_file_range");
-  posix_fadvise(fd.get(), from, n, POSIX_FADV_DONTNEED);  // advisory: nothing to handle
-  dropped = upto;
+  const char* what = "";
+  if (int rc = window.AfterWrite(fd.get(), start, len, &what); rc < 0) return Fail(-rc, what);
   return {};
 }
 
@@ -178,6 +167,7 @@ std::expected<StreamWriter, Error> StreamWriter::Adopt(UniqueFd fd, std::string 
   state->fd = std::move(fd);
   state->path = std::move(path);
   state->options = std::move(options);
+  state->window = WritebackWindow(state->options.window_bytes, true);
   return StreamWriter(std::move(state));
 }
 
@@ -220,7 +210,7 @@ Status StreamWriter::Finish() {
   if (fsync(s.fd.get()) != 0) return s.Fail(errno, "fsync");
   // After fsync every page is clean, so DONTNEED drops them all.
   posix_fadvise(s.fd.get(), 0, 0, POSIX_FADV_DONTNEED);
-  s.dropped = s.offset;
+  s.window.MarkDropped(s.offset);
   return {};
 }
 

@@ -1,0 +1,36 @@
+// The windowed writeback of overwrite.c (LKML, 2009), in one place for the
+// library's StreamWriter and the stream experiment: after each write, start
+// its writeback (sync_file_range WRITE); once more than one window of
+// written bytes lies behind the newest window, wait for that older range to
+// reach the device (WAIT_BEFORE | WRITE | WAIT_AFTER) and, with drop, remove
+// it from the page cache (posix_fadvise DONTNEED), so the writer leaves at
+// most about two windows dirty or cached.
+//
+// Errors: every call's failure is returned, fadvise's included (on a regular
+// file it fails only for a bad descriptor or range, which is a bug worth
+// seeing, not advice to ignore).
+#pragma once
+
+#include <cstdint>
+
+namespace writelab {
+
+class WritebackWindow {
+ public:
+  WritebackWindow(uint64_t window_bytes, bool drop) : window_(window_bytes), drop_(drop) {}
+
+  // After [start, start+len) of fd was written, start being where the
+  // previous write ended. Returns 0, or -errno with *what naming the call
+  // ("sync_file_range", "posix_fadvise").
+  int AfterWrite(int fd, uint64_t start, uint64_t len, const char** what);
+
+  // Everything below offset is clean and dropped (after an fsync).
+  void MarkDropped(uint64_t offset) { done_ = offset; }
+
+ private:
+  uint64_t window_;
+  bool drop_;
+  uint64_t done_ = 0;  // bytes below this are written back (and dropped)
+};
+
+}  // namespace writelab

@@ -1,0 +1,80 @@
+// The writeback window on a real file: what lies more than a window behind
+// the newest write is written back and, with drop, out of the page cache.
+#include "lib/writeback_window.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+namespace writelab {
+namespace {
+
+// Resident pages of [off, off+len) of fd.
+size_t ResidentPages(int fd, uint64_t off, uint64_t len) {
+  void* p = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(off));
+  if (p == MAP_FAILED) return SIZE_MAX;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((len + page - 1) / page);
+  size_t resident = 0;
+  if (mincore(p, len, vec.data()) == 0)
+    for (unsigned char v : vec) resident += v & 1;
+  munmap(p, len);
+  return resident;
+}
+
+class WindowTest : public ::testing::Test {
+ protected:
+  std::string path_ = "/var/tmp/writelab-window-test-" + std::to_string(getpid());
+  int fd_ = -1;
+  void SetUp() override {
+    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    ASSERT_GE(fd_, 0);
+    struct statfs fs;
+    ASSERT_EQ(fstatfs(fd_, &fs), 0);
+    if (fs.f_type == 0x01021994) GTEST_SKIP() << "tmpfs keeps pages whatever DONTNEED says";
+  }
+  void TearDown() override {
+    if (fd_ >= 0) close(fd_);
+    unlink(path_.c_str());
+  }
+  // Writes `windows` windows of 1 MiB, calling AfterWrite after each.
+  void Write(WritebackWindow& w, int windows) {
+    std::vector<char> block(1 << 20, 'x');
+    for (int i = 0; i < windows; ++i) {
+      uint64_t off = static_cast<uint64_t>(i) << 20;
+      ASSERT_EQ(pwrite(fd_, block.data(), block.size(), static_cast<off_t>(off)),
+                static_cast<ssize_t>(block.size()));
+      const char* what = "";
+      ASSERT_EQ(w.AfterWrite(fd_, off, block.size(), &what), 0) << what;
+    }
+  }
+};
+
+TEST_F(WindowTest, DropKeepsOnlyTheNewestWindowsCached) {
+  WritebackWindow w(1 << 20, true);
+  Write(w, 8);
+  // Everything up to one window behind the newest is dropped; the newest two
+  // windows may stay.
+  EXPECT_EQ(ResidentPages(fd_, 0, 6u << 20), 0u);
+}
+
+TEST_F(WindowTest, WithoutDropPagesStayButAreClean) {
+  WritebackWindow w(1 << 20, false);
+  Write(w, 8);
+  EXPECT_GT(ResidentPages(fd_, 0, 6u << 20), 0u);
+}
+
+TEST_F(WindowTest, AFailedCallIsReturnedAndNamed) {
+  WritebackWindow w(1 << 20, true);
+  const char* what = "";
+  EXPECT_EQ(w.AfterWrite(-1, 0, 4096, &what), -EBADF);
+  EXPECT_STREQ(what, "sync_file_range");
+}
+
+}  // namespace
+}  // namespace writelab
