@@ -72,7 +72,7 @@ void Refuse(Trial& t, RowStatus status, int err, const std::string& what) {
   t.message = ErrnoError(err, what).Message();
 }
 
-// Makes the file in the mode; 0 or errno.
+// Makes the file in the mode; 0 or -errno.
 int Prepare(PreallocMode m, int fd, uint64_t size) {
   int rc = 0;
   auto len = static_cast<off_t>(size);
@@ -93,11 +93,11 @@ int Prepare(PreallocMode m, int fd, uint64_t size) {
       rc = fallocate(fd, FALLOC_FL_WRITE_ZEROES, 0, len);
       break;
     case PreallocMode::kZeroFill:
-      if (int z = FillZeros(fd, 0, size); z < 0) return -z;
+      if (int z = FillZeros(fd, 0, size); z < 0) return z;
       break;
   }
-  if (rc != 0) return errno ? errno : EIO;
-  return fsync(fd) == 0 ? 0 : errno;
+  if (rc != 0) return errno ? -errno : -EIO;
+  return fsync(fd) == 0 ? 0 : -errno;
 }
 
 // Extents and allocation of the file into figures with the given suffix.
@@ -163,7 +163,7 @@ Trial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align
     return t;
   }
   uint64_t t0 = NowNs();
-  int err = Prepare(m, fd->get(), spec.file_size);
+  int err = -Prepare(m, fd->get(), spec.file_size);
   t.figures["prep_s"] = static_cast<double>(NowNs() - t0) / 1e9;
   if (err != 0) {
     // A kernel or file system without the mode says EOPNOTSUPP; kernels

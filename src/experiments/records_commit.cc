@@ -70,15 +70,19 @@ struct Shared {
   const RunContext& ctx;
 };
 
-// pwrite the whole record at a reserved offset, then fdatasync; 0 or errno.
+// pwrite the whole record at a reserved offset, then fdatasync; 0 or -errno
+// (w.what names the call).
 int CommitAlone(Shared& sh, const Line* l, Worker& w) {
   uint64_t off = sh.offset.fetch_add(l->len, std::memory_order_relaxed);
   if (int rc = PwriteAll(sh.fd, l->data, l->len, off); rc < 0) {
     w.what = "pwrite";
-    return -rc;
+    return rc;
   }
   const uint64_t t0 = NowNs();
-  if (fdatasync(sh.fd) != 0) return w.what = "fdatasync", errno;
+  if (fdatasync(sh.fd) != 0) {
+    w.what = "fdatasync";
+    return -errno;
+  }
   w.sync_ns += NowNs() - t0;
   return 0;
 }
@@ -89,7 +93,7 @@ void WorkerLoop(bool group, Shared& sh, const Line* l, const Corpus& corpus, Wor
     uint64_t t0 = NowNs();
     if (t0 >= sh.deadline || sh.stop.load(std::memory_order_relaxed) || sh.ctx.Interrupted()) break;
     if (!group) {
-      w.error = CommitAlone(sh, l, w);
+      w.error = -CommitAlone(sh, l, w);
     } else if (auto s = sh.writer->Append(std::string_view(l->data, l->len), Durable::kYes); !s) {
       w.error = s.error().code;
       w.what = s.error().Message();
@@ -112,14 +116,16 @@ uint64_t ZoneBytes(const RecordsSpec& spec) {
   return std::clamp<uint64_t>(spec.commit_time_ns / 1'000'000'000u * per_s, 8u << 20, 1u << 30);
 }
 
-// The library's own zero writer (RecordSink::Extend), then fdatasync; 0 or errno.
-int WriteZoneAndSync(int fd, const std::string& path, uint64_t bytes, std::string& what) {
+// The library's own zero writer (RecordSink::Extend), then fdatasync.
+Status WriteZoneAndSync(int fd, const std::string& path, uint64_t bytes) {
   int copy = dup(fd);
-  if (copy < 0) return what = "dup", errno;
+  if (copy < 0) return std::unexpected(ErrnoError(errno, "dup"));
   auto sink = MakeFileSink(UniqueFd(copy), path);
-  if (int rc = sink->Extend(0, bytes); rc != 0) return what = "write zeros", -rc;
-  if (int rc = sink->DataSync(); rc != 0) return what = "fdatasync zeros", -rc;
-  return 0;
+  if (int rc = sink->Extend(0, bytes); rc != 0)
+    return std::unexpected(ErrnoError(-rc, "write zeros"));
+  if (int rc = sink->DataSync(); rc != 0)
+    return std::unexpected(ErrnoError(-rc, "fdatasync zeros"));
+  return {};
 }
 
 // For group rows: a RecordWriter on a second descriptor of the row's file.
@@ -169,9 +175,12 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
     run.error = err;
     run.message = message;
   };
-  std::string path, what;
+  std::string path;
   auto fd = CreateOwnFile(spec.dir, "commit", O_WRONLY, &path);
-  if (!fd) return fail(fd.error().code, fd.error().Message()), run;
+  if (!fd) {
+    fail(fd.error().code, fd.error().Message());
+    return run;
+  }
   // Closed, removed, and the freed blocks' journal commit (and discards,
   // with -o discard) done before the next row starts, not during it.
   struct Remove {
@@ -186,12 +195,17 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
     }
   } remove_at_end{*fd, path, spec.dir};
   const uint64_t zone = !way.group && way.prealloc ? ZoneBytes(spec) : 0;
-  if (int err = zone ? WriteZoneAndSync(fd->get(), path, zone, what) : 0; err)
-    return fail(err, ErrnoError(err, what).Message()), run;
+  if (Status z = zone ? WriteZoneAndSync(fd->get(), path, zone) : Status{}; !z) {
+    fail(z.error().code, z.error().Message());
+    return run;
+  }
   std::optional<RecordWriter> writer;
   if (way.group) {
     auto w = GroupWriter(way, spec, fd->get(), path);
-    if (!w) return fail(w.error().code, w.error().Message()), run;
+    if (!w) {
+      fail(w.error().code, w.error().Message());
+      return run;
+    }
     writer.emplace(std::move(*w));
   }
   Shared sh{fd->get(), writer ? &*writer : nullptr, {}, {}, {}, 0, ctx};

@@ -59,16 +59,16 @@ class EveryN {
 
 int DataSync(int fd, MethodRun& r) {
   ++r.sync_calls;
-  return fdatasync(fd) == 0 ? 0 : errno;
+  return fdatasync(fd) == 0 ? 0 : -errno;
 }
 
-// The end of a pass: the every:N tail and the `end` fsync. 0 or errno.
+// The end of a pass: the every:N tail and the `end` fsync. 0 or -errno.
 int FinishSyncs(const MethodEnv& e, const EveryN& every, MethodRun& r) {
   if (every.TailPending())
-    if (int err = DataSync(e.fd, r)) return err;
+    if (int rc = DataSync(e.fd, r)) return rc;
   if (e.sync.id == RecordSync::kEnd) {
     ++r.sync_calls;
-    if (fsync(e.fd) != 0) return errno;
+    if (fsync(e.fd) != 0) return -errno;
   }
   return 0;
 }
@@ -94,9 +94,9 @@ MethodRun RunWrite(const MethodEnv& e) {
       return Fail(r, -rc, rwf ? "pwritev2" : "pwrite", i == 0 && rwf);
     off += l->len;
     if (every.Due())
-      if (int err = DataSync(e.fd, r)) return Fail(r, err, "fdatasync");
+      if (int rc = DataSync(e.fd, r)) return Fail(r, -rc, "fdatasync");
   }
-  if (int err = FinishSyncs(e, every, r)) return Fail(r, err, "sync");
+  if (int rc = FinishSyncs(e, every, r)) return Fail(r, -rc, "sync");
   r.ns = NowNs() - t0;
   Count(*engine, runner.counters(), r);
   return r;
@@ -116,11 +116,11 @@ MethodRun RunStdio(const MethodEnv& e, StdioCall call) {
     if (int rc = runner.WriteFully(l->data, l->len, 0)) return Fail(r, -rc, "fwrite", rwf);
     if (every.Due()) {
       if (auto s = (*engine)->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
-      if (int err = DataSync(e.fd, r)) return Fail(r, err, "fdatasync");
+      if (int rc = DataSync(e.fd, r)) return Fail(r, -rc, "fdatasync");
     }
   }
   if (auto s = (*engine)->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
-  if (int err = FinishSyncs(e, every, r)) return Fail(r, err, "sync");
+  if (int rc = FinishSyncs(e, every, r)) return Fail(r, -rc, "sync");
   r.ns = NowNs() - t0;
   Count(**engine, runner.counters(), r);
   struct stat st;
@@ -154,9 +154,9 @@ MethodRun RunWritev(const MethodEnv& e) {
     i += n;
     every.Advance(n);
     if (every.DueAfterAdvance())
-      if (int err = DataSync(e.fd, r)) return Fail(r, err, "fdatasync");
+      if (int rc = DataSync(e.fd, r)) return Fail(r, -rc, "fdatasync");
   }
-  if (int err = FinishSyncs(e, every, r)) return Fail(r, err, "sync");
+  if (int rc = FinishSyncs(e, every, r)) return Fail(r, -rc, "sync");
   r.ns = NowNs() - t0;
   Count(*engine, runner.counters(), r);
   return r;
@@ -196,11 +196,11 @@ MethodRun RunGather(const MethodEnv& e) {
     }
     if (every.Due()) {
       if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
-      if (int err = DataSync(e.fd, r)) return Fail(r, err, "fdatasync");
+      if (int rc = DataSync(e.fd, r)) return Fail(r, -rc, "fdatasync");
     }
   }
   if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
-  if (int err = FinishSyncs(e, every, r)) return Fail(r, err, "sync");
+  if (int rc = FinishSyncs(e, every, r)) return Fail(r, -rc, "sync");
   r.ns = NowNs() - t0;
   Count(*engine, runner.counters(), r);
   return r;
