@@ -68,3 +68,19 @@ TEST(TextTable, AlignsColumns) {
 
 }  // namespace
 }  // namespace writelab
+
+namespace writelab {
+namespace {
+
+// Found by fuzz_reporters: a figure of 1e99 in a result file was cast to
+// int64_t to test for a whole number (undefined behaviour, UBSan's report).
+TEST(FormatValue, HugeAndOddValuesPrintWithoutOverflow) {
+  EXPECT_EQ(FormatValue(42, "calls"), "42");
+  EXPECT_EQ(FormatValue(-3, "calls"), "-3");
+  EXPECT_EQ(FormatValue(1.07374e+99, "calls"), "1.07e+99");
+  EXPECT_EQ(FormatValue(-1e300, "x"), "-1e+300");
+  EXPECT_EQ(FormatValue(0.5, "x"), "0.5");
+}
+
+}  // namespace
+}  // namespace writelab
