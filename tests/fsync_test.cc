@@ -11,21 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-// Processes whose command line mentions marker (writelab's own children
-// carry the scratch path in their inherited argv).
-std::vector<int> ProcessesMentioning(const std::string& marker) {
-  std::vector<int> pids;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = Slurp(e.path().string() + "/cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (std::stoi(name) != getpid() && cmdline.find(marker) != std::string::npos)
-      pids.push_back(std::stoi(name));
-  }
-  return pids;
-}
-
 class FsyncCli : public ::testing::Test {
  protected:
   ScratchDir work{"fsync"};

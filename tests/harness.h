@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -138,6 +139,30 @@ inline std::string Shell(const std::string& cmd) {
   }
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
+}
+
+// Processes (other than this one) whose command line contains marker.
+inline std::vector<int> ProcessesMentioning(const std::string& marker) {
+  std::vector<int> pids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = Slurp(e.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (std::stoi(name) != getpid() && cmdline.find(marker) != std::string::npos)
+      pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+// Loop devices whose backing file's path contains dir.
+inline std::vector<std::string> LoopsBackedUnder(const std::string& dir) {
+  std::vector<std::string> loops;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/block")) {
+    std::string backing = Slurp(e.path().string() + "/loop/backing_file");
+    if (backing.find(dir) != std::string::npos) loops.push_back(e.path().filename().string());
+  }
+  return loops;
 }
 
 inline int CountLines(const std::string& s) {

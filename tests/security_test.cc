@@ -27,28 +27,6 @@ bool IsRoot(std::string* why) {
   return true;
 }
 
-std::vector<std::string> LoopsBackedUnder(const std::string& dir) {
-  std::vector<std::string> loops;
-  for (const auto& e : std::filesystem::directory_iterator("/sys/block")) {
-    std::string backing = Slurp(e.path().string() + "/loop/backing_file");
-    if (backing.find(dir) != std::string::npos) loops.push_back(e.path().filename().string());
-  }
-  return loops;
-}
-
-std::vector<int> ProcessesMentioning(const std::string& marker) {
-  std::vector<int> pids;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = Slurp(e.path().string() + "/cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (std::stoi(name) != getpid() && cmdline.find(marker) != std::string::npos)
-      pids.push_back(std::stoi(name));
-  }
-  return pids;
-}
-
 void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 class Security : public ::testing::Test {

@@ -19,16 +19,6 @@ bool CanMakeTestbeds(std::string* why) {
   return true;
 }
 
-// Loop devices whose backing file lies under dir.
-std::vector<std::string> LoopsBackedUnder(const std::string& dir) {
-  std::vector<std::string> loops;
-  for (const auto& e : std::filesystem::directory_iterator("/sys/block")) {
-    std::string backing = Slurp(e.path().string() + "/loop/backing_file");
-    if (backing.find(dir) != std::string::npos) loops.push_back(e.path().filename().string());
-  }
-  return loops;
-}
-
 class Testbeds : public ::testing::Test {
  protected:
   void SetUp() override {
