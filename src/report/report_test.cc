@@ -50,6 +50,15 @@ TEST(JsonReport, RefusesOtherSchemasAndGarbage) {
   EXPECT_FALSE(FromJson("{}").has_value());
 }
 
+// Found by fuzz_reporters: a figure of 1e99 in a result file was cast to
+// int64_t (undefined behaviour) by compare's and the report's tables.
+TEST(TextReport, FormatValueOfHugeNumbers) {
+  EXPECT_EQ(FormatValue(1e99, "writes"), "1e+99");
+  EXPECT_EQ(FormatValue(-1e300, ""), "-1e+300");
+  EXPECT_EQ(FormatValue(4096, "writes"), "4096");
+  EXPECT_EQ(FormatValue(-3, ""), "-3");
+}
+
 TEST(JsonReport, UnsupportedRowNamesItsErrno) {
   std::string text = ToJson(FixedDocument());
   EXPECT_NE(text.find("\"error_name\": \"EOPNOTSUPP\""), std::string::npos);

@@ -137,7 +137,9 @@ std::string FormatValue(double v, const std::string& unit) {
   if (unit == "MB/s") return fmt::format("{:.0f} MB/s", v);
   if (unit == "s") return FormatNs(v * 1e9);
   if (unit == "ms") return FormatNs(v * 1e6);
-  if (v == static_cast<double>(static_cast<int64_t>(v)))
+  // Whole numbers as integers; the cast only within int64_t's range (a value
+  // read from a result file may be 1e99, and casting it is undefined).
+  if (v > -9.2e18 && v < 9.2e18 && v == static_cast<double>(static_cast<int64_t>(v)))
     return fmt::format("{}", static_cast<int64_t>(v));
   return fmt::format("{:.3g}", v);
 }
