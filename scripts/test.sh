@@ -15,4 +15,4 @@ cmake --build build-asan -j "$(nproc)" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 -L unit
 echo "== fuzz targets, 30 s each (build-fuzz/)"
-./scripts/fuzz.sh 30
+WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30
