@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "io/file.h"
+#include "io/trusted_dir.h"
 #include "port/write_all.h"
 
 namespace writelab {
@@ -37,7 +38,9 @@ Status ReplaceRegular(const std::string& path, const std::string& contents, mode
   std::string dir = ParentDir(path), base = BaseName(path);
   if (base.empty() || base == "." || base == "..")
     return std::unexpected(PlainError(path + ": not a file name"));
-  auto dir_fd = OpenFile(dir, O_RDONLY | O_DIRECTORY);
+  // A directory another user could swap entries in is refused (sticky is
+  // fine): the rename must land where the check looked.
+  auto dir_fd = OpenTrustedDir(dir, DirUse::kShared, false);
   if (!dir_fd) return std::unexpected(dir_fd.error());
   std::string tmp;
   int fd = -1;
@@ -53,7 +56,7 @@ Status ReplaceRegular(const std::string& path, const std::string& contents, mode
     unlinkat(dir_fd->get(), tmp.c_str(), 0);
     return std::unexpected(std::move(e));
   };
-  if (mode != 0 && fchmod(fd, mode & 07777) != 0)
+  if (mode != 0 && fchmod(fd, mode & 0777) != 0)  // never set-id bits onto root's file
     return fail(ErrnoError(errno, "chmod " + dir + "/" + tmp));
   if (Status s = WriteContents(fd, contents, dir + "/" + tmp); !s) return fail(s.error());
   if (fsync(fd) != 0) return fail(ErrnoError(errno, "fsync " + dir + "/" + tmp));
@@ -64,7 +67,9 @@ Status ReplaceRegular(const std::string& path, const std::string& contents, mode
   return {};
 }
 
-// A device, FIFO or the like: written in place, as a shell redirection would.
+// A device, FIFO or the like: written in place, as a shell redirection
+// would (a FIFO's open waits for its reader; one planted by another user is
+// refused before this).
 Status WriteInPlace(const std::string& path, const std::string& contents, bool follow) {
   auto fd = OpenFile(path, O_WRONLY | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
   if (!fd) return std::unexpected(fd.error());
@@ -83,16 +88,25 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
     }
     if (S_ISREG(st.st_mode)) return ReplaceRegular(target, contents, st.st_mode);
     if (S_ISDIR(st.st_mode)) return std::unexpected(PlainError(target + " is a directory"));
+    // Anything of another user's (a FIFO, a link planted in /tmp) is not
+    // followed or written: root would write where that user points.
+    if (st.st_uid != 0 && st.st_uid != geteuid())
+      return std::unexpected(PlainError(target + " belongs to uid " + std::to_string(st.st_uid) +
+                                        ": refused (writelab runs as uid " +
+                                        std::to_string(geteuid()) + ")"));
     if (!S_ISLNK(st.st_mode)) return WriteInPlace(target, contents, false);
-    // /dev/stdout, /dev/fd/N, /proc/self/fd/N: links to open files, not names.
-    if (target.starts_with("/proc/") || target.starts_with("/dev/fd/") ||
-        target.starts_with("/dev/std"))
+    // /dev/stdout, /dev/fd/N, /proc/self/fd/N as the user typed them: links
+    // to this process's open files. Never a /proc path reached through a link.
+    if (hops == 0 && (target.starts_with("/proc/self/fd/") || target.starts_with("/dev/fd/") ||
+                      target.starts_with("/dev/std")))
       return WriteInPlace(target, contents, true);
     char link[PATH_MAX];
     ssize_t n = readlink(target.c_str(), link, sizeof link - 1);
     if (n < 0) return std::unexpected(ErrnoError(errno, "readlink " + target));
     std::string next(link, static_cast<size_t>(n));
     target = next.starts_with('/') ? next : ParentDir(target) + "/" + next;
+    if (target.starts_with("/proc/") || target.starts_with("/dev/fd/"))
+      return std::unexpected(PlainError(path + ": refused: a link to " + target));
   }
   return std::unexpected(ErrnoError(ELOOP, "resolve " + path));
 }

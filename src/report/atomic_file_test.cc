@@ -85,6 +85,22 @@ TEST_F(AtomicFile, WritesACharacterDeviceInPlace) {
   EXPECT_EQ(Entries(), 1u);
 }
 
+TEST_F(AtomicFile, RefusesALinkOfAnotherUserAndLinksIntoProc) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: lchown";
+  std::string victim = dir_ + "/victim", link = dir_ + "/planted.json";
+  std::ofstream(victim) << "keep";
+  ASSERT_EQ(symlink(victim.c_str(), link.c_str()), 0);
+  ASSERT_EQ(lchown(link.c_str(), 65534, 65534), 0);
+  Status s = WriteFileAtomically(link, "overwritten");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().Message().find("belongs to uid 65534"), std::string::npos);
+  EXPECT_EQ(Read(victim), "keep");
+  // A link of root's own into another process's descriptors is refused too.
+  std::string proc_link = dir_ + "/proc.json";
+  ASSERT_EQ(symlink("/proc/1/fd/0", proc_link.c_str()), 0);
+  EXPECT_FALSE(WriteFileAtomically(proc_link, "x"));
+}
+
 TEST_F(AtomicFile, RefusesADirectory) {
   Status s = WriteFileAtomically(dir_, "x");
   ASSERT_FALSE(s);
