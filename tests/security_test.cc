@@ -119,6 +119,16 @@ TEST_F(Security, WorkDirectoryOthersCanWriteIsRefusedUnlessSticky) {
   EXPECT_TRUE(std::filesystem::is_empty(sticky));
 }
 
+TEST_F(Security, StrideFileIsNeverFollowedThroughALink) {
+  std::string victim = work.path() + "/victim", link = work.path() + "/stride.dat";
+  WriteText(victim, "keep");
+  ASSERT_EQ(symlink(victim.c_str(), link.c_str()), 0);
+  RunResult r =
+      RunWritelab({"stride", "--file", link, "--steps", "8", "--duration", "50ms", "--span", "1M"});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_EQ(Slurp(victim), "keep") << "stride wrote through a link";
+}
+
 // The device under dir, as writelab identifies it ("" when none).
 std::string DeviceOf(const std::string& dir, const std::string& json_path) {
   RunResult r = RunWritelab(

@@ -57,6 +57,9 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
     }
     auto fd = OpenFile(path, O_WRONLY | O_DIRECT | O_EXCL);
     if (!fd) return fd;
+    struct stat opened;  // the device checked above, not one swapped in since
+    if (fstat(fd->get(), &opened) != 0 || !S_ISBLK(opened.st_mode) || opened.st_rdev != st.st_rdev)
+      return std::unexpected(PlainError(path + " changed while it was checked: refused"));
     uint64_t bytes = 0;
     if (ioctl(fd->get(), BLKGETSIZE64, &bytes) != 0)
       return std::unexpected(ErrnoError(errno, "BLKGETSIZE64 " + path));
@@ -64,8 +67,13 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
     return fd;
   }
   *span = spec.span ? spec.span : (1ull << 30);
-  auto fill = OpenFile(path, O_WRONLY | O_CREAT);
+  // Never through a link, and only a regular file: what is filled with zeros
+  // is what was named (survey's file is writelab's own, made O_EXCL).
+  auto fill = OpenFile(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK);
   if (!fill) return std::unexpected(fill.error());
+  if (fstat(fill->get(), &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
+  if (!S_ISREG(st.st_mode))
+    return std::unexpected(PlainError("--file: " + path + " is not a regular file"));
   {  // fill the file with zeros up to the span, so no write allocates
     if (fstat(fill->get(), &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
     if (int rc = FillZeros(fill->get(), static_cast<uint64_t>(st.st_size), *span); rc < 0)
