@@ -117,8 +117,11 @@ std::vector<Step> Steps(const std::string& dir, const Host& host) {
   };
 }
 
-int RunSurvey(const SurveyOptions& o, const RunContext& ctx, Document& doc) {
-  if (auto ok = CheckWorkDir("--dir", o.dir); !ok) return UsageError(ok.error());
+int RunSurvey(const SurveyOptions& given, const RunContext& ctx, Document& doc) {
+  auto resolved = CheckWorkDir("--dir", given.dir);
+  if (!resolved) return UsageError(resolved.error());
+  SurveyOptions o = given;
+  o.dir = *resolved;  // the checked directory, not a name that may point elsewhere later
   std::vector<Step> steps = Steps(o.dir, doc.host);
   int expected = 0;
   for (const Step& s : steps) expected += s.expected_s;

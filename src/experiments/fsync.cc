@@ -193,8 +193,11 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
     return std::unexpected((spec.dir.empty() ? "--file: directory '" : "--dir: '") + dir +
                            "' is not a directory");
   if (access(dir.c_str(), W_OK) != 0) return std::unexpected("'" + dir + "' is not writable");
-  if (!spec.dir.empty())
-    if (auto ok = CheckWorkDir("--dir", spec.dir); !ok) return ok;
+  if (!spec.dir.empty()) {
+    auto resolved = CheckWorkDir("--dir", spec.dir);
+    if (!resolved) return std::unexpected(resolved.error());
+    spec.dir = *resolved;
+  }
   if (!spec.file.empty() && stat(spec.file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     return std::unexpected("--file: '" + spec.file + "' is not a regular file");
   if (spec.write_size == 0) return std::unexpected("--write-size: must be greater than 0");

@@ -248,7 +248,9 @@ std::expected<int, std::string> PreallocOpenFlags(const std::string& flags) {
 
 std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
   if (spec.dir.empty()) spec.dir = ".";
-  if (auto ok = CheckWorkDir("--dir", spec.dir); !ok) return ok;
+  auto resolved = CheckWorkDir("--dir", spec.dir);
+  if (!resolved) return std::unexpected(resolved.error());
+  spec.dir = *resolved;
   if (spec.file_size == 0) return std::unexpected("--file-size: must be greater than 0");
   if (spec.block == 0) return std::unexpected("--block: must be greater than 0");
   if (spec.writes < 1) return std::unexpected("--writes: must be at least 1");

@@ -215,7 +215,9 @@ std::expected<RecordSyncChoice, std::string> ParseRecordSync(const std::string& 
 
 std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
   if (spec.dir.empty()) spec.dir = ".";
-  if (auto ok = CheckWorkDir("--dir", spec.dir); !ok) return ok;
+  auto resolved = CheckWorkDir("--dir", spec.dir);
+  if (!resolved) return std::unexpected(resolved.error());
+  spec.dir = *resolved;
   if (!spec.input.empty()) {
     struct stat st;
     if (stat(spec.input.c_str(), &st) != 0 || !S_ISREG(st.st_mode))

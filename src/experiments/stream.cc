@@ -155,7 +155,9 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
     return std::unexpected("give at most one of --dir and --file");
   if (spec.dir.empty() && spec.file.empty()) spec.dir = ".";
   if (!spec.dir.empty()) {
-    if (auto ok = CheckWorkDir("--dir", spec.dir); !ok) return ok;
+    auto resolved = CheckWorkDir("--dir", spec.dir);
+    if (!resolved) return std::unexpected(resolved.error());
+    spec.dir = *resolved;
   }
   if (!spec.file.empty()) {
     struct stat st;

@@ -46,15 +46,18 @@ std::string WhyUntrusted(const struct stat& st, bool leaf, DirUse use) {
 
 }  // namespace
 
-std::expected<void, std::string> CheckWorkDir(const std::string& option, const std::string& dir) {
+std::expected<std::string, std::string> CheckWorkDir(const std::string& option,
+                                                     const std::string& dir) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return std::unexpected(option + ": '" + dir + "' is not a directory");
   if (access(dir.c_str(), W_OK) != 0)
     return std::unexpected(option + ": '" + dir + "' is not writable");
-  if (auto fd = OpenTrustedDir(dir, DirUse::kShared, false); !fd)
+  auto abs = AbsolutePath(dir);
+  if (!abs) return std::unexpected(option + ": " + abs.error().Message());
+  if (auto fd = OpenTrustedDir(*abs, DirUse::kShared, false); !fd)
     return std::unexpected(option + ": " + fd.error().Message());
-  return {};
+  return *abs;
 }
 
 std::expected<std::string, Error> AbsolutePath(const std::string& path) {
@@ -93,9 +96,10 @@ std::expected<UniqueFd, Error> OpenTrustedDir(const std::string& dir, DirUse use
     bool made = false;
     int next = openat(fd.get(), parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (next < 0 && errno == ENOENT && create) {
-      if (mkdirat(fd.get(), parts[i].c_str(), 0700) != 0 && errno != EEXIST)
+      if (mkdirat(fd.get(), parts[i].c_str(), 0700) == 0)
+        made = true;
+      else if (errno != EEXIST)
         return std::unexpected(ErrnoError(errno, "create " + at));
-      made = true;
       next = openat(fd.get(), parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
     if (next < 0 && (errno == ELOOP || errno == ENOTDIR))

@@ -36,10 +36,13 @@ std::expected<UniqueFd, Error> OpenTrustedDir(const std::string& dir, DirUse use
 
 // The usage check of an experiment's working directory (--dir): it exists,
 // is a directory this process can write, and is trusted as DirUse::kShared.
+// Returns its resolved absolute path, which the caller must use from then on:
+// a link in the name as given could be pointed elsewhere after the check.
 // The error is one line that names the option: "--dir: '/x' is not a
 // directory", "--dir: /shared is writable by group or others and not
 // sticky: ...".
-std::expected<void, std::string> CheckWorkDir(const std::string& option, const std::string& dir);
+std::expected<std::string, std::string> CheckWorkDir(const std::string& option,
+                                                     const std::string& dir);
 
 // The resolved absolute path of a path that may not exist yet: realpath of
 // its longest existing prefix, with the missing components appended.
