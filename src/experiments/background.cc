@@ -101,6 +101,18 @@ Status JournalGroup(UndoJournal* journal, pid_t pid, std::optional<ScopedChange>
   _exit(0);
 }
 
+// True once pid has exited, without reaping it: as a zombie it keeps its
+// id, and with it the group's, so signals to the group reach only the load.
+bool LeaderExited(pid_t pid, int* status) {
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0)
+    return false;
+  *status =
+      info.si_code == CLD_EXITED ? W_EXITCODE(info.si_status, 0) : W_EXITCODE(0, info.si_status);
+  return true;
+}
+
 }  // namespace
 
 const char* BackgroundName(BackgroundKind k) {
@@ -171,31 +183,37 @@ std::optional<uint64_t> BackgroundLoad::bytes_written() const {
 }
 
 std::optional<std::string> BackgroundLoad::Exited() {
-  if (reaped_) return exit_reason_;
+  if (exited_) return exit_reason_;
   int status = 0;
-  if (waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
-  reaped_ = true;
+  if (!LeaderExited(pid_, &status)) return std::nullopt;
+  exited_ = true;
   exit_reason_ = DescribeStatus(status, shared_);
   return exit_reason_;
 }
 
 void BackgroundLoad::Stop() {
-  if (pid_ > 0 && !reaped_) {
+  if (pid_ > 0 && !exited_) {
     kill(-pid_, SIGTERM);
     uint64_t deadline = NowNs() + 2'000'000'000ull;
     int status = 0;
-    while (waitpid(pid_, &status, WNOHANG) == 0) {
+    while (!LeaderExited(pid_, &status)) {
       if (NowNs() > deadline) {
         kill(-pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
         break;
       }
       usleep(10'000);
     }
+    exited_ = true;
+  }
+  if (pid_ > 0 && !reaped_) {
+    // The leader is not reaped yet, so the group's id cannot have been
+    // reused: whatever is still in the group is the command's.
+    kill(-pid_, SIGKILL);
+    journaled_.reset();  // undone: the journal's step is done
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
     reaped_ = true;
   }
-  if (pid_ > 0) kill(-pid_, SIGKILL);  // anything the command left in its group
-  journaled_.reset();                  // undone: the journal's step is done
   if (!path_.empty()) {
     unlink(path_.c_str());
     path_.clear();

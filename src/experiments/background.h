@@ -64,7 +64,8 @@ class BackgroundLoad {
   const std::atomic<uint64_t>* counter() const { return counts_bytes_ ? &shared_->bytes : nullptr; }
   // If the load has exited on its own: "exited with status 3: pwrite at
   // 4096: No space left on device (ENOSPC)" or "killed by signal 9";
-  // nullopt while it runs. Reaps it.
+  // nullopt while it runs. Does not reap it: Stop() does, after ending its
+  // group.
   std::optional<std::string> Exited();
   // Kills the process group, reaps, removes the load's file. Idempotent.
   void Stop();
@@ -74,6 +75,7 @@ class BackgroundLoad {
  private:
   BackgroundLoad() = default;
   pid_t pid_ = -1;
+  bool exited_ = false;  // the leader has exited (a zombie until reaped)
   bool reaped_ = false;
   std::string exit_reason_;
   std::string path_;

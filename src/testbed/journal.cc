@@ -124,6 +124,12 @@ Status UndoProcessGroup(const UndoStep& s) {
   auto start = ParseUnsigned(s.value);
   if (!pgid || !start || *pgid < 2 || *pgid > INT_MAX)
     return std::unexpected(PlainError("bad process group step " + s.path));
+  // A process with the group's id that started at another time means the
+  // id was free and has been reused (the kernel never hands out an id that
+  // a group still holds): that group is someone else's.
+  if (unsigned long long leader = ProcessStartTime(static_cast<int>(*pgid));
+      leader != 0 && leader != *start)
+    return {};
   DIR* d = opendir("/proc");
   if (!d) return std::unexpected(ErrnoError(errno, "open /proc"));
   while (dirent* e = readdir(d)) {

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/file.h"
 #include "writelab/error.h"
 #include "writelab/unique_fd.h"
 
@@ -75,6 +76,10 @@ class UndoJournal {
   std::expected<int, Error> Record(const UndoStep& step);
   void Done(int id);
   const std::string& path() const { return path_; }
+  // The runtime directory the journal is in (checked, private), by path and
+  // by descriptor: where test beds make their mount points.
+  std::string dir() const { return ParentDir(path_); }
+  int dir_fd() const { return dir_.get(); }
 
   // Takes the exclusive lock on device's settings (counted: nested holders
   // of this journal share it). Fails at once, saying so, when another run

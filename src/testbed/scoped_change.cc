@@ -14,7 +14,13 @@ std::expected<ScopedChange, Error> ScopedChange::Make(UndoJournal& journal, Undo
   auto id = journal.Record(undo);
   if (!id) return std::unexpected(id.error());
   ScopedChange change(&journal, std::move(undo), *id);
-  if (Status s = act(); !s) return std::unexpected(s.error());  // ~change undoes
+  if (Status s = act(); !s) {
+    if (s.error().code == EEXIST) {  // the object was there before: not ours to undo
+      journal.Done(*id);
+      change.journal_ = nullptr;
+    }
+    return std::unexpected(s.error());  // else ~change undoes
+  }
   return change;
 }
 

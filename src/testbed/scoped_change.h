@@ -13,7 +13,8 @@ namespace writelab {
 class ScopedChange {
  public:
   // Records undo in the journal, then runs act(). If act() fails, the change
-  // is undone at once and the error returned.
+  // is undone at once and the error returned; unless it failed with EEXIST:
+  // then what exists is not writelab's, and the step is marked done untouched.
   static std::expected<ScopedChange, Error> Make(UndoJournal& journal, UndoStep undo,
                                                  const std::function<Status()>& act);
   ScopedChange(ScopedChange&& other) noexcept;

@@ -213,9 +213,10 @@ Status Testbed::AttachLoop(const std::string& backing, int backing_fd, UndoJourn
 }
 
 Status Testbed::Mount(const std::string& source, const std::string& data, UndoJournal& journal) {
-  mount_point_ = "/run/writelab/" + UniqueName("mnt");
+  const std::string name = UniqueName("mnt");
+  mount_point_ = journal.dir() + "/" + name;
   auto dir = ScopedChange::Make(journal, {"dir", mount_point_, "", ""}, [&]() -> Status {
-    if (mkdir(mount_point_.c_str(), 0700) != 0)
+    if (mkdirat(journal.dir_fd(), name.c_str(), 0700) != 0)
       return std::unexpected(ErrnoError(errno, "mkdir " + mount_point_));
     return {};
   });
