@@ -26,8 +26,9 @@ template <class E>
 class unexpected {
  public:
   template <class Err = E>
-    requires(!is_same_v<remove_cvref_t<Err>, unexpected> && constructible_from<E, Err>)
-  constexpr explicit unexpected(Err&& e) : error_(std::forward<Err>(e)) {}
+  requires(!is_same_v<remove_cvref_t<Err>, unexpected> &&
+           constructible_from<E, Err>) constexpr explicit unexpected(Err&& e)
+      : error_(std::forward<Err>(e)) {}
   constexpr const E& error() const& noexcept { return error_; }
   constexpr E& error() & noexcept { return error_; }
   constexpr E&& error() && noexcept { return std::move(error_); }
@@ -45,18 +46,16 @@ class expected {
   using error_type = E;
   using unexpected_type = unexpected<E>;
 
-  constexpr expected()
-    requires default_initializable<T>
-      : v_(in_place_index<0>) {}
+  constexpr expected() requires default_initializable<T> : v_(in_place_index<0>) {}
   template <class U = T>
-    requires(!is_same_v<remove_cvref_t<U>, expected> && constructible_from<T, U> &&
-             !is_same_v<remove_cvref_t<U>, in_place_t>)
-  constexpr expected(U&& value) : v_(in_place_index<0>, std::forward<U>(value)) {}
+  requires(!is_same_v<remove_cvref_t<U>, expected> && constructible_from<T, U> &&
+           !is_same_v<remove_cvref_t<U>, in_place_t>) constexpr expected(U&& value)
+      : v_(in_place_index<0>, std::forward<U>(value)) {}
   template <class G>
-    requires constructible_from<E, const G&>
+  requires constructible_from<E, const G&>
   constexpr expected(const unexpected<G>& u) : v_(in_place_index<1>, u.error()) {}
   template <class G>
-    requires constructible_from<E, G>
+  requires constructible_from<E, G>
   constexpr expected(unexpected<G>&& u) : v_(in_place_index<1>, std::move(u).error()) {}
 
   constexpr bool has_value() const noexcept { return v_.index() == 0; }
@@ -99,10 +98,10 @@ class expected<void, E> {
 
   constexpr expected() noexcept = default;
   template <class G>
-    requires constructible_from<E, const G&>
+  requires constructible_from<E, const G&>
   constexpr expected(const unexpected<G>& u) : error_(in_place, u.error()) {}
   template <class G>
-    requires constructible_from<E, G>
+  requires constructible_from<E, G>
   constexpr expected(unexpected<G>&& u) : error_(in_place, std::move(u).error()) {}
 
   constexpr bool has_value() const noexcept { return !error_.has_value(); }
