@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "io/file.h"
 #include "io/trusted_dir.h"
 #include "telemetry/identify.h"
@@ -112,12 +114,12 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
   if (!size) return UsageError(size.error());
   if (*size < (64u << 20)) return UsageError("--testbed-size: at least 64 MiB");
 
-  for (const TestbedSpec& b : beds) {  // refused before anything is changed
-    if (b.fs == "tmpfs") continue;
+  // A scratch directory another user controls is refused before anything is changed.
+  bool needs_scratch =
+      std::any_of(beds.begin(), beds.end(), [](const TestbedSpec& b) { return b.fs != "tmpfs"; });
+  if (needs_scratch)
     if (auto dir = OpenTrustedDir(t.scratch, DirUse::kPrivate, true); !dir)
       return UsageError("--scratch: " + dir.error().Message());
-    break;
-  }
   std::unique_ptr<UndoJournal> journal;  // as root, every run may change the system
   if (geteuid() == 0) {
     auto j = UndoJournal::Open();
