@@ -262,6 +262,10 @@ TEST_F(Cleanup, LoopDeviceTakenByAnotherRunIsLeftAlone) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Slurp(sched), before) << "cleanup restored a scheduler onto another run's device";
   EXPECT_EQ(LoopsBackedUnder(backing).size(), 1u) << "cleanup detached another run's device";
+  EXPECT_NE(r.out.find("left: loop " + dev + " (not writelab's: it backs another inode now)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("undone:"), std::string::npos) << r.out;
   Shell("losetup -d " + dev);
 }
 

@@ -56,7 +56,7 @@ std::vector<std::string_view> StatFields(const std::string& text) {
 
 // Loop: detach only while the device still has the backing file and inode
 // the journal recorded; it may be another run's now.
-Status UndoLoop(const UndoStep& s) {
+Status UndoLoop(const UndoStep& s, std::string& left) {
   std::string name = s.path.substr(s.path.find_last_of('/') + 1);
   auto backing = ReadLine("/sys/block/" + name + "/loop/backing_file");
   if (!backing || *backing != s.value) return {};  // detached already, or someone else's now
@@ -65,7 +65,10 @@ Status UndoLoop(const UndoStep& s) {
   if (!s.check.empty()) {
     loop_info64 info{};
     if (ioctl(fd->get(), LOOP_GET_STATUS64, &info) != 0) return {};  // detached meanwhile
-    if (std::to_string(info.lo_inode) != s.check) return {};         // a new file, same name
+    if (std::to_string(info.lo_inode) != s.check) {                  // a new file, same name
+      left = "it backs another inode now";
+      return {};
+    }
   }
   if (ioctl(fd->get(), LOOP_CLR_FD, 0) != 0 && errno != ENXIO)
     return std::unexpected(ErrnoError(errno, "detach " + s.path));
@@ -83,10 +86,14 @@ std::string MountedSource(const std::string& target) {
   return out;
 }
 
-Status UndoMount(const UndoStep& s) {
+Status UndoMount(const UndoStep& s, std::string& left) {
   if (!s.check.empty()) {
     std::string source = MountedSource(s.path);
-    if (source.empty() || source != s.check) return {};  // not mounted, or not ours
+    if (source.empty()) return {};  // not mounted
+    if (source != s.check) {
+      left = source + " is mounted there now";
+      return {};
+    }
   }
   if (umount2(s.path.c_str(), UMOUNT_NOFOLLOW) == 0 || errno == EINVAL || errno == ENOENT)
     return {};
@@ -104,10 +111,13 @@ bool SysfsObjectIsOurs(const UndoStep& s) {
   return "loop:" + std::to_string(info.lo_inode) == s.check;
 }
 
-Status UndoSysfs(const UndoStep& s) {
+Status UndoSysfs(const UndoStep& s, std::string& left) {
   if (SysfsDevice(s.path).empty())
     return std::unexpected(PlainError("refused to write " + s.path + ": not a knob writelab sets"));
-  if (!SysfsObjectIsOurs(s)) return {};
+  if (!SysfsObjectIsOurs(s)) {
+    left = "the device backs another inode now";
+    return {};
+  }
   int fd = ::open(s.path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     return errno == ENOENT ? Status{} : std::unexpected(ErrnoError(errno, "open " + s.path));
@@ -119,7 +129,7 @@ Status UndoSysfs(const UndoStep& s) {
 
 // A background command's process group: path is the group id, value the
 // leader's start time. Members started before the leader are not ours.
-Status UndoProcessGroup(const UndoStep& s) {
+Status UndoProcessGroup(const UndoStep& s, std::string& left) {
   auto pgid = ParseUnsigned(s.path);
   auto start = ParseUnsigned(s.value);
   if (!pgid || !start || *pgid < 2 || *pgid > INT_MAX)
@@ -128,8 +138,10 @@ Status UndoProcessGroup(const UndoStep& s) {
   // id was free and has been reused (the kernel never hands out an id that
   // a group still holds): that group is someone else's.
   if (unsigned long long leader = ProcessStartTime(static_cast<int>(*pgid));
-      leader != 0 && leader != *start)
+      leader != 0 && leader != *start) {
+    left = "the group id belongs to another process now";
     return {};
+  }
   DIR* d = opendir("/proc");
   if (!d) return std::unexpected(ErrnoError(errno, "open /proc"));
   while (dirent* e = readdir(d)) {
@@ -231,7 +243,9 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   return line;
 }
 
-Status Undo(const UndoStep& s) {
+Status Undo(const UndoStep& s, std::string* left_alone) {
+  std::string unused;
+  std::string& left = left_alone ? *left_alone : unused;
   if (s.op == "file") {
     if (unlink(s.path.c_str()) == 0 || errno == ENOENT) return {};
     return std::unexpected(ErrnoError(errno, "remove " + s.path));
@@ -240,10 +254,10 @@ Status Undo(const UndoStep& s) {
     if (rmdir(s.path.c_str()) == 0 || errno == ENOENT) return {};
     return std::unexpected(ErrnoError(errno, "remove directory " + s.path));
   }
-  if (s.op == "loop") return UndoLoop(s);
-  if (s.op == "mount") return UndoMount(s);
-  if (s.op == "sysfs") return UndoSysfs(s);
-  if (s.op == "pgroup") return UndoProcessGroup(s);
+  if (s.op == "loop") return UndoLoop(s, left);
+  if (s.op == "mount") return UndoMount(s, left);
+  if (s.op == "sysfs") return UndoSysfs(s, left);
+  if (s.op == "pgroup") return UndoProcessGroup(s, left);
   return std::unexpected(PlainError("unknown undo step '" + s.op + "'"));
 }
 
@@ -401,9 +415,14 @@ void UndoJournalFile(int dir_fd, const std::string& name, const std::string& pat
     if (DeviceHeldByLiveRun(dir_fd, *it)) {
       report.skipped.push_back(it->op + " " + it->path + " (a live writelab run holds " +
                                SysfsDevice(it->path) + " now)");
-    } else if (Status s = Undo(*it); !s) {
+      continue;
+    }
+    std::string left;
+    if (Status s = Undo(*it, &left); !s) {
       report.errors.push_back(s.error().Message());
       ok = false;
+    } else if (!left.empty()) {
+      report.skipped.push_back(it->op + " " + it->path + " (not writelab's: " + left + ")");
     } else {
       report.undone.push_back(it->op + " " + it->path);
     }

@@ -56,8 +56,9 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view line);
 
 // Performs one undo step. A step whose change is already gone (file
 // missing, loop detached, not mounted) or whose object is no longer the one
-// recorded (check) succeeds without touching it: undo is idempotent.
-Status Undo(const UndoStep& step);
+// recorded (check) succeeds without touching it: undo is idempotent. In the
+// second case *left_alone, if given, says why.
+Status Undo(const UndoStep& step, std::string* left_alone = nullptr);
 
 // The device whose settings a sysfs path changes ("vda" for
 // /sys/block/vda/queue/scheduler), or "" when the path is none of those
