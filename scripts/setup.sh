@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   e2fsprogs xfsprogs btrfs-progs util-linux fio jq
   chromium  # the HTML report's browser test (tests/report_test.cc)
-  clang     # libFuzzer for the parsers' fuzz targets (scripts/fuzz.sh)
+  clang libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes for the fuzz targets (scripts/fuzz.sh)
 )
 
 missing=()
