@@ -5,9 +5,12 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 #include "core/clock.h"
 #include "core/units.h"
+#include "experiments/context.h"
 #include "report/atomic_file.h"
 #include "report/csv.h"
 #include "report/json.h"
@@ -122,10 +125,23 @@ int RunCli(int argc, char** argv) {
   InstallSignalHandlers();
   RunContext ctx;
   ctx.interrupted = &g_interrupted;
+  std::unique_ptr<FaultInjector> faults;
+  if (const char* plan = std::getenv("WRITELAB_FAULT"); plan && *plan) {
+    auto parsed = ParseFaultPlan(plan);
+    if (!parsed) {
+      PrintError("WRITELAB_FAULT: " + parsed.error().Message());
+      return kExitUsage;
+    }
+    faults = std::make_unique<FaultInjector>(*parsed);
+    ctx.faults = faults.get();
+  }
   ctx.progress = isatty(STDOUT_FILENO) ? stdout : nullptr;
   Document doc;
   doc.writelab_version = WRITELAB_VERSION;
   doc.command_line = CommandLine(argc, argv);
+  if (faults)  // a result with injected faults says so where it says how it was made
+    doc.command_line =
+        "WRITELAB_FAULT=" + std::string(std::getenv("WRITELAB_FAULT")) + " " + doc.command_line;
   doc.started_at = UtcNowIso8601();
   doc.host = IdentifyHost();
   return action(ctx, doc);

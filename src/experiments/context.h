@@ -4,6 +4,10 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
+
+#include "io/engine.h"
+#include "io/fault_engine.h"
 
 namespace writelab {
 
@@ -17,7 +21,15 @@ struct RunContext {
   // Set by the SIGINT/SIGTERM handler; experiments stop at the next block.
   const std::atomic<bool>* interrupted = nullptr;
 
+  // Faults to inject (WRITELAB_FAULT, tests only); null for none.
+  FaultInjector* faults = nullptr;
+
   bool Interrupted() const { return interrupted && interrupted->load(std::memory_order_relaxed); }
+  // Every engine an experiment measures with is made through here, so that
+  // injected faults reach it. Without faults the engine is returned as is.
+  std::unique_ptr<WriteEngine> Engine(std::unique_ptr<WriteEngine> engine) const {
+    return faults ? faults->Wrap(std::move(engine)) : std::move(engine);
+  }
 };
 
 }  // namespace writelab

@@ -134,8 +134,8 @@ Row MakeRow(const SyncMethodInfo& m, const SyncRun& run, const RowContext& rc, d
   };
   add(run.write_latency, "write", "write", "one pwrite call");
   add(run.sync_latency, "sync", std::string(m.name) == "sfr" ? "sfr+fdatasync" : m.name,
-      "the sync call(s) after the write");
-  add(run.total_latency, "total", "write+sync", "write and sync together");
+      "the sync call after the write; for sfr, sync_file_range and fdatasync together");
+  add(run.total_latency, "total", "write+sync", "the write and sync calls together");
   Series it{"iterations", 0, 0, {{"t", "s"}, {"write", "s"}, {"sync", "s"}}, {}};
   for (const auto& s : run.samples) it.points.push_back({s[0], s[1], s[2]});
   row.series.push_back(std::move(it));
@@ -317,9 +317,9 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
     std::optional<uint64_t> bytes0 = load ? load->bytes_written() : std::nullopt;
     SamplePoint p0 = sampler.SampleNow();
     if (fd) {
-      auto engine = info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
-                                   : MakePwriteEngine(fd->get());
-      run = MeasureSyncMethod(spec, info, fd->get(), *engine, data.data(), ctx);
+      auto engine = ctx.Engine(info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
+                                              : MakePwriteEngine(fd->get()));
+      run = MeasureSyncMethod(spec, info, *engine, data.data(), ctx);
       if (spec.file.empty()) unlink(path.c_str());
     } else {
       run.status = RowStatus::kFailed;

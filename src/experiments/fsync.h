@@ -59,8 +59,8 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec);
 
 Status RunFsync(const FsyncSpec& spec, const RunContext& ctx, ExperimentResult& out);
 
-// One sync method's iterations on an open file through engine: exposed for
-// tests that inject a faulty engine. Fills the latencies, per-iteration
+// One sync method's iterations through engine (writes and syncs both): exposed
+// for tests that inject faults (io/fault_engine.h). Fills the latencies, per-iteration
 // samples (start, write ns, sync ns) and, on error, status and message.
 struct SyncRun {
   RowStatus status = RowStatus::kOk;
@@ -72,7 +72,7 @@ struct SyncRun {
   Histogram total_latency;
   std::vector<std::array<double, 3>> samples;  // t (s), write (s), sync (s)
 };
-SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, int fd,
-                          WriteEngine& engine, const void* data, const RunContext& ctx);
+SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
+                          const void* data, const RunContext& ctx);
 
 }  // namespace writelab

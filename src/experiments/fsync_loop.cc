@@ -12,25 +12,29 @@
 namespace writelab {
 namespace {
 
-// The method's sync call after the write; 0 or errno.
-int DoSync(SyncMethod m, int fd, uint64_t len) {
-  int rc = 0;
+// The method's sync after the write, timed by the runner; 0 or -errno.
+// *ns is the time in the sync calls: for sfr, sync_file_range and the
+// fdatasync after it together (a figure of two calls, named so in fsync.cc).
+int DoSync(SyncMethod m, WriteRunner& runner, uint64_t len, uint64_t* ns) {
+  *ns = 0;
   switch (m) {
     case SyncMethod::kFsync:
-      rc = fsync(fd);
-      break;
-    case SyncMethod::kFdatasync:
-      rc = fdatasync(fd);
-      break;
-    case SyncMethod::kSfr:
-      rc = sync_file_range(fd, 0, static_cast<off_t>(len),
-                           SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-      if (rc == 0) rc = fdatasync(fd);
-      break;
+    case SyncMethod::kFdatasync: {
+      int rc = runner.Sync({m == SyncMethod::kFsync ? SyncKind::kFsync : SyncKind::kFdatasync});
+      *ns = runner.last_ns();
+      return rc;
+    }
+    case SyncMethod::kSfr: {
+      SyncOp range{SyncKind::kRange, 0, len, SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER};
+      if (int rc = runner.Sync(range); rc != 0) return rc;
+      *ns = runner.last_ns();
+      int rc = runner.Sync({SyncKind::kFdatasync});
+      *ns += runner.last_ns();
+      return rc;
+    }
     default:
       return 0;  // the write was the sync
   }
-  return rc == 0 ? 0 : errno;
 }
 
 // Sleeps until deadline_ns (CLOCK_MONOTONIC) or an interrupting signal.
@@ -52,36 +56,38 @@ void Fail(SyncRun& run, RowStatus status, int err, std::string what) {
 
 }  // namespace
 
-SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, int fd,
-                          WriteEngine& engine, const void* data, const RunContext& ctx) {
+SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
+                          const void* data, const RunContext& ctx) {
   SyncRun run;
   run.samples.reserve(static_cast<size_t>(spec.count));
   WriteRunner runner(engine, run.write_latency);
-  const uint64_t start = NowNs();
+  const uint64_t start = NowNs();  // the schedule's clock; the runner times the calls
   for (int i = 0; i < spec.count; ++i) {
     if (ctx.Interrupted()) {
       run.interrupted = true;
       break;
     }
-    uint64_t t0 = NowNs();
+    const uint64_t t0 = NowNs();  // when this iteration starts, for the timeline
     int rc = runner.WriteFully(data, spec.write_size, 0);
-    uint64_t t1 = NowNs();
     if (rc != 0) {
       bool refused = i == 0 && method.rwf_flags != 0 && RefusedUpFront(-rc);
       Fail(run, refused ? RowStatus::kUnsupported : RowStatus::kFailed, -rc,
            std::string(method.rwf_flags ? "pwritev2" : "pwrite") + " (" + method.name + ")");
       break;
     }
-    if (int err = DoSync(method.id, fd, spec.write_size); err != 0) {
+    const uint64_t write_ns = runner.last_ns();
+    uint64_t sync_ns = 0;
+    if (int rc = DoSync(method.id, runner, spec.write_size, &sync_ns); rc != 0) {
+      int err = -rc;
       Fail(run, i == 0 && RefusedUpFront(err) ? RowStatus::kUnsupported : RowStatus::kFailed, err,
            method.name);
       break;
     }
-    uint64_t t2 = NowNs();
-    if (method.separate_sync) run.sync_latency.Record(t2 - t1);
-    run.total_latency.Record(t2 - t0);
+    if (method.separate_sync) run.sync_latency.Record(sync_ns);
+    run.total_latency.Record(write_ns + sync_ns);
     run.samples.push_back({static_cast<double>(t0 - start) / 1e9,
-                           static_cast<double>(t1 - t0) / 1e9, static_cast<double>(t2 - t1) / 1e9});
+                           static_cast<double>(write_ns) / 1e9,
+                           static_cast<double>(sync_ns) / 1e9});
     if (i + 1 < spec.count) SleepUntil(t0 + spec.interval_ns, ctx);
   }
   return run;

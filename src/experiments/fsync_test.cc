@@ -1,6 +1,5 @@
-// The fsync loop with fault-injecting engines: an unsupported method is a
-// row that says so, a mid-run error is a failure, and nothing is counted
-// that did not happen.
+// The fsync loop on a real file, with injected faults (io/fault_engine.h): an unsupported method is
+// a row that says so, a mid-run error is a failure, and nothing is counted that did not happen.
 #include "experiments/fsync.h"
 
 #include <fcntl.h>
@@ -9,26 +8,11 @@
 
 #include <cerrno>
 
+#include "io/fault_engine.h"
 #include "io/file.h"
 
 namespace writelab {
 namespace {
-
-class ScriptedEngine final : public WriteEngine {
- public:
-  ScriptedEngine(int fail_call, int err) : fail_call_(fail_call), err_(err) {}
-  Submit Queue(IoRequest& req) override {
-    req.res = calls_++ == fail_call_ ? -err_ : static_cast<int64_t>(req.len);
-    return Submit::kCompleted;
-  }
-  EngineCaps caps() const override { return {}; }
-  std::string_view name() const override { return "scripted"; }
-  int calls_ = 0;
-
- private:
-  int fail_call_;
-  int err_;
-};
 
 class FsyncLoop : public ::testing::Test {
  protected:
@@ -41,6 +25,17 @@ class FsyncLoop : public ::testing::Test {
     spec_.write_size = 4096;
   }
   void TearDown() override { unlink(path_.c_str()); }
+  // A pwrite engine on the test file, failing as plan says.
+  SyncRun Measure(SyncMethod m, FaultPlan plan, uint64_t* writes = nullptr) {
+    FaultInjector faults(plan);
+    const SyncMethodInfo& info = InfoOf(m);
+    auto engine = faults.Wrap(info.rwf_flags ? MakePwritev2Engine(fd_.get(), info.rwf_flags)
+                                             : MakePwriteEngine(fd_.get()));
+    SyncRun run = MeasureSyncMethod(spec_, info, *engine, data_, ctx_);
+    if (writes) *writes = engine->syscalls();
+    return run;
+  }
+  static constexpr FaultPlan kNoFault{FaultOp::kAdvise, 1, EIO};  // the loop never advises
   std::string path_;
   UniqueFd fd_;
   FsyncSpec spec_;
@@ -49,19 +44,15 @@ class FsyncLoop : public ::testing::Test {
 };
 
 TEST_F(FsyncLoop, RefusedFlagOnTheFirstWriteIsUnsupported) {
-  ScriptedEngine engine(0, EOPNOTSUPP);
-  SyncRun run =
-      MeasureSyncMethod(spec_, InfoOf(SyncMethod::kRwfDsync), fd_.get(), engine, data_, ctx_);
+  SyncRun run = Measure(SyncMethod::kRwfDsync, {FaultOp::kWrite, 1, EOPNOTSUPP});
   EXPECT_EQ(run.status, RowStatus::kUnsupported);
   EXPECT_EQ(run.error, EOPNOTSUPP);
   EXPECT_NE(run.message.find("pwritev2"), std::string::npos) << run.message;
   EXPECT_EQ(run.total_latency.count(), 0u);
 }
 
-TEST_F(FsyncLoop, LaterErrorIsAFailureAndKeepsWhatWasMeasured) {
-  ScriptedEngine engine(2, EIO);
-  SyncRun run =
-      MeasureSyncMethod(spec_, InfoOf(SyncMethod::kFsync), fd_.get(), engine, data_, ctx_);
+TEST_F(FsyncLoop, LaterWriteErrorIsAFailureAndKeepsWhatWasMeasured) {
+  SyncRun run = Measure(SyncMethod::kFsync, {FaultOp::kWrite, 3, EIO});
   EXPECT_EQ(run.status, RowStatus::kFailed);
   EXPECT_EQ(run.error, EIO);
   EXPECT_EQ(run.total_latency.count(), 2u);
@@ -69,21 +60,34 @@ TEST_F(FsyncLoop, LaterErrorIsAFailureAndKeepsWhatWasMeasured) {
   EXPECT_EQ(run.samples.size(), 2u);
 }
 
+TEST_F(FsyncLoop, SyncErrorIsAFailureWithItsErrno) {
+  SyncRun run = Measure(SyncMethod::kFdatasync, {FaultOp::kSync, 2, ENOSPC});
+  EXPECT_EQ(run.status, RowStatus::kFailed);
+  EXPECT_EQ(run.error, ENOSPC);
+  EXPECT_NE(run.message.find("fdatasync"), std::string::npos) << run.message;
+  EXPECT_EQ(run.sync_latency.count(), 1u);
+  EXPECT_EQ(run.write_latency.count(), 2u);  // the second write happened, its sync failed
+}
+
+TEST_F(FsyncLoop, SfrCountsBothCallsAsOneSync) {
+  // sync:2 is the fdatasync after the first sync_file_range.
+  SyncRun run = Measure(SyncMethod::kSfr, {FaultOp::kSync, 4, EIO});
+  EXPECT_EQ(run.status, RowStatus::kFailed);
+  EXPECT_EQ(run.sync_latency.count(), 1u);  // the first iteration's pair
+}
+
 TEST_F(FsyncLoop, WriteIsTheSyncForOsync) {
-  ScriptedEngine engine(-1, 0);
-  SyncRun run =
-      MeasureSyncMethod(spec_, InfoOf(SyncMethod::kOsync), fd_.get(), engine, data_, ctx_);
+  uint64_t calls = 0;
+  SyncRun run = Measure(SyncMethod::kOsync, kNoFault, &calls);
   EXPECT_EQ(run.status, RowStatus::kOk);
   EXPECT_EQ(run.sync_latency.count(), 0u);
   EXPECT_EQ(run.total_latency.count(), 4u);
-  EXPECT_EQ(engine.calls_, 4);
+  EXPECT_EQ(calls, 4u);  // four writes and no sync call
 }
 
 TEST_F(FsyncLoop, SamplesAreInTimeOrder) {
-  ScriptedEngine engine(-1, 0);
   spec_.interval_ns = 1'000'000;
-  SyncRun run =
-      MeasureSyncMethod(spec_, InfoOf(SyncMethod::kFdatasync), fd_.get(), engine, data_, ctx_);
+  SyncRun run = Measure(SyncMethod::kFdatasync, kNoFault);
   ASSERT_EQ(run.samples.size(), 4u);
   for (size_t i = 1; i < run.samples.size(); ++i)
     EXPECT_GE(run.samples[i][0] - run.samples[i - 1][0], 0.001);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <expected>
@@ -36,6 +37,26 @@ struct IoRequest {
 
 enum class Submit { kCompleted, kQueued, kBusy };
 
+// The engine's other operations on its file (fio's sync and fallocate
+// verbs). Each is one system call, synchronous whatever the engine.
+enum class SyncKind { kFsync, kFdatasync, kRange };
+struct SyncOp {
+  SyncKind kind = SyncKind::kFdatasync;
+  uint64_t offset = 0;  // kRange: the range; len 0 means to the end of file
+  uint64_t len = 0;
+  unsigned flags = 0;  // kRange: SYNC_FILE_RANGE_* flags
+};
+struct PreallocOp {
+  int mode = 0;  // fallocate(2) mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_ZERO_RANGE...
+  uint64_t offset = 0;
+  uint64_t len = 0;
+};
+struct AdviseOp {
+  uint64_t offset = 0;
+  uint64_t len = 0;  // 0: to the end of file
+  int advice = 0;    // POSIX_FADV_*
+};
+
 struct EngineCaps {
   bool async = false;       // completes through Reap()
   bool vectored = false;    // accepts more than one buffer per call
@@ -57,6 +78,21 @@ class WriteEngine {
     (void)done;
     return 0;
   }
+  // fsync(2), fdatasync(2) or sync_file_range(2); fallocate(2);
+  // posix_fadvise(2). Each returns 0 or -errno and is counted in syscalls().
+  // The defaults say -EOPNOTSUPP: an engine without a file does only writes.
+  virtual int Sync(const SyncOp& op) {
+    (void)op;
+    return -EOPNOTSUPP;
+  }
+  virtual int Preallocate(const PreallocOp& op) {
+    (void)op;
+    return -EOPNOTSUPP;
+  }
+  virtual int Advise(const AdviseOp& op) {
+    (void)op;
+    return -EOPNOTSUPP;
+  }
   virtual EngineCaps caps() const = 0;
   virtual std::string_view name() const = 0;
 
@@ -72,6 +108,9 @@ class WriteEngine {
 // pwrite(2) on fd. For O_DIRECT, open fd with O_DIRECT and pass the device's
 // logical block size as alignment: the engine then declares it, and the
 // runner refuses misaligned requests before any I/O.
+// The engines below work on one descriptor: Sync, Preallocate and Advise are
+// the system calls on it (stdio flushes its buffer before a sync).
+
 std::unique_ptr<WriteEngine> MakePwriteEngine(int fd, size_t alignment = 1);
 // pwritev2(2) with RWF_* flags on every call (RWF_DONTCACHE, RWF_DSYNC...).
 std::unique_ptr<WriteEngine> MakePwritev2Engine(int fd, int rwf_flags);

@@ -6,19 +6,54 @@
 
 namespace writelab {
 
+template <class Call>
+int OpRunner::Timed(Histogram* into, uint64_t& count, Call call) {
+  const bool timed = timed_ || into;
+  for (;;) {
+    uint64_t t0 = timed ? NowNs() : 0;
+    int rc = call();
+    uint64_t elapsed = timed ? NowNs() - t0 : 0;
+    ++count;
+    if (rc == -EINTR) {
+      ++counters_.eintr_retries;
+      continue;
+    }
+    if (rc == 0) {
+      last_ns_ = elapsed;
+      if (into) into->Record(elapsed);
+    }
+    return rc;
+  }
+}
+
+int OpRunner::Sync(const SyncOp& op, Histogram* into) {
+  return Timed(into, counters_.syncs, [&] { return engine_.Sync(op); });
+}
+
+int OpRunner::Preallocate(const PreallocOp& op, Histogram* into) {
+  return Timed(into, counters_.preallocs, [&] { return engine_.Preallocate(op); });
+}
+
+int OpRunner::Advise(const AdviseOp& op, Histogram* into) {
+  return Timed(into, counters_.advises, [&] { return engine_.Advise(op); });
+}
+
 int WriteRunner::WriteFully(const void* buf, uint64_t len, uint64_t offset) {
   if (alignment_ > 1 &&
       (reinterpret_cast<uintptr_t>(buf) % alignment_ || len % alignment_ || offset % alignment_))
     return -EINVAL;
   const auto* p = static_cast<const char*>(buf);
-  uint64_t done = 0;
+  uint64_t done = 0, busy = 0;
   while (done < len) {
     IoRequest req{.buf = p + done, .len = len - done, .offset = offset + done};
     if (latency_) req.issue_ns = NowNs();
     engine_.Queue(req);  // synchronous engines complete here
     uint64_t elapsed = latency_ ? NowNs() - req.issue_ns : 0;
     ++counters_.calls;
-    if (latency_ && req.res > 0) latency_->Record(elapsed);  // failed calls are no samples
+    if (latency_ && req.res > 0) {  // failed calls are no samples
+      latency_->Record(elapsed);
+      busy += elapsed;
+    }
     if (req.res == -EINTR) {
       ++counters_.eintr_retries;
       continue;
@@ -31,12 +66,14 @@ int WriteRunner::WriteFully(const void* buf, uint64_t len, uint64_t offset) {
     counters_.bytes += n;
     if (progress_) progress_->store(counters_.bytes, std::memory_order_relaxed);
   }
+  last_ns_ = busy;
   return 0;
 }
 
 int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
   uint64_t len = 0;
   for (int i = 0; i < count; ++i) len += iov[i].iov_len;
+  uint64_t busy = 0;
   while (len > 0) {
     while (count > 0 && iov->iov_len == 0) {  // skip empty and consumed buffers
       ++iov;
@@ -49,8 +86,12 @@ int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
     req.offset = offset;
     if (latency_) req.issue_ns = NowNs();
     engine_.Queue(req);
-    if (latency_) latency_->Record(NowNs() - req.issue_ns);
+    uint64_t elapsed = latency_ ? NowNs() - req.issue_ns : 0;
     ++counters_.calls;
+    if (latency_ && req.res > 0) {  // failed calls are no samples
+      latency_->Record(elapsed);
+      busy += elapsed;
+    }
     if (req.res == -EINTR) {
       ++counters_.eintr_retries;
       continue;
@@ -74,6 +115,7 @@ int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
       }
     }
   }
+  last_ns_ = busy;
   return 0;
 }
 
@@ -82,7 +124,7 @@ AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch)
 
 AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch, Histogram* latency,
                          std::atomic<uint64_t>* progress)
-    : engine_(engine),
+    : OpRunner(engine, latency != nullptr),
       latency_(latency),
       progress_(progress),
       reqs_(depth),

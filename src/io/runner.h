@@ -26,22 +26,54 @@ struct WriteCounters {
   uint64_t bytes = 0;          // bytes the kernel accepted
   uint64_t calls = 0;          // write requests issued (retries included)
   uint64_t short_writes = 0;   // calls that wrote less than asked
-  uint64_t eintr_retries = 0;  // calls interrupted before writing anything
+  uint64_t eintr_retries = 0;  // calls interrupted before doing anything
+  uint64_t syncs = 0;          // Sync calls (fsync, fdatasync, sync_file_range)
+  uint64_t preallocs = 0;      // Preallocate calls (fallocate)
+  uint64_t advises = 0;        // Advise calls (posix_fadvise)
 };
 
-class WriteRunner {
+// What both runners share: the engine's other operations, timed and counted
+// the same way as writes. An experiment never reads the clock around a
+// system call; it names the histogram the call goes into.
+class OpRunner {
+ public:
+  // 0 or -errno; EINTR is retried and counted. When into is given, or the
+  // runner is timed, each call that succeeded is timed: into (if given) gets
+  // one sample, and last_ns() says how long the call took. An async runner
+  // must Drain() first: a sync does not wait for requests in flight.
+  int Sync(const SyncOp& op, Histogram* into = nullptr);
+  int Preallocate(const PreallocOp& op, Histogram* into = nullptr);
+  int Advise(const AdviseOp& op, Histogram* into = nullptr);
+
+  // Time in system calls of the last operation that succeeded (all the calls
+  // of a WriteFully or WriteVecFully); 0 from an untimed runner.
+  uint64_t last_ns() const { return last_ns_; }
+  const WriteCounters& counters() const { return counters_; }
+
+ protected:
+  OpRunner(WriteEngine& engine, bool timed) : engine_(engine), timed_(timed) {}
+  template <class Call>
+  int Timed(Histogram* into, uint64_t& count, Call call);
+
+  WriteEngine& engine_;
+  bool timed_;
+  uint64_t last_ns_ = 0;
+  WriteCounters counters_;
+};
+
+class WriteRunner : public OpRunner {
  public:
   // latency receives one sample per call that wrote data (interrupted,
   // refused and failed calls are counted, not timed). progress, if given, is
   // kept equal to counters().bytes (relaxed stores) for a sampler thread.
   WriteRunner(WriteEngine& engine, Histogram& latency, std::atomic<uint64_t>* progress = nullptr)
-      : engine_(engine),
+      : OpRunner(engine, true),
         latency_(&latency),
         progress_(progress),
         alignment_(engine.caps().alignment) {}
   // Untimed: no clock read per call.
   explicit WriteRunner(WriteEngine& engine)
-      : engine_(engine),
+      : OpRunner(engine, false),
         latency_(nullptr),
         progress_(nullptr),
         alignment_(engine.caps().alignment) {}
@@ -54,14 +86,10 @@ class WriteRunner {
   // short write advances iov in place: the array is consumed.
   int WriteVecFully(iovec* iov, int count, uint64_t offset);
 
-  const WriteCounters& counters() const { return counters_; }
-
  private:
-  WriteEngine& engine_;
   Histogram* latency_;
   std::atomic<uint64_t>* progress_;
   size_t alignment_;
-  WriteCounters counters_;
 };
 
 // Keeps up to depth requests in flight on an async engine (io_uring), each
@@ -75,7 +103,7 @@ class WriteRunner {
 // call, and the refills after each reap go out together: the block layer
 // sees them inside one plug and can merge neighbours. batch 1 submits every
 // request on its own; batch 0 means depth.
-class AsyncRunner {
+class AsyncRunner : public OpRunner {
  public:
   AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch = 0);
   // Timed: latency gets one sample per request, from its preparation (Issue,
@@ -96,14 +124,12 @@ class AsyncRunner {
 
   // Submissions made (Commit calls that had something to submit).
   uint64_t submits() const { return submits_; }
-  const WriteCounters& counters() const { return counters_; }
 
  private:
   int Queue(IoRequest& req);
   int SubmitPrepared();
   int ReapSome();
 
-  WriteEngine& engine_;
   Histogram* latency_ = nullptr;
   std::atomic<uint64_t>* progress_ = nullptr;
   std::vector<IoRequest> reqs_;
@@ -113,7 +139,6 @@ class AsyncRunner {
   unsigned prepared_ = 0;   // queued in the engine, not yet submitted
   unsigned in_flight_ = 0;  // prepared or submitted, not yet reaped
   uint64_t submits_ = 0;
-  WriteCounters counters_;
 };
 
 }  // namespace writelab

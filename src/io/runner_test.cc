@@ -5,9 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include "io/fault_engine.h"
+#include "io/file.h"
 
 namespace writelab {
 namespace {
@@ -28,12 +36,19 @@ class FaultyMemoryEngine final : public WriteEngine {
       if (f.call == call) n = f.res;
     if (n > 0) {
       if (data_.size() < req.offset + static_cast<uint64_t>(n)) data_.resize(req.offset + n);
-      std::memcpy(data_.data() + req.offset, req.buf, static_cast<size_t>(n));
+      iovec one{const_cast<void*>(req.buf), req.len};
+      const iovec* iov = req.iovcnt > 0 ? req.iov : &one;
+      for (size_t left = static_cast<size_t>(n), at = req.offset; left > 0; ++iov) {
+        size_t take = std::min(left, iov->iov_len);
+        std::memcpy(data_.data() + at, iov->iov_base, take);
+        at += take;
+        left -= take;
+      }
     }
     req.res = n;
     return Submit::kCompleted;
   }
-  EngineCaps caps() const override { return {.alignment = alignment_}; }
+  EngineCaps caps() const override { return {.vectored = true, .alignment = alignment_}; }
   std::string_view name() const override { return "faulty-memory"; }
 
   std::vector<char> data_;
@@ -116,6 +131,101 @@ TEST(WriteRunner, MisalignedRequestRefusedBeforeIo) {
   EXPECT_EQ(engine.calls_, 1);
 }
 
+TEST(WriteRunner, VectoredShortAndFailedCallsAreCountedButOnlyDataIsTimed) {
+  FaultyMemoryEngine engine({{0, -EINTR}, {1, 3}});
+  Histogram h;
+  WriteRunner runner(engine, h);
+  std::string a = "abcde", b = "fgh";
+  iovec iov[2] = {{a.data(), a.size()}, {b.data(), b.size()}};
+  ASSERT_EQ(runner.WriteVecFully(iov, 2, 0), 0);
+  EXPECT_EQ(std::string(engine.data_.begin(), engine.data_.end()), "abcdefgh");
+  EXPECT_EQ(runner.counters().calls, 3u);
+  EXPECT_EQ(runner.counters().eintr_retries, 1u);
+  EXPECT_EQ(runner.counters().short_writes, 1u);
+  EXPECT_EQ(h.count(), 2u);  // the interrupted call is no sample
+}
+
+TEST(WriteRunner, EngineWithoutAFileRefusesTheOtherOperations) {
+  FaultyMemoryEngine engine({});
+  Histogram h, syncs;
+  WriteRunner runner(engine, h);
+  EXPECT_EQ(runner.Sync({SyncKind::kFdatasync}, &syncs), -EOPNOTSUPP);
+  EXPECT_EQ(runner.Preallocate({0, 0, 4096}), -EOPNOTSUPP);
+  EXPECT_EQ(runner.Advise({0, 0, POSIX_FADV_DONTNEED}), -EOPNOTSUPP);
+  EXPECT_EQ(syncs.count(), 0u);  // a refused call is no sample
+  EXPECT_EQ(runner.counters().syncs, 1u);
+}
+
+// The other operations on a real file: each is the system call, counted and
+// timed into the histogram the caller names.
+class FileOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto fd = CreateOwnFile("/var/tmp", "runner-test", O_RDWR, &path_);
+    ASSERT_TRUE(fd.has_value()) << fd.error().Message();
+    fd_ = std::move(*fd);
+  }
+  void TearDown() override { unlink(path_.c_str()); }
+  std::string path_;
+  UniqueFd fd_;
+};
+
+TEST_F(FileOps, SyncPreallocateAndAdviseAreTimedWhereTheCallerSays) {
+  auto engine = MakePwriteEngine(fd_.get());
+  WriteRunner runner(*engine);  // untimed writes
+  Histogram syncs;
+  EXPECT_EQ(runner.Preallocate({0, 0, 1 << 20}), 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd_.get(), &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 20);
+  EXPECT_GE(st.st_blocks * 512, 1 << 20);
+  std::string data(4096, 'd');
+  ASSERT_EQ(runner.WriteFully(data.data(), data.size(), 0), 0);
+  EXPECT_EQ(runner.last_ns(), 0u);  // untimed
+  EXPECT_EQ(runner.Sync({SyncKind::kRange, 0, 4096, SYNC_FILE_RANGE_WRITE}), 0);
+  EXPECT_EQ(runner.Sync({SyncKind::kFdatasync}, &syncs), 0);
+  EXPECT_GT(runner.last_ns(), 0u);
+  EXPECT_EQ(runner.Advise({0, 0, POSIX_FADV_DONTNEED}), 0);
+  EXPECT_EQ(syncs.count(), 1u);
+  EXPECT_EQ(runner.counters().syncs, 2u);
+  EXPECT_EQ(runner.counters().preallocs, 1u);
+  EXPECT_EQ(runner.counters().advises, 1u);
+  EXPECT_EQ(engine->syscalls(), 5u);  // fallocate, pwrite, two syncs, fadvise
+  EXPECT_EQ(runner.Preallocate({0x7fff, 0, 4096}), -EOPNOTSUPP);  // unknown mode bits
+}
+
+TEST(FaultPlan, ParsesOperationCountAndErrno) {
+  auto p = ParseFaultPlan("sync:3:ENOSPC");
+  ASSERT_TRUE(p.has_value()) << p.error().Message();
+  EXPECT_EQ(p->op, FaultOp::kSync);
+  EXPECT_EQ(p->nth, 3u);
+  EXPECT_EQ(p->error, ENOSPC);
+  p = ParseFaultPlan("preallocate:1:5");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->error, EIO);
+  for (const char* bad : {"", "sync", "sync:1", "fsync:1:EIO", "sync:0:EIO", "sync:x:EIO",
+                          "sync:1:ENOTANERRNO", "sync:1:0", "write:-1:EIO"})
+    EXPECT_FALSE(ParseFaultPlan(bad).has_value()) << bad;
+}
+
+TEST(FaultInjector, CountsAcrossEnginesAndFailsTheNthOnly) {
+  FaultInjector faults({FaultOp::kWrite, 3, EIO});
+  auto a =
+      faults.Wrap(std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{}));
+  auto b =
+      faults.Wrap(std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{}));
+  Histogram h;
+  WriteRunner ra(*a, h), rb(*b, h);
+  char c[8] = {};
+  EXPECT_EQ(ra.WriteFully(c, 8, 0), 0);
+  EXPECT_EQ(rb.WriteFully(c, 8, 0), 0);
+  EXPECT_EQ(ra.WriteFully(c, 8, 8), -EIO);
+  EXPECT_EQ(rb.WriteFully(c, 8, 8), 0);
+  EXPECT_EQ(ra.Sync({}), -EOPNOTSUPP);  // other kinds pass through
+  EXPECT_EQ(faults.seen(), 4u);
+  EXPECT_EQ(h.count(), 3u);
+}
+
 // An async engine that records what each Commit submitted and completes
 // requests only when Reap is asked, oldest first.
 class RecordingAsyncEngine final : public WriteEngine {
@@ -188,6 +298,26 @@ TEST(AsyncRunner, BatchCapsEachSubmission) {
   unsigned total = 0;
   for (unsigned c : engine.commits_) total += c;
   EXPECT_EQ(total, 16u);
+}
+
+TEST(AsyncRunner, InjectedWriteFailureCompletesWithItsErrno) {
+  FaultInjector faults({FaultOp::kWrite, 5, ENOSPC});
+  auto engine = faults.Wrap(std::make_unique<RecordingAsyncEngine>(4));
+  AsyncRunner runner(*engine, 4);
+  static char buf[8];
+  int rc = 0;
+  for (int i = 0; i < 10 && rc == 0; ++i) {
+    int slot = runner.FreeSlot();
+    if (slot < 0) {
+      rc = slot;
+      break;
+    }
+    rc = runner.Issue(static_cast<unsigned>(slot), buf, sizeof buf, 8u * i);
+  }
+  if (rc == 0) rc = runner.Drain();
+  EXPECT_EQ(rc, -ENOSPC);
+  // The fifth write fails at the next reap; one write had completed before it.
+  EXPECT_EQ(runner.counters().bytes, 8u);
 }
 
 TEST(AsyncRunner, BatchOneSubmitsEachRequestAlone) {

@@ -13,15 +13,15 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "io/engine.h"
+#include "io/file_engine.h"
 #include "port/write_all.h"
 
 namespace writelab {
 namespace {
 
-class StdioEngine final : public WriteEngine {
+class StdioEngine final : public FileEngine {
  public:
-  StdioEngine(int fd, StdioCall call, int flags) : fd_(fd), call_(call), flags_(flags) {}
+  StdioEngine(int fd, StdioCall call, int flags) : FileEngine(fd), call_(call), flags_(flags) {}
   ~StdioEngine() override {
     if (file_) std::fclose(file_);  // flushes; errors were reported by Commit()
     std::free(buffer_);
@@ -54,6 +54,11 @@ class StdioEngine final : public WriteEngine {
       return std::unexpected(ErrnoError(error_ ? error_ : EIO, "fflush"));
     return {};
   }
+  // A sync makes what was fwritten durable: stdio's buffer goes first.
+  int Sync(const SyncOp& op) override {
+    if (std::fflush(file_) != 0) return -(error_ ? error_ : EIO);
+    return FileEngine::Sync(op);
+  }
   EngineCaps caps() const override {
     EngineCaps c;
     c.sequential = true;
@@ -79,7 +84,6 @@ class StdioEngine final : public WriteEngine {
     return static_cast<ssize_t>(size);
   }
 
-  int fd_;
   StdioCall call_;
   int flags_;
   FILE* file_ = nullptr;

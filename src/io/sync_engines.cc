@@ -4,14 +4,14 @@
 
 #include <cerrno>
 
-#include "io/engine.h"
+#include "io/file_engine.h"
 
 namespace writelab {
 namespace {
 
-class PwriteEngine final : public WriteEngine {
+class PwriteEngine final : public FileEngine {
  public:
-  PwriteEngine(int fd, size_t alignment) : fd_(fd), alignment_(alignment) {}
+  PwriteEngine(int fd, size_t alignment) : FileEngine(fd), alignment_(alignment) {}
   Submit Queue(IoRequest& req) override {
     ssize_t n = ::pwrite(fd_, req.buf, req.len, static_cast<off_t>(req.offset));
     ++syscalls_;
@@ -22,13 +22,12 @@ class PwriteEngine final : public WriteEngine {
   std::string_view name() const override { return alignment_ > 1 ? "pwrite-direct" : "pwrite"; }
 
  private:
-  int fd_;
   size_t alignment_;
 };
 
-class Pwritev2Engine final : public WriteEngine {
+class Pwritev2Engine final : public FileEngine {
  public:
-  Pwritev2Engine(int fd, int flags) : fd_(fd), flags_(flags) {}
+  Pwritev2Engine(int fd, int flags) : FileEngine(fd), flags_(flags) {}
   Submit Queue(IoRequest& req) override {
     iovec one{const_cast<void*>(req.buf), req.len};
     const iovec* iov = req.iovcnt > 0 ? req.iov : &one;
@@ -42,7 +41,6 @@ class Pwritev2Engine final : public WriteEngine {
   std::string_view name() const override { return "pwritev2"; }
 
  private:
-  int fd_;
   int flags_;
 };
 

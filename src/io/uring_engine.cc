@@ -6,20 +6,19 @@
 
 #include <cerrno>
 
-#include "io/engine.h"
+#include "io/file_engine.h"
 
 namespace writelab {
 namespace {
 
-class UringEngine final : public WriteEngine {
+class UringEngine final : public FileEngine {
  public:
-  UringEngine(unsigned qd, int flags) : qd_(qd), flags_(flags) {}
+  UringEngine(int fd, unsigned qd, int flags) : FileEngine(fd), qd_(qd), flags_(flags) {}
   ~UringEngine() override {
     if (ready_) io_uring_queue_exit(&ring_);
   }
 
-  Status Init(int fd) {
-    fd_ = fd;
+  Status Init() {
     int rc = io_uring_queue_init(qd_, &ring_, 0);
     if (rc < 0) return std::unexpected(ErrnoError(-rc, "io_uring_queue_init"));
     ready_ = true;
@@ -84,7 +83,6 @@ class UringEngine final : public WriteEngine {
  private:
   unsigned qd_;
   int flags_;
-  int fd_ = -1;
   io_uring ring_{};
   bool ready_ = false;
   unsigned queued_ = 0;     // prepared, not yet submitted
@@ -96,8 +94,8 @@ class UringEngine final : public WriteEngine {
 std::expected<std::unique_ptr<WriteEngine>, Error> MakeUringEngine(int fd, unsigned qd,
                                                                    int rwf_flags) {
   if (qd == 0) return std::unexpected(PlainError("io_uring queue depth must be at least 1"));
-  auto engine = std::make_unique<UringEngine>(qd, rwf_flags);
-  if (auto s = engine->Init(fd); !s) return std::unexpected(s.error());
+  auto engine = std::make_unique<UringEngine>(fd, qd, rwf_flags);
+  if (auto s = engine->Init(); !s) return std::unexpected(s.error());
   return engine;
 }
 

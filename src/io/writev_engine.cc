@@ -5,14 +5,14 @@
 
 #include <cerrno>
 
-#include "io/engine.h"
+#include "io/file_engine.h"
 
 namespace writelab {
 namespace {
 
-class WritevEngine final : public WriteEngine {
+class WritevEngine final : public FileEngine {
  public:
-  WritevEngine(int fd, int flags) : fd_(fd), flags_(flags) {}
+  WritevEngine(int fd, int flags) : FileEngine(fd), flags_(flags) {}
   Submit Queue(IoRequest& req) override {
     iovec one{const_cast<void*>(req.buf), req.len};
     const iovec* iov = req.iovcnt > 0 ? req.iov : &one;
@@ -31,7 +31,6 @@ class WritevEngine final : public WriteEngine {
   std::string_view name() const override { return "writev"; }
 
  private:
-  int fd_;
   int flags_;
 };
 
