@@ -76,13 +76,29 @@ void Failed(TrialResult& r, int err, std::string message) {
   r.message = std::move(message);
 }
 
+// The window's calls through the trial's runner, counted with its writes.
+class RunnerWindowCalls final : public WindowCalls {
+ public:
+  explicit RunnerWindowCalls(WriteRunner& runner) : runner_(runner) {}
+  int SyncRange(uint64_t offset, uint64_t len, unsigned flags) override {
+    return runner_.Sync({SyncKind::kRange, offset, len, flags});
+  }
+  int DropCache(uint64_t offset, uint64_t len) override {
+    return runner_.Advise({offset, len, POSIX_FADV_DONTNEED});
+  }
+
+ private:
+  WriteRunner& runner_;
+};
+
 // The original loops: write a block, then the strategy's own calls.
-void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runner, GibClock& gib,
+void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibClock& gib,
                TrialResult& r) {
   const uint64_t size = env.spec.size, block = env.spec.block;
   // Torvalds' window: start writeback of each block, wait for the one
   // before; Garzik's variant then drops it (the library's implementation).
   WritebackWindow window(block, s == StreamStrategy::kWindowDrop);
+  RunnerWindowCalls calls(runner);
   for (uint64_t off = 0; off < size; off += block) {
     if (env.ctx.Interrupted()) {
       r.interrupted = true;
@@ -99,7 +115,7 @@ void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runne
     }
     if (s == StreamStrategy::kWindow || s == StreamStrategy::kWindowDrop) {
       const char* what = "";
-      if (int rc = window.AfterWrite(fd, off, n, &what); rc < 0)
+      if (int rc = window.AfterWrite(calls, off, n, &what); rc < 0)
         return Failed(r, -rc,
                       ErrnoError(-rc, std::string(what) + " at " + std::to_string(off)).Message());
     }
@@ -108,8 +124,10 @@ void WriteLoop(StreamStrategy s, int fd, const TrialEnv& env, WriteRunner& runne
 }
 
 // The library strategy: the application's view, one Append() per block.
+// Append and Finish are library calls of several system calls each: the
+// library row's write latency and sync time are theirs (named so in stream.cc).
 void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progress, GibClock& gib,
-                 Sampler& sampler, TrialResult& r, uint64_t& sync_start) {
+                 Sampler& sampler, TrialResult& r, uint64_t& sync_start, uint64_t& sync_ns) {
   r.library = true;
   StreamWriterOptions options;
   options.window_bytes = env.spec.block;
@@ -133,7 +151,9 @@ void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progre
   }
   sync_start = NowNs();
   sampler.SampleNow();
-  if (Status st = writer->Finish(); !st) return Failed(r, st.error().code, st.error().Message());
+  Status st = writer->Finish();
+  sync_ns = NowNs() - sync_start;
+  if (!st) return Failed(r, st.error().code, st.error().Message());
   r.library_choice = writer->choice();
 }
 
@@ -166,33 +186,36 @@ void Settle(int fd, TrialResult& r, bool keep) {
   if (!keep) unlink(r.path.c_str());
 }
 
-std::unique_ptr<WriteEngine> MakeEngine(StreamStrategy s, int fd, size_t alignment) {
-  if (s == StreamStrategy::kDontcache) return MakePwritev2Engine(fd, RWF_DONTCACHE);
-  return MakePwriteEngine(fd, s == StreamStrategy::kDirect ? alignment : 1);
+std::unique_ptr<WriteEngine> MakeEngine(StreamStrategy s, int fd, const TrialEnv& env) {
+  if (s == StreamStrategy::kDontcache) return env.ctx.Engine(MakePwritev2Engine(fd, RWF_DONTCACHE));
+  return env.ctx.Engine(
+      MakePwriteEngine(fd, s == StreamStrategy::kDirect ? env.direct_alignment : 1));
 }
 
 // Writes, syncs and times; fills r with what the trial measured.
 void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   std::atomic<uint64_t> progress{0};
-  auto engine = MakeEngine(s, fd, env.direct_alignment);
+  auto engine = MakeEngine(s, fd, env);
   WriteRunner runner(*engine, r.write_latency, &progress);
   Sampler sampler(env.device, env.spec.interval_ns, &progress, ProgressPrinter(env));
   if (env.probe) env.probe->Start();
   sampler.Start();
-  uint64_t t0 = NowNs();
-  uint64_t sync_start = 0;
+  const uint64_t t0 = NowNs();  // write_s spans the whole pass of writes
+  uint64_t sync_start = 0, sync_ns = 0;
   GibClock gib(env.spec.size, t0);
   if (s == StreamStrategy::kLibrary) {
-    LibraryLoop(UniqueFd(dup(fd)), env, progress, gib, sampler, r, sync_start);
+    LibraryLoop(UniqueFd(dup(fd)), env, progress, gib, sampler, r, sync_start, sync_ns);
   } else {
-    WriteLoop(s, fd, env, runner, gib, r);
-    r.counters = runner.counters();
+    WriteLoop(s, env, runner, gib, r);
     sync_start = NowNs();
     sampler.SampleNow();  // Dirty peaks here, before the final fsync
-    if (r.status == RowStatus::kOk && !r.interrupted && fsync(fd) != 0)
-      Failed(r, errno, ErrnoError(errno, "fsync " + r.path).Message());
+    if (r.status == RowStatus::kOk && !r.interrupted) {
+      if (int rc = runner.Sync({SyncKind::kFsync}); rc < 0)
+        Failed(r, -rc, ErrnoError(-rc, "fsync " + r.path).Message());
+      sync_ns = runner.last_ns();
+    }
+    r.counters = runner.counters();
   }
-  uint64_t t2 = NowNs();
   r.samples = sampler.Stop();
   if (env.probe) {
     r.probed = true;
@@ -200,10 +223,10 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
     r.probe_error = env.probe->error();
   }
   if (env.ctx.progress) std::fprintf(env.ctx.progress, "\r\033[K");
-  if (sync_start == 0) sync_start = t2;
+  if (sync_start == 0) sync_start = NowNs();  // the library loop stopped early
   r.bytes = r.counters.bytes;
   r.write_s = static_cast<double>(sync_start - t0) / 1e9;
-  r.sync_s = static_cast<double>(t2 - sync_start) / 1e9;
+  r.sync_s = static_cast<double>(sync_ns) / 1e9;
   r.gib_mb_s = gib.MbPerSecond(r.bytes, sync_start);
 }
 

@@ -65,7 +65,8 @@ int StreamWriter::State::WriteAll(const std::byte* p, size_t n, int rwf_flags) {
 Status StreamWriter::State::AfterWrite(uint64_t start, uint64_t len) {
   if (method != StreamMethod::kWindowDrop) return {};
   const char* what = "";
-  if (int rc = window.AfterWrite(fd.get(), start, len, &what); rc < 0) return Fail(-rc, what);
+  FdWindowCalls calls(fd.get());
+  if (int rc = window.AfterWrite(calls, start, len, &what); rc < 0) return Fail(-rc, what);
   return {};
 }
 

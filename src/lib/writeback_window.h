@@ -15,14 +15,37 @@
 
 namespace writelab {
 
+// The two calls the window makes on the file being written; 0 or -errno.
+// The library makes them on its descriptor (FdWindowCalls); the stream
+// experiment through its runner, which times and counts them.
+class WindowCalls {
+ public:
+  virtual int SyncRange(uint64_t offset, uint64_t len, unsigned flags) = 0;
+  virtual int DropCache(uint64_t offset, uint64_t len) = 0;
+
+ protected:
+  ~WindowCalls() = default;
+};
+
+// sync_file_range(2) and posix_fadvise(2) DONTNEED on fd.
+class FdWindowCalls final : public WindowCalls {
+ public:
+  explicit FdWindowCalls(int fd) : fd_(fd) {}
+  int SyncRange(uint64_t offset, uint64_t len, unsigned flags) override;
+  int DropCache(uint64_t offset, uint64_t len) override;
+
+ private:
+  int fd_;
+};
+
 class WritebackWindow {
  public:
   WritebackWindow(uint64_t window_bytes, bool drop) : window_(window_bytes), drop_(drop) {}
 
-  // After [start, start+len) of fd was written, start being where the
-  // previous write ended. Returns 0, or -errno with *what naming the call
+  // After [start, start+len) was written, start being where the previous
+  // write ended. Returns 0, or -errno with *what naming the call
   // ("sync_file_range", "posix_fadvise").
-  int AfterWrite(int fd, uint64_t start, uint64_t len, const char** what);
+  int AfterWrite(WindowCalls& calls, uint64_t start, uint64_t len, const char** what);
 
   // Everything below offset is clean and dropped (after an fsync).
   void MarkDropped(uint64_t offset) { done_ = offset; }

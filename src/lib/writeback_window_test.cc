@@ -50,7 +50,8 @@ class WindowTest : public ::testing::Test {
       ASSERT_EQ(pwrite(fd_, block.data(), block.size(), static_cast<off_t>(off)),
                 static_cast<ssize_t>(block.size()));
       const char* what = "";
-      ASSERT_EQ(w.AfterWrite(fd_, off, block.size(), &what), 0) << what;
+      FdWindowCalls calls(fd_);
+      ASSERT_EQ(w.AfterWrite(calls, off, block.size(), &what), 0) << what;
     }
   }
 };
@@ -72,8 +73,33 @@ TEST_F(WindowTest, WithoutDropPagesStayButAreClean) {
 TEST_F(WindowTest, AFailedCallIsReturnedAndNamed) {
   WritebackWindow w(1 << 20, true);
   const char* what = "";
-  EXPECT_EQ(w.AfterWrite(-1, 0, 4096, &what), -EBADF);
+  FdWindowCalls bad(-1);
+  EXPECT_EQ(w.AfterWrite(bad, 0, 4096, &what), -EBADF);
   EXPECT_STREQ(what, "sync_file_range");
+}
+
+// A DONTNEED that fails stops the window: the experiment and the library
+// report it the same way (docs/library.md).
+TEST_F(WindowTest, AFailedDropIsReturnedAndNamed) {
+  struct FailingDrop final : WindowCalls {
+    explicit FailingDrop(int fd) : fd_calls(fd) {}
+    int SyncRange(uint64_t o, uint64_t l, unsigned f) override {
+      return fd_calls.SyncRange(o, l, f);
+    }
+    int DropCache(uint64_t, uint64_t) override { return -EIO; }
+    FdWindowCalls fd_calls;
+  } calls(fd_);
+  WritebackWindow w(1 << 20, true);
+  std::vector<char> block(1 << 20, 'x');
+  int rc = 0;
+  const char* what = "";
+  for (int i = 0; i < 4 && rc == 0; ++i) {
+    ASSERT_EQ(pwrite(fd_, block.data(), block.size(), static_cast<off_t>(i) << 20),
+              static_cast<ssize_t>(block.size()));
+    rc = w.AfterWrite(calls, static_cast<uint64_t>(i) << 20, block.size(), &what);
+  }
+  EXPECT_EQ(rc, -EIO);
+  EXPECT_STREQ(what, "posix_fadvise");
 }
 
 }  // namespace
