@@ -5,7 +5,8 @@
 
 #include <cerrno>
 
-#include "core/clock.h"
+#include "io/engine.h"
+#include "io/runner.h"
 
 namespace writelab {
 
@@ -44,22 +45,24 @@ Histogram BystanderProbe::Stop() {
   return histogram_;
 }
 
+// Each probe is a pwrite and an fdatasync through the runner; its sample is
+// the two calls together.
 void BystanderProbe::Loop() {
+  auto engine = MakePwriteEngine(fd_.get());
+  WriteRunner runner(*engine, writes_);
   std::unique_lock lock(mu_);
   while (!stop_) {
     lock.unlock();
-    uint64_t t0 = NowNs();
-    ssize_t n = pwrite(fd_.get(), block_.data(), block_.size(), 0);
-    int err = n < 0 ? errno : n != static_cast<ssize_t>(block_.size()) ? EIO : 0;
-    if (err == 0 && fdatasync(fd_.get()) != 0) err = errno;
-    uint64_t t1 = NowNs();
-    if (err == 0) {
-      histogram_.Record(t1 - t0);
+    int rc = runner.WriteFully(block_.data(), block_.size(), 0);
+    uint64_t elapsed = runner.last_ns();
+    if (rc == 0) rc = runner.Sync({SyncKind::kFdatasync});
+    if (rc == 0) {
+      elapsed += runner.last_ns();
+      histogram_.Record(elapsed);
     } else if (error_ == 0) {
-      error_ = err;
+      error_ = -rc;
     }
     lock.lock();
-    uint64_t elapsed = t1 - t0;
     if (elapsed < period_ns_)
       cv_.wait_for(lock, std::chrono::nanoseconds(period_ns_ - elapsed), [this] { return stop_; });
   }

@@ -37,6 +37,7 @@ class BystanderProbe {
   uint64_t period_ns_;
   AlignedBuffer block_;
   Histogram histogram_;
+  Histogram writes_;  // the runner's per-write samples (not reported)
   int error_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;

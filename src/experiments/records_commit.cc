@@ -15,8 +15,9 @@
 #include "core/histogram.h"
 #include "core/stats.h"
 #include "core/units.h"
+#include "io/engine.h"
 #include "io/file.h"
-#include "port/write_all.h"
+#include "io/runner.h"
 #include "writelab/record_writer.h"
 
 namespace writelab {
@@ -38,12 +39,15 @@ constexpr size_t kWayCount = std::size(kWays);
 constexpr uint64_t kLibraryChunk = 1u << 20;  // RecordWriterOptions::preallocate_bytes
 
 struct Worker {
-  Histogram latency;
+  Histogram latency;  // one commit: pwrite and fdatasync, or Append, until durable
+  Histogram syncs;    // fdatasync rows: each fdatasync call
   uint64_t commits = 0;
   uint64_t bytes = 0;
   uint64_t sync_ns = 0;
   int error = 0;
   std::string what;
+  std::unique_ptr<WriteEngine> engine;  // fdatasync rows: the thread's own
+  std::optional<WriteRunner> runner;
 };
 
 struct CommitRun {
@@ -70,27 +74,26 @@ struct Shared {
   const RunContext& ctx;
 };
 
-// pwrite the whole record at a reserved offset, then fdatasync; 0 or -errno
-// (w.what names the call).
+// pwrite the whole record at a reserved offset, then fdatasync, through the
+// thread's runner; 0 or -errno (w.what names the call).
 int CommitAlone(Shared& sh, const Line* l, Worker& w) {
   uint64_t off = sh.offset.fetch_add(l->len, std::memory_order_relaxed);
-  if (int rc = PwriteAll(sh.fd, l->data, l->len, off); rc < 0) {
+  if (int rc = w.runner->WriteFully(l->data, l->len, off); rc < 0) {
     w.what = "pwrite";
     return rc;
   }
-  const uint64_t t0 = NowNs();
-  if (fdatasync(sh.fd) != 0) {
+  if (int rc = w.runner->Sync({SyncKind::kFdatasync}, &w.syncs); rc < 0) {
     w.what = "fdatasync";
-    return -errno;
+    return rc;
   }
-  w.sync_ns += NowNs() - t0;
+  w.sync_ns += w.runner->last_ns();
   return 0;
 }
 
 void WorkerLoop(bool group, Shared& sh, const Line* l, const Corpus& corpus, Worker& w) {
   while (!sh.go.load(std::memory_order_acquire)) std::this_thread::yield();
   for (;;) {
-    uint64_t t0 = NowNs();
+    uint64_t t0 = NowNs();  // a commit spans several calls (and the group's wait)
     if (t0 >= sh.deadline || sh.stop.load(std::memory_order_relaxed) || sh.ctx.Interrupted()) break;
     if (!group) {
       w.error = -CommitAlone(sh, l, w);
@@ -210,6 +213,11 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
   }
   Shared sh{fd->get(), writer ? &*writer : nullptr, {}, {}, {}, 0, ctx};
   std::vector<Worker> workers(static_cast<size_t>(threads));
+  if (!way.group)
+    for (Worker& w : workers) {
+      w.engine = ctx.Engine(MakePwriteEngine(fd->get()));
+      w.runner.emplace(*w.engine);  // untimed writes: the commit is timed whole
+    }
   RunThreads(way.group, threads, sh, spec, corpus, run, workers);
   uint64_t bytes = 0;
   for (Worker& w : workers) {

@@ -57,18 +57,19 @@ class EveryN {
   uint64_t left_ = 0;
 };
 
-int DataSync(int fd, MethodRun& r) {
+// Syncs go through the pass's runner (untimed: the pass is timed whole).
+int DataSync(OpRunner& runner, MethodRun& r) {
   ++r.sync_calls;
-  return fdatasync(fd) == 0 ? 0 : -errno;
+  return runner.Sync({SyncKind::kFdatasync});
 }
 
 // The end of a pass: the every:N tail and the `end` fsync. 0 or -errno.
-int FinishSyncs(const MethodEnv& e, const EveryN& every, MethodRun& r) {
+int FinishSyncs(const MethodEnv& e, const EveryN& every, OpRunner& runner, MethodRun& r) {
   if (every.TailPending())
-    if (int rc = DataSync(e.fd, r)) return rc;
+    if (int rc = DataSync(runner, r)) return rc;
   if (e.sync.id == RecordSync::kEnd) {
     ++r.sync_calls;
-    if (fsync(e.fd) != 0) return -errno;
+    return runner.Sync({SyncKind::kFsync});
   }
   return 0;
 }
@@ -82,7 +83,7 @@ void Count(const WriteEngine& engine, const WriteCounters& c, MethodRun& r) {
 MethodRun RunWrite(const MethodEnv& e) {
   MethodRun r;
   int rwf = InfoOf(e.sync.id).rwf_flags;
-  auto engine = rwf ? MakePwritev2Engine(e.fd, rwf) : MakePwriteEngine(e.fd);
+  auto engine = e.ctx.Engine(rwf ? MakePwritev2Engine(e.fd, rwf) : MakePwriteEngine(e.fd));
   WriteRunner runner(*engine);
   EveryN every(e.sync);
   const Line* l = e.corpus.head();
@@ -94,9 +95,9 @@ MethodRun RunWrite(const MethodEnv& e) {
       return Fail(r, -rc, rwf ? "pwritev2" : "pwrite", i == 0 && rwf);
     off += l->len;
     if (every.Due())
-      if (int rc = DataSync(e.fd, r)) return Fail(r, -rc, "fdatasync");
+      if (int rc = DataSync(runner, r)) return Fail(r, -rc, "fdatasync");
   }
-  if (int rc = FinishSyncs(e, every, r)) return Fail(r, -rc, "sync");
+  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
   r.ns = NowNs() - t0;
   Count(*engine, runner.counters(), r);
   return r;
@@ -105,9 +106,10 @@ MethodRun RunWrite(const MethodEnv& e) {
 MethodRun RunStdio(const MethodEnv& e, StdioCall call) {
   MethodRun r;
   int rwf = InfoOf(e.sync.id).rwf_flags;
-  auto engine = MakeStdioEngine(e.fd, call, rwf);
-  if (!engine) return Fail(r, engine.error().code, engine.error().context);
-  WriteRunner runner(**engine);
+  auto made = MakeStdioEngine(e.fd, call, rwf);
+  if (!made) return Fail(r, made.error().code, made.error().context);
+  auto engine = e.ctx.Engine(std::move(*made));
+  WriteRunner runner(*engine);
   EveryN every(e.sync);
   const Line* l = e.corpus.head();
   const uint64_t t0 = NowNs();
@@ -115,14 +117,14 @@ MethodRun RunStdio(const MethodEnv& e, StdioCall call) {
     if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
     if (int rc = runner.WriteFully(l->data, l->len, 0)) return Fail(r, -rc, "fwrite", rwf);
     if (every.Due()) {
-      if (auto s = (*engine)->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
-      if (int rc = DataSync(e.fd, r)) return Fail(r, -rc, "fdatasync");
+      if (auto s = engine->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
+      if (int rc = DataSync(runner, r)) return Fail(r, -rc, "fdatasync");
     }
   }
-  if (auto s = (*engine)->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
-  if (int rc = FinishSyncs(e, every, r)) return Fail(r, -rc, "sync");
+  if (auto s = engine->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
+  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
   r.ns = NowNs() - t0;
-  Count(**engine, runner.counters(), r);
+  Count(*engine, runner.counters(), r);
   struct stat st;
   r.note = "buffer st_blksize = " +
            std::to_string(fstat(e.fd, &st) == 0 ? static_cast<long>(st.st_blksize) : 0L) +
@@ -133,7 +135,7 @@ MethodRun RunStdio(const MethodEnv& e, StdioCall call) {
 MethodRun RunWritev(const MethodEnv& e) {
   MethodRun r;
   int rwf = InfoOf(e.sync.id).rwf_flags;
-  auto engine = MakeWritevEngine(e.fd, rwf);
+  auto engine = e.ctx.Engine(MakeWritevEngine(e.fd, rwf));
   WriteRunner runner(*engine);
   EveryN every(e.sync);
   std::vector<iovec> iov(IOV_MAX);
@@ -154,9 +156,9 @@ MethodRun RunWritev(const MethodEnv& e) {
     i += n;
     every.Advance(n);
     if (every.DueAfterAdvance())
-      if (int rc = DataSync(e.fd, r)) return Fail(r, -rc, "fdatasync");
+      if (int rc = DataSync(runner, r)) return Fail(r, -rc, "fdatasync");
   }
-  if (int rc = FinishSyncs(e, every, r)) return Fail(r, -rc, "sync");
+  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
   r.ns = NowNs() - t0;
   Count(*engine, runner.counters(), r);
   return r;
@@ -165,7 +167,7 @@ MethodRun RunWritev(const MethodEnv& e) {
 MethodRun RunGather(const MethodEnv& e) {
   MethodRun r;
   int rwf = InfoOf(e.sync.id).rwf_flags;
-  auto engine = rwf ? MakePwritev2Engine(e.fd, rwf) : MakePwriteEngine(e.fd);
+  auto engine = e.ctx.Engine(rwf ? MakePwritev2Engine(e.fd, rwf) : MakePwriteEngine(e.fd));
   WriteRunner runner(*engine);
   EveryN every(e.sync);
   std::vector<char> buf(e.buffer);
@@ -196,11 +198,11 @@ MethodRun RunGather(const MethodEnv& e) {
     }
     if (every.Due()) {
       if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
-      if (int rc = DataSync(e.fd, r)) return Fail(r, -rc, "fdatasync");
+      if (int rc = DataSync(runner, r)) return Fail(r, -rc, "fdatasync");
     }
   }
   if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
-  if (int rc = FinishSyncs(e, every, r)) return Fail(r, -rc, "sync");
+  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
   r.ns = NowNs() - t0;
   Count(*engine, runner.counters(), r);
   return r;

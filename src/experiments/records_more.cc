@@ -34,14 +34,15 @@ void SetFailure(MethodRun& r, RowStatus status, int err, const std::string& what
 MethodRun RunUringMethod(const MethodEnv& e) {
   MethodRun r;
   int rwf = InfoOf(e.sync.id).rwf_flags;
-  auto engine = MakeUringEngine(e.fd, e.qd, rwf);
-  if (!engine) {
-    int err = engine.error().code;
+  auto made = MakeUringEngine(e.fd, e.qd, rwf);
+  if (!made) {
+    int err = made.error().code;
     SetFailure(r, UringUnsupported(err) ? RowStatus::kUnsupported : RowStatus::kFailed, err,
-               engine.error().context);
+               made.error().context);
     return r;
   }
-  AsyncRunner runner(**engine, e.qd, e.batch);
+  auto engine = e.ctx.Engine(std::move(*made));
+  AsyncRunner runner(*engine, e.qd, e.batch);
   std::vector<std::vector<char>> bufs(e.qd, std::vector<char>(e.buffer));
   int slot = -1;
   size_t used = 0;
@@ -85,20 +86,20 @@ MethodRun RunUringMethod(const MethodEnv& e) {
       left = every;
       if (int rc = issue(); rc || (rc = runner.Drain())) return fail(rc, "io_uring write");
       ++r.sync_calls;
-      if (fdatasync(e.fd) != 0) return fail(-errno, "fdatasync");
+      if (int rc = runner.Sync({SyncKind::kFdatasync})) return fail(rc, "fdatasync");
     }
   }
   if (int rc = issue(); rc || (rc = runner.Drain())) return fail(rc, "io_uring write");
   if (every && left != every) {
     ++r.sync_calls;
-    if (fdatasync(e.fd) != 0) return fail(-errno, "fdatasync");
+    if (int rc = runner.Sync({SyncKind::kFdatasync})) return fail(rc, "fdatasync");
   }
   if (e.sync.id == RecordSync::kEnd) {
     ++r.sync_calls;
-    if (fsync(e.fd) != 0) return fail(-errno, "fsync");
+    if (int rc = runner.Sync({SyncKind::kFsync})) return fail(rc, "fsync");
   }
   r.ns = NowNs() - t0;
-  r.write_calls = (*engine)->syscalls();
+  r.write_calls = engine->syscalls();
   r.short_writes = runner.counters().short_writes;
   r.retries = runner.counters().eintr_retries;
   r.note = std::to_string(e.qd) + " buffers of " + std::to_string(e.buffer) +
@@ -142,10 +143,11 @@ MethodRun RunLibraryMethod(const MethodEnv& e) {
     if (auto s = writer->Append(std::string_view(l->data, l->len)); !s) return fail(s.error());
   }
   if (auto s = writer->Close(); !s) return fail(s.error());
-  if (e.sync.id == RecordSync::kEnd) {
+  if (e.sync.id == RecordSync::kEnd) {  // the application's own fsync, after Close
     ++r.sync_calls;
-    if (fsync(e.fd) != 0) {
-      SetFailure(r, RowStatus::kFailed, errno, "fsync");
+    auto engine = e.ctx.Engine(MakePwriteEngine(e.fd));
+    if (int rc = WriteRunner(*engine).Sync({SyncKind::kFsync}); rc < 0) {
+      SetFailure(r, RowStatus::kFailed, -rc, "fsync");
       return r;
     }
   }

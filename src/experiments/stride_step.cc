@@ -47,9 +47,10 @@ void Fail(StepResult& r, RowStatus status, int err, const std::string& what) {
 // Queue depth 1: pwrite, as the original's bio submitted one at a time.
 void RunPsync(const StepEnv& env, uint64_t step, AlignedBuffer& buf,
               std::atomic<uint64_t>& progress, StepResult& r) {
-  auto engine = MakePwriteEngine(env.fd, env.alignment);
+  auto engine = env.ctx.Engine(MakePwriteEngine(env.fd, env.alignment));
   WriteRunner runner(*engine, r.latency, &progress);
   Offsets offsets(step, env);
+  // seconds spans the whole step: the writes go through the runner.
   const uint64_t t0 = NowNs(), end = t0 + env.spec.duration_ns;
   for (uint64_t op = 0; NowNs() < end; ++op) {
     if (env.ctx.Interrupted()) {
@@ -71,15 +72,17 @@ void RunPsync(const StepEnv& env, uint64_t step, AlignedBuffer& buf,
 // the original module never waited for its bios.
 void RunUring(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch, AlignedBuffer& buf,
               std::atomic<uint64_t>& progress, StepResult& r) {
-  auto engine = MakeUringEngine(env.fd, qd, 0);
-  if (!engine) {
-    int err = engine.error().code;
+  auto made = MakeUringEngine(env.fd, qd, 0);
+  if (!made) {
+    int err = made.error().code;
     bool refused = err == ENOSYS || err == EPERM || err == EOPNOTSUPP;
     return Fail(r, refused ? RowStatus::kUnsupported : RowStatus::kFailed, err,
                 "io_uring_queue_init (queue depth " + std::to_string(qd) + ")");
   }
-  AsyncRunner runner(**engine, qd, batch, &r.latency, &progress);
+  auto engine = env.ctx.Engine(std::move(*made));
+  AsyncRunner runner(*engine, qd, batch, &r.latency, &progress);
   Offsets offsets(step, env);
+  // seconds spans the whole step: the writes go through the runner.
   const uint64_t t0 = NowNs(), end = t0 + env.spec.duration_ns;
   for (uint64_t op = 0; NowNs() < end; ++op) {
     if (env.ctx.Interrupted()) {
@@ -99,7 +102,7 @@ void RunUring(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch, Al
   if (int rc = runner.Drain(); rc != 0) return Fail(r, RowStatus::kFailed, -rc, "io_uring write");
   r.seconds = static_cast<double>(NowNs() - t0) / 1e9;
   r.bytes = runner.counters().bytes;
-  r.syscalls = (*engine)->syscalls();
+  r.syscalls = engine->syscalls();
 }
 
 }  // namespace

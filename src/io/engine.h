@@ -79,7 +79,8 @@ class WriteEngine {
     return 0;
   }
   // fsync(2), fdatasync(2) or sync_file_range(2); fallocate(2);
-  // posix_fadvise(2). Each returns 0 or -errno and is counted in syscalls().
+  // posix_fadvise(2). Each returns 0 or -errno. They are not in syscalls():
+  // the runner counts them (WriteCounters::syncs...).
   // The defaults say -EOPNOTSUPP: an engine without a file does only writes.
   virtual int Sync(const SyncOp& op) {
     (void)op;
@@ -96,7 +97,8 @@ class WriteEngine {
   virtual EngineCaps caps() const = 0;
   virtual std::string_view name() const = 0;
 
-  // System calls this engine has issued (writes, flushes, io_uring_enter):
+  // Write-path system calls this engine has issued (writes, flushes,
+  // io_uring_enter; a stdio Sync's flush included):
   // the one figure an engine keeps, because only it can see a buffered
   // engine's calls. A plain increment, no clock.
   uint64_t syscalls() const { return syscalls_; }

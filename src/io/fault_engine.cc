@@ -15,11 +15,11 @@ namespace {
 // Reap(), as the kernel would report it.
 class FaultyEngine final : public WriteEngine {
  public:
-  FaultyEngine(std::unique_ptr<WriteEngine> inner, FaultInjector& faults)
-      : inner_(std::move(inner)), faults_(faults) {}
+  FaultyEngine(std::unique_ptr<WriteEngine> inner, FaultInjector& faults, uint64_t index)
+      : inner_(std::move(inner)), faults_(faults), index_(index) {}
 
   Submit Queue(IoRequest& req) override {
-    if (faults_.Fire(FaultOp::kWrite)) {
+    if (Fire(FaultOp::kWrite)) {
       req.res = -faults_.error();
       if (!inner_->caps().async) return Submit::kCompleted;
       failed_.push_back(&req);
@@ -38,18 +38,19 @@ class FaultyEngine final : public WriteEngine {
     return Count(inner_->Reap(min, done));
   }
   int Sync(const SyncOp& op) override {
-    return faults_.Fire(FaultOp::kSync) ? -faults_.error() : Count(inner_->Sync(op));
+    return Fire(FaultOp::kSync) ? -faults_.error() : Count(inner_->Sync(op));
   }
   int Preallocate(const PreallocOp& op) override {
-    return faults_.Fire(FaultOp::kPreallocate) ? -faults_.error() : Count(inner_->Preallocate(op));
+    return Fire(FaultOp::kPreallocate) ? -faults_.error() : Count(inner_->Preallocate(op));
   }
   int Advise(const AdviseOp& op) override {
-    return faults_.Fire(FaultOp::kAdvise) ? -faults_.error() : Count(inner_->Advise(op));
+    return Fire(FaultOp::kAdvise) ? -faults_.error() : Count(inner_->Advise(op));
   }
   EngineCaps caps() const override { return inner_->caps(); }
   std::string_view name() const override { return inner_->name(); }
 
  private:
+  bool Fire(FaultOp op) { return faults_.Fire(op, index_); }
   template <class T>
   T Count(T result) {
     syscalls_ = inner_->syscalls();
@@ -58,6 +59,7 @@ class FaultyEngine final : public WriteEngine {
 
   std::unique_ptr<WriteEngine> inner_;
   FaultInjector& faults_;
+  uint64_t index_;  // this engine was the index_-th wrapped
   std::vector<IoRequest*> failed_;
 };
 
@@ -87,9 +89,17 @@ std::expected<int, Error> ParseErrno(std::string_view s) {
 }  // namespace
 
 std::expected<FaultPlan, Error> ParseFaultPlan(std::string_view text) {
+  uint64_t engine = 0;
+  if (size_t at = text.find('@'); at != text.npos) {
+    auto e = ParseNumber(text.substr(at + 1));
+    if (!e || *e == 0)
+      return std::unexpected(PlainError("E in '" + std::string(text) + "' must be 1 or more"));
+    engine = *e;
+    text = text.substr(0, at);
+  }
   size_t a = text.find(':'), b = a == text.npos ? a : text.find(':', a + 1);
   if (b == text.npos)
-    return std::unexpected(PlainError("'" + std::string(text) + "' is not OP:N:ERRNO"));
+    return std::unexpected(PlainError("'" + std::string(text) + "' is not OP:N:ERRNO[@E]"));
   auto op = ParseOp(text.substr(0, a));
   if (!op) return std::unexpected(op.error());
   auto nth = ParseNumber(text.substr(a + 1, b - a - 1));
@@ -97,15 +107,16 @@ std::expected<FaultPlan, Error> ParseFaultPlan(std::string_view text) {
     return std::unexpected(PlainError("N in '" + std::string(text) + "' must be 1 or more"));
   auto err = ParseErrno(text.substr(b + 1));
   if (!err) return std::unexpected(err.error());
-  return FaultPlan{*op, *nth, *err};
+  return FaultPlan{*op, *nth, *err, engine};
 }
 
 std::unique_ptr<WriteEngine> FaultInjector::Wrap(std::unique_ptr<WriteEngine> engine) {
-  return std::make_unique<FaultyEngine>(std::move(engine), *this);
+  uint64_t index = engines_.fetch_add(1, std::memory_order_relaxed) + 1;
+  return std::make_unique<FaultyEngine>(std::move(engine), *this, index);
 }
 
-bool FaultInjector::Fire(FaultOp op) {
-  if (op != plan_.op) return false;
+bool FaultInjector::Fire(FaultOp op, uint64_t engine) {
+  if (op != plan_.op || (plan_.engine != 0 && engine != plan_.engine)) return false;
   return seen_.fetch_add(1, std::memory_order_relaxed) + 1 == plan_.nth;
 }
 

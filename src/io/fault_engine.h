@@ -2,11 +2,13 @@
 // advise of a run with a chosen errno, as a failing disk or full file system
 // would, and see that the experiment reports it.
 //
-// The CLI builds an injector from WRITELAB_FAULT=OP:N:ERRNO (docs/results.md)
+// The CLI builds an injector from WRITELAB_FAULT=OP:N:ERRNO[@E] (docs/results.md)
 // and the experiments wrap each engine they make (RunContext::Engine). N
-// counts the operations of that kind across all engines of the run, from 1,
-// so a test can let the first rows finish and fail a later one. Without the
-// variable nothing is wrapped: the measured path is the plain engine.
+// counts the operations of that kind from 1, across all engines of the run,
+// or with @E within the E-th engine made only (for rows that run for a time,
+// whose counts are not known ahead). So a test can let the first rows finish
+// and fail a later one. Without the variable nothing is wrapped: the measured
+// path is the plain engine.
 #pragma once
 
 #include <atomic>
@@ -24,12 +26,13 @@ enum class FaultOp { kWrite, kSync, kPreallocate, kAdvise };
 
 struct FaultPlan {
   FaultOp op = FaultOp::kWrite;
-  uint64_t nth = 1;  // the first operation of the kind is 1
-  int error = 0;     // errno the failed operation returns
+  uint64_t nth = 1;     // the first operation of the kind is 1
+  int error = 0;        // errno the failed operation returns
+  uint64_t engine = 0;  // count only in the engine-th engine wrapped (from 1); 0: all
 };
 
-// "write:3:EIO", "sync:1:ENOSPC", "preallocate:2:28". OP is write, sync,
-// preallocate or advise; ERRNO a name or a number.
+// "write:3:EIO", "sync:1:ENOSPC", "preallocate:2:28", "write:5:EIO@2". OP is
+// write, sync, preallocate or advise; ERRNO a name or a number.
 std::expected<FaultPlan, Error> ParseFaultPlan(std::string_view text);
 
 class FaultInjector {
@@ -37,8 +40,9 @@ class FaultInjector {
   explicit FaultInjector(FaultPlan plan) : plan_(plan) {}
   // engine, wrapped: its operations count toward the plan and the N-th fails.
   std::unique_ptr<WriteEngine> Wrap(std::unique_ptr<WriteEngine> engine);
-  // Counts one operation of kind op; true when it is the one to fail.
-  bool Fire(FaultOp op);
+  // Counts one operation of kind op in the engine-th engine wrapped; true
+  // when it is the one to fail.
+  bool Fire(FaultOp op, uint64_t engine);
   int error() const { return plan_.error; }
   // Operations of the plan's kind seen so far.
   uint64_t seen() const { return seen_.load(std::memory_order_relaxed); }
@@ -46,6 +50,7 @@ class FaultInjector {
  private:
   FaultPlan plan_;
   std::atomic<uint64_t> seen_{0};
+  std::atomic<uint64_t> engines_{0};
 };
 
 }  // namespace writelab

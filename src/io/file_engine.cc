@@ -21,18 +21,15 @@ int FileEngine::Sync(const SyncOp& op) {
                              op.flags);
       break;
   }
-  ++syscalls_;
   return rc == 0 ? 0 : -errno;
 }
 
 int FileEngine::Preallocate(const PreallocOp& op) {
   int rc = ::fallocate(fd_, op.mode, static_cast<off_t>(op.offset), static_cast<off_t>(op.len));
-  ++syscalls_;
   return rc == 0 ? 0 : -errno;
 }
 
 int FileEngine::Advise(const AdviseOp& op) {
-  ++syscalls_;
   // posix_fadvise returns the error instead of setting errno.
   return -::posix_fadvise(fd_, static_cast<off_t>(op.offset), static_cast<off_t>(op.len),
                           op.advice);

@@ -1,5 +1,6 @@
 // The base of every engine that writes one file descriptor: Sync, Preallocate
-// and Advise are the plain system calls on it, each counted in syscalls().
+// and Advise are the plain system calls on it (the runner counts them;
+// syscalls() stays the write path's count).
 #pragma once
 
 #include "io/engine.h"

@@ -190,7 +190,7 @@ TEST_F(FileOps, SyncPreallocateAndAdviseAreTimedWhereTheCallerSays) {
   EXPECT_EQ(runner.counters().syncs, 2u);
   EXPECT_EQ(runner.counters().preallocs, 1u);
   EXPECT_EQ(runner.counters().advises, 1u);
-  EXPECT_EQ(engine->syscalls(), 5u);  // fallocate, pwrite, two syncs, fadvise
+  EXPECT_EQ(engine->syscalls(), 1u);  // the pwrite: the others are the runner's counters
   EXPECT_EQ(runner.Preallocate({0x7fff, 0, 4096}), -EOPNOTSUPP);  // unknown mode bits
 }
 
@@ -200,11 +200,14 @@ TEST(FaultPlan, ParsesOperationCountAndErrno) {
   EXPECT_EQ(p->op, FaultOp::kSync);
   EXPECT_EQ(p->nth, 3u);
   EXPECT_EQ(p->error, ENOSPC);
-  p = ParseFaultPlan("preallocate:1:5");
+  EXPECT_EQ(p->engine, 0u);
+  p = ParseFaultPlan("preallocate:1:5@2");
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->error, EIO);
-  for (const char* bad : {"", "sync", "sync:1", "fsync:1:EIO", "sync:0:EIO", "sync:x:EIO",
-                          "sync:1:ENOTANERRNO", "sync:1:0", "write:-1:EIO"})
+  EXPECT_EQ(p->engine, 2u);
+  for (const char* bad :
+       {"", "sync", "sync:1", "fsync:1:EIO", "sync:0:EIO", "sync:x:EIO", "sync:1:ENOTANERRNO",
+        "sync:1:0", "write:-1:EIO", "write:1:EIO@0", "write:1:EIO@", "write:1:EIO@x"})
     EXPECT_FALSE(ParseFaultPlan(bad).has_value()) << bad;
 }
 
@@ -224,6 +227,20 @@ TEST(FaultInjector, CountsAcrossEnginesAndFailsTheNthOnly) {
   EXPECT_EQ(ra.Sync({}), -EOPNOTSUPP);  // other kinds pass through
   EXPECT_EQ(faults.seen(), 4u);
   EXPECT_EQ(h.count(), 3u);
+}
+
+TEST(FaultInjector, CountsInOneEngineWhenTold) {
+  FaultInjector faults({FaultOp::kWrite, 2, EIO, 2});
+  auto a =
+      faults.Wrap(std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{}));
+  auto b =
+      faults.Wrap(std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{}));
+  Histogram h;
+  WriteRunner ra(*a, h), rb(*b, h);
+  char c[8] = {};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(ra.WriteFully(c, 8, 0), 0);
+  EXPECT_EQ(rb.WriteFully(c, 8, 0), 0);
+  EXPECT_EQ(rb.WriteFully(c, 8, 8), -EIO);
 }
 
 // An async engine that records what each Commit submitted and completes
