@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "core/clock.h"
+#include "port/write_all.h"
 
 namespace writelab {
 
@@ -74,11 +75,8 @@ int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
   uint64_t len = 0;
   for (int i = 0; i < count; ++i) len += iov[i].iov_len;
   uint64_t busy = 0;
+  AdvanceIov(iov, count, 0);  // skip empty buffers
   while (len > 0) {
-    while (count > 0 && iov->iov_len == 0) {  // skip empty and consumed buffers
-      ++iov;
-      --count;
-    }
     IoRequest req;
     req.iov = iov;
     req.iovcnt = count;
@@ -104,16 +102,7 @@ int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
     offset += n;
     counters_.bytes += n;
     if (progress_) progress_->store(counters_.bytes, std::memory_order_relaxed);
-    for (uint64_t left = n; left > 0 && count > 0;) {  // consume what was written
-      uint64_t take = left < iov->iov_len ? left : iov->iov_len;
-      iov->iov_base = static_cast<char*>(iov->iov_base) + take;
-      iov->iov_len -= take;
-      left -= take;
-      if (iov->iov_len == 0) {
-        ++iov;
-        --count;
-      }
-    }
+    AdvanceIov(iov, count, n);  // consume what was written
   }
   last_ns_ = busy;
   return 0;

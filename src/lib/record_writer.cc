@@ -239,29 +239,10 @@ int RecordWriter::State::WriteOut(Lock& lk, std::span<const std::byte> big) {
   int count = 0;
   if (len) iov[count++] = {spare.get(), len};
   if (!big.empty()) iov[count++] = {const_cast<std::byte*>(big.data()), big.size()};
-  iovec* p = iov;
-  for (uint64_t left = rc ? 0 : len + big.size(); left > 0;) {
-    ssize_t n = sink->WriteV(p, count, at);
-    ++calls;
-    if (n == -EINTR) continue;
-    if (n <= 0) {
-      rc = n < 0 ? static_cast<int>(n) : -EIO;
-      break;
-    }
-    auto w = static_cast<uint64_t>(n);
-    left -= w;
-    at += w;
-    while (w > 0) {  // consume what was written (a short write continues)
-      uint64_t take = std::min<uint64_t>(w, p->iov_len);
-      p->iov_base = static_cast<std::byte*>(p->iov_base) + take;
-      p->iov_len -= take;
-      w -= take;
-      if (p->iov_len == 0) {
-        ++p;
-        --count;
-      }
-    }
-  }
+  if (rc == 0)
+    rc = WriteVecAll(
+        iov, count, at,
+        [this](const iovec* v, int n, uint64_t off) { return sink->WriteV(v, n, off); }, &calls);
   lk.lock();
   stats.write_calls += calls;
   stats.zero_bytes += zeroed_end - had_zeros;

@@ -8,6 +8,18 @@
 
 namespace writelab {
 
+void AdvanceIov(iovec*& iov, int& count, uint64_t n) {
+  while (count > 0) {
+    const uint64_t take = std::min<uint64_t>(n, iov->iov_len);
+    iov->iov_base = static_cast<char*>(iov->iov_base) + take;
+    iov->iov_len -= take;
+    n -= take;
+    if (iov->iov_len > 0) break;
+    ++iov;
+    --count;
+  }
+}
+
 int WriteAll(int fd, const void* buf, size_t len) {
   const auto* p = static_cast<const char*>(buf);
   while (len > 0) {
