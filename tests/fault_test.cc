@@ -101,6 +101,26 @@ TEST_F(FaultCli, StrideReportsAFailedWriteInTheSecondStep) {
   ExpectFailedRow(r, "2", "EIO", 1);
 }
 
+// A container policy that refuses io_uring with EACCES: one classification
+// (ClassifyErrno), so every experiment calls it unsupported, not failed.
+TEST_F(FaultCli, IoUringRefusedWithEaccesIsUnsupportedEverywhere) {
+  RunResult records =
+      RunWithoutUring<EACCES>({"records", "--dir", work.path(), "--corpus-size", "64k", "--total",
+                               "256k", "--method", "io_uring", "--json", json_path});
+  if (records.exit_code == 99) GTEST_SKIP() << "cannot install a seccomp filter here";
+  EXPECT_EQ(records.exit_code, 0) << records.err;
+  json row = json::parse(Slurp(json_path))["experiments"][0]["rows"][0];
+  EXPECT_EQ(row["status"], "unsupported") << row.dump();
+  EXPECT_EQ(row["error_name"], "EACCES");
+  RunResult stride = RunWithoutUring<EACCES>(
+      {"stride", "--file", work.path() + "/target", "--span", "1M", "--steps", "1", "--duration",
+       "50ms", "--engine", "io_uring", "--qd", "4", "--json", json_path});
+  EXPECT_EQ(stride.exit_code, 0) << stride.err;
+  row = json::parse(Slurp(json_path))["experiments"][0]["rows"][0];
+  EXPECT_EQ(row["status"], "unsupported") << row.dump();
+  EXPECT_EQ(row["error_name"], "EACCES");
+}
+
 TEST_F(FaultCli, BadPlanIsAUsageError) {
   RunResult r = RunWithFault("sync:zero:EIO", {"fsync", "--dir", work.path(), "--count", "1"});
   EXPECT_EQ(r.exit_code, 2);

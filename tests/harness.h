@@ -88,14 +88,16 @@ inline RunResult RunWritelabAsNobody(const std::vector<std::string>& args) {
   return RunProgram(WRITELAB_BINARY, args, [] { return setgid(65534) || setuid(65534) ? 126 : 0; });
 }
 
-// Runs writelab with io_uring_setup failing ENOSYS (a seccomp filter); exit
-// code 99 when the filter cannot be installed.
+// Runs writelab with io_uring_setup failing with Errno (a seccomp filter, as
+// a container policy does: ENOSYS, or EACCES/EPERM); exit code 99 when the
+// filter cannot be installed.
+template <int Errno = ENOSYS>
 inline RunResult RunWithoutUring(const std::vector<std::string>& args) {
   return RunProgram(WRITELAB_BINARY, args, [] {
     static sock_filter filter[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | Errno),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     sock_fprog prog = {static_cast<unsigned short>(std::size(filter)), filter};

@@ -109,15 +109,9 @@ void AddLatencyFigures(const SyncRun& run, std::map<std::string, double>& f) {
 }
 
 Row MakeRow(const SyncMethodInfo& m, const SyncRun& run, const RowContext& rc, double interval_s) {
-  Row row;
-  row.name = rc.bg_name + "/" + m.name;
-  row.status = run.status;
-  row.error_code = run.error;
-  row.message = run.message;
-  if (!rc.bg_failure.empty()) {
-    row.status = RowStatus::kFailed;
-    row.message = rc.bg_failure;
-  }
+  Outcome bg;  // a background that failed makes the row a failure whatever it measured
+  if (!rc.bg_failure.empty()) bg.Fail(PlainError(rc.bg_failure));
+  Row row = MakeRow(rc.bg_name + "/" + m.name, bg.ok() ? run.outcome : bg);
   if (!m.separate_sync) row.notes.push_back("the write is the sync: no separate sync figures");
   std::map<std::string, double> f;
   AddLatencyFigures(run, f);
@@ -322,12 +316,10 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
       run = MeasureSyncMethod(spec, info, *engine, data.data(), ctx);
       if (spec.file.empty()) unlink(path.c_str());
     } else {
-      run.status = RowStatus::kFailed;
-      run.error = fd.error().code;
-      run.message = fd.error().Message();
+      run.outcome.Fail(fd.error());
     }
     SamplePoint p1 = sampler.SampleNow();
-    if (run.interrupted) {  // a partial row is no measurement
+    if (run.outcome.interrupted) {  // a partial row is no measurement
       out.status = std::unexpected(PlainError("interrupted"));
       break;
     }
@@ -337,7 +329,7 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
     if (load)
       if (auto why = load->Exited())
         rc.bg_failure = "background " + bg_name + " " + *why + " during the measurement";
-    bool stop = run.status == RowStatus::kFailed || !rc.bg_failure.empty();
+    bool stop = run.outcome.status == RowStatus::kFailed || !rc.bg_failure.empty();
     runs.push_back({&info, std::move(run), std::move(rc)});
     if (stop) break;
   }
@@ -349,7 +341,7 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
     FillTelemetry(all, t0, t1, rc);
     out.rows.push_back(
         MakeRow(*method, run, rc, static_cast<double>(spec.sample_interval_ns) / 1e9));
-    if (run.status == RowStatus::kFailed && out.status)
+    if (run.outcome.status == RowStatus::kFailed && out.status)
       out.status =
           std::unexpected(PlainError(out.rows.back().name + ": " + out.rows.back().message));
     if (!rc.bg_failure.empty() && out.status)
@@ -396,11 +388,7 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
         out.rows.push_back(std::move(it->second));
         continue;
       }
-      Row r;
-      r.name = name;
-      r.status = RowStatus::kFailed;
-      r.message = "not measured: the run stopped before this row";
-      out.rows.push_back(std::move(r));
+      out.rows.push_back(MakeRow(name, Unmeasured()));
     }
   }
   return status;

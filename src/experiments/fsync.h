@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/histogram.h"
+#include "core/outcome.h"
 #include "core/result.h"
 #include "experiments/background.h"
 #include "experiments/context.h"
@@ -63,10 +64,7 @@ Status RunFsync(const FsyncSpec& spec, const RunContext& ctx, ExperimentResult& 
 // for tests that inject faults (io/fault_engine.h). Fills the latencies, per-iteration
 // samples (start, write ns, sync ns) and, on error, status and message.
 struct SyncRun {
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
-  bool interrupted = false;
+  Outcome outcome;
   Histogram write_latency;
   Histogram sync_latency;
   Histogram total_latency;

@@ -46,14 +46,6 @@ void SleepUntil(uint64_t deadline_ns, const RunContext& ctx) {
   }
 }
 
-bool RefusedUpFront(int err) { return err == EOPNOTSUPP || err == EINVAL || err == ENOSYS; }
-
-void Fail(SyncRun& run, RowStatus status, int err, std::string what) {
-  run.status = status;
-  run.error = err;
-  run.message = ErrnoError(err, std::move(what)).Message();
-}
-
 }  // namespace
 
 SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
@@ -64,23 +56,23 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
   const uint64_t start = NowNs();  // the schedule's clock; the runner times the calls
   for (int i = 0; i < spec.count; ++i) {
     if (ctx.Interrupted()) {
-      run.interrupted = true;
+      run.outcome.interrupted = true;
       break;
     }
     const uint64_t t0 = NowNs();  // when this iteration starts, for the timeline
     int rc = runner.WriteFully(data, spec.write_size, 0);
     if (rc != 0) {
-      bool refused = i == 0 && method.rwf_flags != 0 && RefusedUpFront(-rc);
-      Fail(run, refused ? RowStatus::kUnsupported : RowStatus::kFailed, -rc,
-           std::string(method.rwf_flags ? "pwritev2" : "pwrite") + " (" + method.name + ")");
+      // Only the first write can say the flag is not supported.
+      Feature flag = i == 0 && method.rwf_flags ? Feature::kRwfDsync : Feature::kNone;
+      run.outcome.Fail(
+          -rc, std::string(method.rwf_flags ? "pwritev2" : "pwrite") + " (" + method.name + ")",
+          flag);
       break;
     }
     const uint64_t write_ns = runner.last_ns();
     uint64_t sync_ns = 0;
     if (int rc = DoSync(method.id, runner, spec.write_size, &sync_ns); rc != 0) {
-      int err = -rc;
-      Fail(run, i == 0 && RefusedUpFront(err) ? RowStatus::kUnsupported : RowStatus::kFailed, err,
-           method.name);
+      run.outcome.Fail(-rc, method.name, i == 0 ? Feature::kSyncCall : Feature::kNone);
       break;
     }
     if (method.separate_sync) run.sync_latency.Record(sync_ns);

@@ -45,16 +45,16 @@ class FsyncLoop : public ::testing::Test {
 
 TEST_F(FsyncLoop, RefusedFlagOnTheFirstWriteIsUnsupported) {
   SyncRun run = Measure(SyncMethod::kRwfDsync, {FaultOp::kWrite, 1, EOPNOTSUPP});
-  EXPECT_EQ(run.status, RowStatus::kUnsupported);
-  EXPECT_EQ(run.error, EOPNOTSUPP);
-  EXPECT_NE(run.message.find("pwritev2"), std::string::npos) << run.message;
+  EXPECT_EQ(run.outcome.status, RowStatus::kUnsupported);
+  EXPECT_EQ(run.outcome.error, EOPNOTSUPP);
+  EXPECT_NE(run.outcome.message.find("pwritev2"), std::string::npos) << run.outcome.message;
   EXPECT_EQ(run.total_latency.count(), 0u);
 }
 
 TEST_F(FsyncLoop, LaterWriteErrorIsAFailureAndKeepsWhatWasMeasured) {
   SyncRun run = Measure(SyncMethod::kFsync, {FaultOp::kWrite, 3, EIO});
-  EXPECT_EQ(run.status, RowStatus::kFailed);
-  EXPECT_EQ(run.error, EIO);
+  EXPECT_EQ(run.outcome.status, RowStatus::kFailed);
+  EXPECT_EQ(run.outcome.error, EIO);
   EXPECT_EQ(run.total_latency.count(), 2u);
   EXPECT_EQ(run.sync_latency.count(), 2u);
   EXPECT_EQ(run.samples.size(), 2u);
@@ -62,9 +62,9 @@ TEST_F(FsyncLoop, LaterWriteErrorIsAFailureAndKeepsWhatWasMeasured) {
 
 TEST_F(FsyncLoop, SyncErrorIsAFailureWithItsErrno) {
   SyncRun run = Measure(SyncMethod::kFdatasync, {FaultOp::kSync, 2, ENOSPC});
-  EXPECT_EQ(run.status, RowStatus::kFailed);
-  EXPECT_EQ(run.error, ENOSPC);
-  EXPECT_NE(run.message.find("fdatasync"), std::string::npos) << run.message;
+  EXPECT_EQ(run.outcome.status, RowStatus::kFailed);
+  EXPECT_EQ(run.outcome.error, ENOSPC);
+  EXPECT_NE(run.outcome.message.find("fdatasync"), std::string::npos) << run.outcome.message;
   EXPECT_EQ(run.sync_latency.count(), 1u);
   EXPECT_EQ(run.write_latency.count(), 2u);  // the second write happened, its sync failed
 }
@@ -72,14 +72,14 @@ TEST_F(FsyncLoop, SyncErrorIsAFailureWithItsErrno) {
 TEST_F(FsyncLoop, SfrCountsBothCallsAsOneSync) {
   // sync:2 is the fdatasync after the first sync_file_range.
   SyncRun run = Measure(SyncMethod::kSfr, {FaultOp::kSync, 4, EIO});
-  EXPECT_EQ(run.status, RowStatus::kFailed);
+  EXPECT_EQ(run.outcome.status, RowStatus::kFailed);
   EXPECT_EQ(run.sync_latency.count(), 1u);  // the first iteration's pair
 }
 
 TEST_F(FsyncLoop, WriteIsTheSyncForOsync) {
   uint64_t calls = 0;
   SyncRun run = Measure(SyncMethod::kOsync, kNoFault, &calls);
-  EXPECT_EQ(run.status, RowStatus::kOk);
+  EXPECT_EQ(run.outcome.status, RowStatus::kOk);
   EXPECT_EQ(run.sync_latency.count(), 0u);
   EXPECT_EQ(run.total_latency.count(), 4u);
   EXPECT_EQ(calls, 4u);  // four writes and no sync call

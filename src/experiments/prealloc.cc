@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "core/clock.h"
+#include "core/outcome.h"
 #include "core/units.h"
 #include "io/engine.h"
 #include "io/file.h"
@@ -58,19 +59,10 @@ constexpr FigureSpec kFigures[] = {
 };
 
 struct Trial {
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
-  bool interrupted = false;
+  Outcome outcome;
   std::map<std::string, double> figures;
   Histogram latency;
 };
-
-void Refuse(Trial& t, RowStatus status, int err, const std::string& what) {
-  t.status = status;
-  t.error = err;
-  t.message = ErrnoError(err, what).Message();
-}
 
 // fallocate(2)'s mode for a preallocating mode; -1 for the others.
 int FallocateMode(PreallocMode m) {
@@ -127,21 +119,20 @@ void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
   const bool direct = flags & O_DIRECT;
   auto fd = ReopenFd(created, O_WRONLY | flags, path);
   if (!fd) {
-    bool refused = direct && fd.error().code == EINVAL;
-    return Refuse(t, refused ? RowStatus::kUnsupported : RowStatus::kFailed, fd.error().code,
-                  "open " + path + (refused ? " with O_DIRECT" : ""));
+    return t.outcome.Fail(fd.error().code, "open " + path + (direct ? " with O_DIRECT" : ""),
+                          direct ? Feature::kDirectIo : Feature::kNone);
   }
   auto engine = ctx.Engine(MakePwriteEngine(fd->get(), direct ? align : 1));
   WriteRunner runner(*engine, t.latency);
   const uint64_t t0 = NowNs();  // workload_s spans all the writes
   for (int i = 0; i < spec.writes; ++i) {
     if (ctx.Interrupted()) {
-      t.interrupted = true;
+      t.outcome.interrupted = true;
       return;
     }
     uint64_t off = static_cast<uint64_t>(i) * spec.stride * spec.block;
     if (int rc = runner.WriteFully(data.data(), spec.block, off); rc != 0)
-      return Refuse(t, RowStatus::kFailed, -rc, "pwrite " + path + " at " + std::to_string(off));
+      return t.outcome.Fail(-rc, "pwrite " + path + " at " + std::to_string(off));
   }
   t.figures["workload_s"] = static_cast<double>(NowNs() - t0) / 1e9;
   const Histogram& h = t.latency;
@@ -158,7 +149,7 @@ Trial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align
   std::string path;
   auto fd = CreateOwnFile(spec.dir, "prealloc", O_RDWR, &path);
   if (!fd) {
-    Refuse(t, RowStatus::kFailed, fd.error().code, fd.error().context);
+    t.outcome.Fail(fd.error());
     return t;
   }
   auto engine = ctx.Engine(MakePwriteEngine(fd->get()));
@@ -169,28 +160,23 @@ Trial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align
   if (err != 0) {
     // A kernel or file system without the mode says EOPNOTSUPP; kernels
     // older than a flag reject the unknown bit with EINVAL.
-    bool refused = IsFallocateFlag(m) && (err == EOPNOTSUPP || err == EINVAL);
-    Refuse(t, refused ? RowStatus::kUnsupported : RowStatus::kFailed, err,
-           (IsFallocateFlag(m) ? "fallocate " : "prepare ") + path);
+    const bool flag = IsFallocateFlag(m);
+    t.outcome.Fail(err, (flag ? "fallocate " : "prepare ") + path,
+                   flag ? Feature::kFallocateMode : Feature::kNone);
   } else if (auto e = Snapshot(fd->get(), path, "before", t.figures)) {
-    Refuse(t, RowStatus::kFailed, e->code, e->context);
+    t.outcome.Fail(*e);
   } else {
     Workload(spec, flags, align, fd->get(), path, data, ctx, t);
-    if (t.status == RowStatus::kOk && !t.interrupted)
-      if (auto e2 = Snapshot(fd->get(), path, "after", t.figures))
-        Refuse(t, RowStatus::kFailed, e2->code, e2->context);
+    if (t.outcome.ok() && !t.outcome.interrupted)
+      if (auto e2 = Snapshot(fd->get(), path, "after", t.figures)) t.outcome.Fail(*e2);
   }
   unlink(path.c_str());
   return t;
 }
 
 Row MakeRow(std::string name, Trial& t) {
-  Row row;
-  row.name = std::move(name);
-  row.status = t.status;
-  row.error_code = t.error;
-  row.message = t.message;
-  if (t.status != RowStatus::kOk) return row;
+  Row row = MakeRow(std::move(name), t.outcome);
+  if (!t.outcome.ok()) return row;
   AddFigures(row.figures, kFigures, t.figures);
   if (t.latency.count())
     row.latencies.push_back(Latency::From(t.latency, "write", "strided write",
@@ -325,14 +311,14 @@ Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentRe
     }
     for (PreallocMode m : spec.modes) {
       Trial t = RunTrial(spec, m, flags, align, data, ctx);
-      if (t.interrupted) return std::unexpected(PlainError("interrupted"));
+      if (t.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
       std::string name;
       for (const auto& info : kModes)
         if (info.id == m) name = info.name;
       if (zeroout) name += " (zeroout " + std::to_string(*zeroout) + " KiB)";
       out.rows.push_back(MakeRow(name, t));
-      if (t.status == RowStatus::kFailed)
-        return std::unexpected(PlainError(out.rows.back().name + ": " + t.message));
+      if (t.outcome.status == RowStatus::kFailed)
+        return std::unexpected(PlainError(out.rows.back().name + ": " + t.outcome.message));
     }
   }
   return {};

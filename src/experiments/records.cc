@@ -51,18 +51,14 @@ constexpr FigureSpec kFigures[] = {
 };
 
 struct Accumulator {
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
+  Outcome outcome;  // the first trial that did not succeed
   std::map<std::string, std::vector<double>> figures;
   std::vector<std::string> notes;
 };
 
 void AddRun(const MethodRun& m, const OutputPlan& plan, Accumulator& acc) {
-  if (m.status != RowStatus::kOk) {
-    acc.status = m.status;
-    acc.error = m.error;
-    acc.message = m.message;
+  if (!m.outcome.ok()) {
+    acc.outcome = m.outcome;
     return;
   }
   double s = static_cast<double>(m.ns) / 1e9;
@@ -89,11 +85,7 @@ std::string RowName(RecordMethod m, const RecordSyncChoice& s) {
 }
 
 Row MakeRow(const std::string& name, Accumulator& acc) {
-  Row row;
-  row.name = name;
-  row.status = acc.status;
-  row.error_code = acc.error;
-  row.message = acc.message;
+  Row row = MakeRow(name, acc.outcome);
   row.notes = std::move(acc.notes);
   AddFigures(row.figures, kFigures, acc.figures);
   return row;
@@ -159,20 +151,16 @@ MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
   std::string path;
   auto fd = CreateOwnFile(spec.dir, "records", O_WRONLY | InfoOf(c.sync.id).open_flags, &path);
   if (!fd) {
-    run.status = fd.error().code == EINVAL ? RowStatus::kUnsupported : RowStatus::kFailed;
-    run.error = fd.error().code;
-    run.message = fd.error().Message();
+    // O_SYNC and O_DSYNC: a file system without them refuses the open.
+    run.outcome.Fail(fd.error(),
+                     InfoOf(c.sync.id).open_flags ? Feature::kSyncCall : Feature::kNone);
     return run;
   }
   MethodEnv env{corpus, plan, c.sync, fd->get(), spec.buffer, spec.qd, spec.batch, ctx};
   run = RunRecordMethod(c.method, env);
   fd->Reset();
-  if (run.status == RowStatus::kOk && !run.interrupted && spec.verify) {
-    if (Status v = VerifyOutput(path, corpus, plan); !v) {
-      run.status = RowStatus::kFailed;
-      run.message = v.error().Message();
-    }
-  }
+  if (run.outcome.ok() && !run.outcome.interrupted && spec.verify)
+    if (Status v = VerifyOutput(path, corpus, plan); !v) run.outcome.Fail(v.error());
   unlink(path.c_str());
   return run;
 }
@@ -274,27 +262,24 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
   for (int round = 0; round < spec.rounds && status; ++round) {
     for (size_t k = 0; k < n && status; ++k) {
       Cell& c = cells[(k + static_cast<size_t>(round)) % n];  // the order rotates each round
-      if (c.acc.status != RowStatus::kOk) continue;
+      if (!c.acc.outcome.ok()) continue;
       const OutputPlan& p = c.sync.synchronous() ? sync_plan : plan;
       if (ctx.progress)
         std::fprintf(ctx.progress, "\r%-40s",
                      (c.name + ", round " + std::to_string(round + 1)).c_str());
       MethodRun run = RunCell(spec, corpus, c, p, ctx);
-      if (run.interrupted) {
+      if (run.outcome.interrupted) {
         status = std::unexpected(PlainError("interrupted"));
         break;
       }
       AddRun(run, p, c.acc);
-      if (run.status == RowStatus::kFailed)
-        status = std::unexpected(PlainError(c.name + ": " + run.message));
+      if (run.outcome.status == RowStatus::kFailed)
+        status = std::unexpected(PlainError(c.name + ": " + run.outcome.message));
     }
   }
   if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
   for (Cell& c : cells) {
-    if (c.acc.status == RowStatus::kOk && c.acc.figures.empty()) {
-      c.acc.status = RowStatus::kFailed;
-      c.acc.message = "not measured: the run stopped before this row";
-    }
+    if (c.acc.outcome.ok() && c.acc.figures.empty()) c.acc.outcome = Unmeasured();
     if (c.sync.synchronous())
       c.acc.notes.push_back("synchronous: " + FormatBytes(static_cast<double>(sync_plan.bytes)) +
                             " (--sync-total), not --total");

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/histogram.h"
+#include "core/outcome.h"
 #include "core/stats.h"
 #include "core/units.h"
 #include "io/engine.h"
@@ -44,17 +45,14 @@ struct Worker {
   uint64_t commits = 0;
   uint64_t bytes = 0;
   uint64_t sync_ns = 0;
-  int error = 0;
-  std::string what;
+  std::optional<Error> failure;         // what stopped this thread
+  const char* what = "";                // fdatasync rows: the call that failed
   std::unique_ptr<WriteEngine> engine;  // fdatasync rows: the thread's own
   std::optional<WriteRunner> runner;
 };
 
 struct CommitRun {
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
-  bool interrupted = false;
+  Outcome outcome;
   uint64_t ns = 0;
   uint64_t commits = 0;
   uint64_t syncs = 0;
@@ -96,12 +94,11 @@ void WorkerLoop(bool group, Shared& sh, const Line* l, const Corpus& corpus, Wor
     uint64_t t0 = NowNs();  // a commit spans several calls (and the group's wait)
     if (t0 >= sh.deadline || sh.stop.load(std::memory_order_relaxed) || sh.ctx.Interrupted()) break;
     if (!group) {
-      w.error = -CommitAlone(sh, l, w);
+      if (int rc = CommitAlone(sh, l, w); rc < 0) w.failure = ErrnoError(-rc, w.what);
     } else if (auto s = sh.writer->Append(std::string_view(l->data, l->len), Durable::kYes); !s) {
-      w.error = s.error().code;
-      w.what = s.error().Message();
+      w.failure = s.error();
     }
-    if (w.error) {
+    if (w.failure) {
       sh.stop = true;
       break;
     }
@@ -162,26 +159,21 @@ void RunThreads(bool group, int threads, Shared& sh, const RecordsSpec& spec, co
 // fdatasync-prealloc (the library cuts its own zeros off at Close).
 void CheckSize(int fd, uint64_t committed, uint64_t zone, CommitRun& run) {
   struct stat st;
-  if (run.status != RowStatus::kOk || fstat(fd, &st) != 0) return;
+  if (!run.outcome.ok() || fstat(fd, &st) != 0) return;
   const uint64_t want = std::max(committed, zone);
   if (static_cast<uint64_t>(st.st_size) == want) return;
-  run.status = RowStatus::kFailed;
-  run.message = "verify: the file has " + std::to_string(st.st_size) + " bytes, expected " +
-                std::to_string(want) + " (" + std::to_string(committed) + " committed)";
+  run.outcome.Fail(PlainError("verify: the file has " + std::to_string(st.st_size) +
+                              " bytes, expected " + std::to_string(want) + " (" +
+                              std::to_string(committed) + " committed)"));
 }
 
 CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& spec,
                          const Corpus& corpus, const RunContext& ctx) {
   CommitRun run;
-  auto fail = [&](int err, const std::string& message) {
-    run.status = RowStatus::kFailed;
-    run.error = err;
-    run.message = message;
-  };
   std::string path;
   auto fd = CreateOwnFile(spec.dir, "commit", O_WRONLY, &path);
   if (!fd) {
-    fail(fd.error().code, fd.error().Message());
+    run.outcome.Fail(fd.error());
     return run;
   }
   // Closed, removed, and the freed blocks' journal commit (and discards,
@@ -199,14 +191,14 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
   } remove_at_end{*fd, path, spec.dir};
   const uint64_t zone = !way.group && way.prealloc ? ZoneBytes(spec) : 0;
   if (Status z = zone ? WriteZoneAndSync(fd->get(), path, zone) : Status{}; !z) {
-    fail(z.error().code, z.error().Message());
+    run.outcome.Fail(z.error());
     return run;
   }
   std::optional<RecordWriter> writer;
   if (way.group) {
     auto w = GroupWriter(way, spec, fd->get(), path);
     if (!w) {
-      fail(w.error().code, w.error().Message());
+      run.outcome.Fail(w.error());
       return run;
     }
     writer.emplace(std::move(*w));
@@ -225,8 +217,7 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
     run.commits += w.commits;
     run.sync_ns += w.sync_ns;
     bytes += w.bytes;
-    if (w.error && run.status == RowStatus::kOk)
-      fail(w.error, way.group ? w.what : ErrnoError(w.error, w.what).Message());
+    if (w.failure) run.outcome.Fail(*w.failure);
   }
   run.syncs = run.commits;
   run.zero_bytes = zone;
@@ -236,10 +227,9 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
     run.sync_ns = st.sync_ns;
     run.zero_bytes = st.zero_bytes;
     run.wait_timeouts = st.wait_timeouts;
-    if (auto s = writer->Close(); !s && run.status == RowStatus::kOk)
-      fail(s.error().code, s.error().Message());
+    if (auto s = writer->Close(); !s) run.outcome.Fail(s.error());
   }
-  run.interrupted = ctx.Interrupted();
+  run.outcome.interrupted = ctx.Interrupted();
   CheckSize(fd->get(), bytes, zone, run);
   return run;  // then remove_at_end, outside the timing
 }
@@ -268,18 +258,14 @@ constexpr FigureSpec kCommitFigures[] = {
 // One row's trials.
 struct CommitAcc {
   std::string name;
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
+  Outcome outcome;  // the first trial that did not succeed
   std::map<std::string, std::vector<double>> figures;
   Histogram latency;
 };
 
 void AddTrial(const CommitRun& r, const CommitWay& way, int threads, CommitAcc& acc) {
-  if (r.status != RowStatus::kOk) {
-    acc.status = r.status;
-    acc.error = r.error;
-    acc.message = r.message;
+  if (!r.outcome.ok()) {
+    acc.outcome = r.outcome;
     return;
   }
   if (r.commits == 0) return;
@@ -306,11 +292,7 @@ void AddTrial(const CommitRun& r, const CommitWay& way, int threads, CommitAcc& 
 
 // base: the median commits/s of fdatasync/T, 0 for that row itself.
 Row MakeCommitRow(CommitAcc& acc, double base) {
-  Row row;
-  row.name = acc.name;
-  row.status = acc.status;
-  row.error_code = acc.error;
-  row.message = acc.message;
+  Row row = MakeRow(acc.name, acc.outcome);
   if (acc.figures.empty()) return row;
   if (base > 0) {
     acc.figures["speedup"] = {Summarize(acc.figures["commits_s"]).median / base};
@@ -332,9 +314,9 @@ Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& co
                      (accs[i].name + ", round " + std::to_string(round + 1)).c_str());
       CommitRun r = MeasureCommits(kWays[i], threads, spec, corpus, ctx);
       AddTrial(r, kWays[i], threads, accs[i]);
-      if (r.interrupted) return std::unexpected(PlainError("interrupted"));
-      if (r.status == RowStatus::kFailed)
-        return std::unexpected(PlainError("commit, " + accs[i].name + ": " + r.message));
+      if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
+      if (r.outcome.status == RowStatus::kFailed)
+        return std::unexpected(PlainError("commit, " + accs[i].name + ": " + r.outcome.message));
     }
   }
   return {};
@@ -376,10 +358,7 @@ Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunCo
     auto base = accs[0].figures.find("commits_s");
     double median = base == accs[0].figures.end() ? 0 : Summarize(base->second).median;
     for (CommitAcc& acc : accs) {
-      if (acc.figures.empty() && acc.status == RowStatus::kOk) {
-        acc.status = RowStatus::kFailed;
-        acc.message = "not measured: the run stopped before this row";
-      }
+      if (acc.figures.empty() && acc.outcome.ok()) acc.outcome = Unmeasured();
       out.rows.push_back(MakeCommitRow(acc, &acc == &accs[0] ? 0 : median));  // [0]: the base
     }
   }

@@ -21,12 +21,15 @@ namespace {
 
 constexpr uint64_t kInterruptMask = 0xFFFF;  // look at the interrupt flag every 64 Ki lines
 
-bool Refused(int err) { return err == EOPNOTSUPP || err == EINVAL || err == ENOSYS; }
-
+// first_call: the first call with the method's RWF_DSYNC flag, the one that
+// can say the flag is not supported.
 MethodRun& Fail(MethodRun& r, int err, const std::string& what, bool first_call = false) {
-  r.status = first_call && Refused(err) ? RowStatus::kUnsupported : RowStatus::kFailed;
-  r.error = err;
-  r.message = ErrnoError(err, what).Message();
+  r.outcome.Fail(err, what, first_call ? Feature::kRwfDsync : Feature::kNone);
+  return r;
+}
+
+MethodRun& Interrupted(MethodRun& r) {
+  r.outcome.interrupted = true;
   return r;
 }
 
@@ -90,7 +93,7 @@ MethodRun RunWrite(const MethodEnv& e) {
   uint64_t off = 0;
   const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
-    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
+    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return Interrupted(r);
     if (int rc = runner.WriteFully(l->data, l->len, off))
       return Fail(r, -rc, rwf ? "pwritev2" : "pwrite", i == 0 && rwf);
     off += l->len;
@@ -114,7 +117,7 @@ MethodRun RunStdio(const MethodEnv& e, StdioCall call) {
   const Line* l = e.corpus.head();
   const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
-    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
+    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return Interrupted(r);
     if (int rc = runner.WriteFully(l->data, l->len, 0)) return Fail(r, -rc, "fwrite", rwf);
     if (every.Due()) {
       if (auto s = engine->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
@@ -143,7 +146,7 @@ MethodRun RunWritev(const MethodEnv& e) {
   uint64_t off = 0;
   const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < e.plan.lines;) {
-    if (e.ctx.Interrupted()) return r.interrupted = true, r;
+    if (e.ctx.Interrupted()) return Interrupted(r);
     uint64_t n = std::min<uint64_t>({uint64_t{IOV_MAX}, e.plan.lines - i, every.LinesToNext()});
     uint64_t len = 0;
     for (uint64_t k = 0; k < n; ++k, l = e.corpus.Next(l)) {
@@ -185,7 +188,7 @@ MethodRun RunGather(const MethodEnv& e) {
   const Line* l = e.corpus.head();
   const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
-    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
+    if ((i & kInterruptMask) == 0 && e.ctx.Interrupted()) return Interrupted(r);
     if (used + l->len > buf.size()) {
       if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
     }

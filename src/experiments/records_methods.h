@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/outcome.h"
 #include "core/result.h"
 #include "experiments/context.h"
 #include "experiments/records.h"
@@ -24,10 +25,7 @@ struct MethodEnv {
 };
 
 struct MethodRun {
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
-  bool interrupted = false;
+  Outcome outcome;
   uint64_t ns = 0;           // the pass: first write to the last flush and sync
   uint64_t write_calls = 0;  // write system calls (io_uring: io_uring_enter calls)
   uint64_t sync_calls = 0;   // fdatasync / fsync calls

@@ -16,14 +16,9 @@
 namespace writelab {
 namespace {
 
-bool UringUnsupported(int err) {
-  return err == ENOSYS || err == EPERM || err == EOPNOTSUPP || err == EACCES;
-}
-
-void SetFailure(MethodRun& r, RowStatus status, int err, const std::string& what) {
-  r.status = status;
-  r.error = err;
-  r.message = ErrnoError(err, what).Message();
+MethodRun& Interrupted(MethodRun& r) {
+  r.outcome.interrupted = true;
+  return r;
 }
 
 }  // namespace
@@ -36,9 +31,7 @@ MethodRun RunUringMethod(const MethodEnv& e) {
   int rwf = InfoOf(e.sync.id).rwf_flags;
   auto made = MakeUringEngine(e.fd, e.qd, rwf);
   if (!made) {
-    int err = made.error().code;
-    SetFailure(r, UringUnsupported(err) ? RowStatus::kUnsupported : RowStatus::kFailed, err,
-               made.error().context);
+    r.outcome.Fail(made.error(), Feature::kIoUring);
     return r;
   }
   auto engine = e.ctx.Engine(std::move(*made));
@@ -48,8 +41,8 @@ MethodRun RunUringMethod(const MethodEnv& e) {
   size_t used = 0;
   uint64_t off = 0, issued = 0;
   auto fail = [&](int rc, const char* what) -> MethodRun& {
-    bool refused = issued <= e.qd && rwf && (rc == -EOPNOTSUPP || rc == -EINVAL);
-    SetFailure(r, refused ? RowStatus::kUnsupported : RowStatus::kFailed, -rc, what);
+    // The first ring of writes with the flag can say it is not supported.
+    r.outcome.Fail(-rc, what, issued <= e.qd && rwf ? Feature::kRwfDsync : Feature::kNone);
     return r;
   };
   auto issue = [&]() -> int {
@@ -66,7 +59,7 @@ MethodRun RunUringMethod(const MethodEnv& e) {
   const Line* l = e.corpus.head();
   const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
-    if ((i & 0xFFFF) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
+    if ((i & 0xFFFF) == 0 && e.ctx.Interrupted()) return Interrupted(r);
     if (used + l->len > e.buffer)
       if (int rc = issue()) return fail(rc, "io_uring write");
     if (slot < 0) {
@@ -120,26 +113,23 @@ MethodRun RunLibraryMethod(const MethodEnv& e) {
   }
   int fd = dup(e.fd);
   if (fd < 0) {
-    SetFailure(r, RowStatus::kFailed, errno, "dup");
+    r.outcome.Fail(errno, "dup");
     return r;
   }
   auto writer = RecordWriter::Create(MakeFileSink(UniqueFd(fd), "records file", o.rwf_flags), o);
   if (!writer) {
-    SetFailure(r, RowStatus::kFailed, writer.error().code, writer.error().Message());
+    r.outcome.Fail(writer.error());
     return r;
   }
   auto fail = [&](const Error& err) -> MethodRun& {
-    bool refused = o.rwf_flags && (err.code == EOPNOTSUPP || err.code == EINVAL) &&
-                   writer->stats().write_calls <= 1;
-    r.status = refused ? RowStatus::kUnsupported : RowStatus::kFailed;
-    r.error = err.code;
-    r.message = err.Message();
+    bool first = o.rwf_flags && writer->stats().write_calls <= 1;
+    r.outcome.Fail(err, first ? Feature::kRwfDsync : Feature::kNone);
     return r;
   };
   const Line* l = e.corpus.head();
   const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
-    if ((i & 0xFFFF) == 0 && e.ctx.Interrupted()) return r.interrupted = true, r;
+    if ((i & 0xFFFF) == 0 && e.ctx.Interrupted()) return Interrupted(r);
     if (auto s = writer->Append(std::string_view(l->data, l->len)); !s) return fail(s.error());
   }
   if (auto s = writer->Close(); !s) return fail(s.error());
@@ -147,7 +137,7 @@ MethodRun RunLibraryMethod(const MethodEnv& e) {
     ++r.sync_calls;
     auto engine = e.ctx.Engine(MakePwriteEngine(e.fd));
     if (int rc = WriteRunner(*engine).Sync({SyncKind::kFsync}); rc < 0) {
-      SetFailure(r, RowStatus::kFailed, -rc, "fsync");
+      r.outcome.Fail(-rc, "fsync");
       return r;
     }
   }

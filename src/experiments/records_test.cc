@@ -116,8 +116,8 @@ TEST_P(RecordsMethod, FileIsByteExact) {
   fd->Reset();
   std::string data = ReadFile(path);
   std::filesystem::remove(path);
-  if (run.status == RowStatus::kUnsupported) GTEST_SKIP() << run.message;
-  ASSERT_EQ(run.status, RowStatus::kOk) << run.message;
+  if (run.outcome.status == RowStatus::kUnsupported) GTEST_SKIP() << run.outcome.message;
+  ASSERT_EQ(run.outcome.status, RowStatus::kOk) << run.outcome.message;
   EXPECT_EQ(data.size(), plan.bytes);
   EXPECT_TRUE(data == Expected(corpus, plan)) << "file differs from the lines";
   EXPECT_GT(run.write_calls, 0u);

@@ -25,9 +25,7 @@ std::string DirOf(const StreamSpec& spec) {
 
 // Everything measured for one strategy, across its trials.
 struct Accumulator {
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
+  Outcome outcome;  // the first trial that did not succeed
   std::map<std::string, std::vector<double>> figures;
   Histogram write_latency;
   Histogram probe_latency;
@@ -36,10 +34,8 @@ struct Accumulator {
 };
 
 void AddTrial(const StreamSpec& spec, int round, const TrialResult& t, Accumulator& acc) {
-  if (t.status != RowStatus::kOk) {
-    acc.status = t.status;
-    acc.error = t.error;
-    acc.message = t.message;
+  if (!t.outcome.ok()) {
+    acc.outcome = t.outcome;
     return;
   }
   auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
@@ -108,11 +104,7 @@ constexpr FigureSpec kFigures[] = {
 };
 
 Row MakeRow(StreamStrategy s, Accumulator& acc) {
-  Row row;
-  row.name = StreamStrategyName(s);
-  row.status = acc.status;
-  row.error_code = acc.error;
-  row.message = acc.message;
+  Row row = MakeRow(StreamStrategyName(s), acc.outcome);
   row.notes = std::move(acc.notes);
   AddFigures(row.figures, kFigures, acc.figures);
   if (acc.write_latency.count())
@@ -212,7 +204,7 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
     const size_t shift = static_cast<size_t>(round) * n / static_cast<size_t>(spec.repeat) % n;
     for (size_t k = 0; k < n && status; ++k) {
       size_t i = (k + shift) % n;
-      if (acc[i].status != RowStatus::kOk) continue;  // unsupported or failed already
+      if (!acc[i].outcome.ok()) continue;  // unsupported or failed already
       StreamStrategy s = spec.strategies[i];
       bool last = round == spec.repeat - 1 && k == n - 1;
       TrialEnv env{spec,
@@ -225,20 +217,18 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
                        "/" + std::to_string(spec.repeat),
                    user_file_existed || (spec.keep && last)};
       TrialResult t = RunStreamTrial(s, env);
-      if (t.interrupted) {  // a partial trial is no measurement
+      if (t.outcome.interrupted) {  // a partial trial is no measurement
         status = std::unexpected(PlainError("interrupted"));
         break;
       }
       AddTrial(spec, round, t, acc[i]);
-      if (t.status == RowStatus::kFailed)
-        status = std::unexpected(PlainError(std::string(StreamStrategyName(s)) + ": " + t.message));
+      if (t.outcome.status == RowStatus::kFailed)
+        status = std::unexpected(
+            PlainError(std::string(StreamStrategyName(s)) + ": " + t.outcome.message));
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    if (acc[i].status == RowStatus::kOk && acc[i].figures.empty()) {
-      acc[i].status = RowStatus::kFailed;
-      acc[i].message = "not measured: the run stopped before this strategy";
-    }
+    if (acc[i].outcome.ok() && acc[i].figures.empty()) acc[i].outcome = Unmeasured("strategy");
     out.rows.push_back(MakeRow(spec.strategies[i], acc[i]));
   }
   out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");

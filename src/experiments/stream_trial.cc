@@ -64,18 +64,6 @@ class GibClock {
   std::vector<Mark> marks_;
 };
 
-void Unsupported(TrialResult& r, int err, std::string message) {
-  r.status = RowStatus::kUnsupported;
-  r.error = err;
-  r.message = std::move(message);
-}
-
-void Failed(TrialResult& r, int err, std::string message) {
-  r.status = RowStatus::kFailed;
-  r.error = err;
-  r.message = std::move(message);
-}
-
 // The window's calls through the trial's runner, counted with its writes.
 class RunnerWindowCalls final : public WindowCalls {
  public:
@@ -101,23 +89,23 @@ void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibCl
   RunnerWindowCalls calls(runner);
   for (uint64_t off = 0; off < size; off += block) {
     if (env.ctx.Interrupted()) {
-      r.interrupted = true;
+      r.outcome.interrupted = true;
       return;
     }
     uint64_t n = std::min(block, size - off);
     if (int rc = runner.WriteFully(env.data.data(), n, off); rc != 0) {
-      bool refused = off == 0 && (rc == -EOPNOTSUPP || rc == -EINVAL) &&
-                     (s == StreamStrategy::kDontcache || s == StreamStrategy::kDirect);
+      // Only the first write can say the strategy's feature is not there.
+      Feature first = s == StreamStrategy::kDontcache ? Feature::kRwfDontcache
+                      : s == StreamStrategy::kDirect  ? Feature::kDirectIo
+                                                      : Feature::kNone;
       std::string what = s == StreamStrategy::kDontcache ? "pwritev2 RWF_DONTCACHE" : "write";
-      auto msg = ErrnoError(-rc, what + " at " + std::to_string(off)).Message();
-      refused ? Unsupported(r, -rc, msg) : Failed(r, -rc, msg);
-      return;
+      return r.outcome.Fail(-rc, what + " at " + std::to_string(off),
+                            off == 0 ? first : Feature::kNone);
     }
     if (s == StreamStrategy::kWindow || s == StreamStrategy::kWindowDrop) {
       const char* what = "";
       if (int rc = window.AfterWrite(calls, off, n, &what); rc < 0)
-        return Failed(r, -rc,
-                      ErrnoError(-rc, std::string(what) + " at " + std::to_string(off)).Message());
+        return r.outcome.Fail(-rc, std::string(what) + " at " + std::to_string(off));
     }
     gib.Advance(off + n);
   }
@@ -132,18 +120,18 @@ void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progre
   StreamWriterOptions options;
   options.window_bytes = env.spec.block;
   auto writer = StreamWriter::Adopt(std::move(fd), r.path, options);
-  if (!writer) return Failed(r, writer.error().code, writer.error().Message());
+  if (!writer) return r.outcome.Fail(writer.error());
   const uint64_t size = env.spec.size, block = env.spec.block;
   for (uint64_t off = 0; off < size; off += block) {
     if (env.ctx.Interrupted()) {
-      r.interrupted = true;
+      r.outcome.interrupted = true;
       break;
     }
     uint64_t n = std::min(block, size - off);
     uint64_t t0 = NowNs();
     Status st = writer->Append({env.data.data(), n});
     r.write_latency.Record(NowNs() - t0);
-    if (!st) return Failed(r, st.error().code, st.error().Message());
+    if (!st) return r.outcome.Fail(st.error());
     r.counters.bytes += n;
     ++r.counters.calls;
     progress.store(off + n, std::memory_order_relaxed);
@@ -153,7 +141,7 @@ void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progre
   sampler.SampleNow();
   Status st = writer->Finish();
   sync_ns = NowNs() - sync_start;
-  if (!st) return Failed(r, st.error().code, st.error().Message());
+  if (!st) return r.outcome.Fail(st.error());
   r.library_choice = writer->choice();
 }
 
@@ -209,9 +197,8 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
     WriteLoop(s, env, runner, gib, r);
     sync_start = NowNs();
     sampler.SampleNow();  // Dirty peaks here, before the final fsync
-    if (r.status == RowStatus::kOk && !r.interrupted) {
-      if (int rc = runner.Sync({SyncKind::kFsync}); rc < 0)
-        Failed(r, -rc, ErrnoError(-rc, "fsync " + r.path).Message());
+    if (r.outcome.ok() && !r.outcome.interrupted) {
+      if (int rc = runner.Sync({SyncKind::kFsync}); rc < 0) r.outcome.Fail(-rc, "fsync " + r.path);
       sync_ns = runner.last_ns();
     }
     r.counters = runner.counters();
@@ -236,20 +223,23 @@ TrialResult RunStreamTrial(StreamStrategy s, const TrialEnv& env) {
   TrialResult r;
   auto fd = OpenTrialFile(s, env.spec, &r.path);
   if (!fd) {
-    bool refused = s == StreamStrategy::kDirect && fd.error().code == EINVAL;
-    refused ? Unsupported(r, EINVAL, fd.error().Message() + " (O_DIRECT refused)")
-            : Failed(r, fd.error().code, fd.error().Message());
+    if (s == StreamStrategy::kDirect)
+      r.outcome.Fail(Error{fd.error().code, fd.error().context + " with O_DIRECT"},
+                     Feature::kDirectIo);
+    else
+      r.outcome.Fail(fd.error());
     return r;
   }
   const size_t align = env.direct_alignment;
   if (s == StreamStrategy::kDirect && (env.spec.block % align || env.spec.size % align)) {
-    Unsupported(r, EINVAL,
-                "O_DIRECT needs --block and --size in multiples of " + std::to_string(align) +
-                    " bytes (the target's direct I/O alignment)");
+    r.outcome.Fail(EINVAL,
+                   "O_DIRECT needs --block and --size in multiples of " + std::to_string(align) +
+                       " bytes (the target's direct I/O alignment)",
+                   Feature::kDirectIo);
   } else {
     Measure(s, fd->get(), env, r);
   }
-  Settle(fd->get(), r, env.keep_file && r.status == RowStatus::kOk);
+  Settle(fd->get(), r, env.keep_file && r.outcome.ok());
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/histogram.h"
+#include "core/outcome.h"
 #include "experiments/probe.h"
 #include "experiments/stream.h"
 #include "io/file.h"
@@ -28,10 +29,7 @@ struct TrialEnv {
 };
 
 struct TrialResult {
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
-  bool interrupted = false;
+  Outcome outcome;
   uint64_t bytes = 0;
   double write_s = 0;  // first write to last write returning (strategy syscalls included)
   double sync_s = 0;   // the final fsync (library: Finish())

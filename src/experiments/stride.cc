@@ -90,12 +90,8 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
 std::string BatchText(unsigned batch) { return batch == 0 ? "qd" : std::to_string(batch); }
 
 Row MakeRow(const std::string& name, StepResult& r) {
-  Row row;
-  row.name = name;
-  row.status = r.status;
-  row.error_code = r.error;
-  row.message = r.message;
-  if (r.status != RowStatus::kOk) return row;
+  Row row = MakeRow(name, r.outcome);
+  if (!r.outcome.ok()) return row;
   std::map<std::string, double> f;
   f["cycles"] = static_cast<double>(r.ops);
   f["written_mb"] = static_cast<double>(r.bytes) / kMB;
@@ -199,13 +195,13 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
     for (unsigned batch : spec.batches) {
       for (uint64_t step : spec.steps) {
         StepResult r = RunStep(env, step, qd, batch);
-        if (r.interrupted) return std::unexpected(PlainError("interrupted"));
+        if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
         std::string name = std::to_string(step);
         if (spec.qds.size() > 1) name += " qd" + std::to_string(qd);
         if (spec.batches.size() > 1) name += " batch" + BatchText(batch);
         out.rows.push_back(MakeRow(name, r));
-        if (r.status == RowStatus::kFailed)
-          return std::unexpected(PlainError("step " + name + ": " + r.message));
+        if (r.outcome.status == RowStatus::kFailed)
+          return std::unexpected(PlainError("step " + name + ": " + r.outcome.message));
       }
     }
   }

@@ -38,12 +38,6 @@ void Stamp(std::byte* block, uint64_t op, uint64_t step) {
   std::memcpy(block + sizeof op, &step, sizeof step);
 }
 
-void Fail(StepResult& r, RowStatus status, int err, const std::string& what) {
-  r.status = status;
-  r.error = err;
-  r.message = ErrnoError(err, what).Message();
-}
-
 // Queue depth 1: pwrite, as the original's bio submitted one at a time.
 void RunPsync(const StepEnv& env, uint64_t step, AlignedBuffer& buf,
               std::atomic<uint64_t>& progress, StepResult& r) {
@@ -54,13 +48,13 @@ void RunPsync(const StepEnv& env, uint64_t step, AlignedBuffer& buf,
   const uint64_t t0 = NowNs(), end = t0 + env.spec.duration_ns;
   for (uint64_t op = 0; NowNs() < end; ++op) {
     if (env.ctx.Interrupted()) {
-      r.interrupted = true;
+      r.outcome.interrupted = true;
       return;
     }
     uint64_t off = offsets.Next();
     if (env.spec.pattern) Stamp(buf.data(), op, step);
     if (int rc = runner.WriteFully(buf.data(), env.spec.block, off); rc != 0)
-      return Fail(r, RowStatus::kFailed, -rc, "pwrite at " + std::to_string(off));
+      return r.outcome.Fail(-rc, "pwrite at " + std::to_string(off));
     ++r.ops;
   }
   r.seconds = static_cast<double>(NowNs() - t0) / 1e9;
@@ -74,10 +68,9 @@ void RunUring(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch, Al
               std::atomic<uint64_t>& progress, StepResult& r) {
   auto made = MakeUringEngine(env.fd, qd, 0);
   if (!made) {
-    int err = made.error().code;
-    bool refused = err == ENOSYS || err == EPERM || err == EOPNOTSUPP;
-    return Fail(r, refused ? RowStatus::kUnsupported : RowStatus::kFailed, err,
-                "io_uring_queue_init (queue depth " + std::to_string(qd) + ")");
+    return r.outcome.Fail(made.error().code,
+                          "io_uring_queue_init (queue depth " + std::to_string(qd) + ")",
+                          Feature::kIoUring);
   }
   auto engine = env.ctx.Engine(std::move(*made));
   AsyncRunner runner(*engine, qd, batch, &r.latency, &progress);
@@ -86,20 +79,20 @@ void RunUring(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch, Al
   const uint64_t t0 = NowNs(), end = t0 + env.spec.duration_ns;
   for (uint64_t op = 0; NowNs() < end; ++op) {
     if (env.ctx.Interrupted()) {
-      r.interrupted = true;
+      r.outcome.interrupted = true;
       runner.Drain();
       return;
     }
     int slot = runner.FreeSlot();
-    if (slot < 0) return Fail(r, RowStatus::kFailed, -slot, "io_uring write");
+    if (slot < 0) return r.outcome.Fail(-slot, "io_uring write");
     uint64_t off = offsets.Next();
     std::byte* block = buf.data() + static_cast<size_t>(slot) * env.spec.block;
     if (env.spec.pattern) Stamp(block, op, step);
     if (int rc = runner.Issue(static_cast<unsigned>(slot), block, env.spec.block, off); rc != 0)
-      return Fail(r, RowStatus::kFailed, -rc, "io_uring write at " + std::to_string(off));
+      return r.outcome.Fail(-rc, "io_uring write at " + std::to_string(off));
     ++r.ops;
   }
-  if (int rc = runner.Drain(); rc != 0) return Fail(r, RowStatus::kFailed, -rc, "io_uring write");
+  if (int rc = runner.Drain(); rc != 0) return r.outcome.Fail(-rc, "io_uring write");
   r.seconds = static_cast<double>(NowNs() - t0) / 1e9;
   r.bytes = runner.counters().bytes;
   r.syscalls = engine->syscalls();
@@ -110,12 +103,13 @@ void RunUring(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch, Al
 StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd, unsigned batch) {
   StepResult r;
   if ((step * env.spec.unit) % env.alignment != 0) {
-    Fail(r, RowStatus::kUnsupported, EINVAL,
-         "offsets of " + std::to_string(step * env.spec.unit) +
-             " bytes are not a multiple of "
-             "the device's " +
-             std::to_string(env.alignment) + "-byte logical block (try --unit " +
-             std::to_string(env.alignment) + ")");
+    r.outcome.Fail(EINVAL,
+                   "offsets of " + std::to_string(step * env.spec.unit) +
+                       " bytes are not a multiple of "
+                       "the device's " +
+                       std::to_string(env.alignment) + "-byte logical block (try --unit " +
+                       std::to_string(env.alignment) + ")",
+                   Feature::kDirectIo);
     return r;
   }
   AlignedBuffer buf(env.spec.block * qd, 4096);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/histogram.h"
+#include "core/outcome.h"
 #include "core/result.h"
 #include "experiments/stride.h"
 
@@ -22,10 +23,7 @@ struct StepEnv {
 };
 
 struct StepResult {
-  RowStatus status = RowStatus::kOk;
-  int error = 0;
-  std::string message;
-  bool interrupted = false;
+  Outcome outcome;
   uint64_t ops = 0;
   uint64_t bytes = 0;
   uint64_t syscalls = 0;  // pwrite or io_uring_enter calls the engine made

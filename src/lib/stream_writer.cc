@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "lib/writeback_window.h"
+#include "port/classify_errno.h"
 #include "port/linux_compat.h"
 #include "port/write_all.h"
 
@@ -109,7 +110,9 @@ int StreamWriter::State::TryFirstWrite(std::span<const std::byte> data) {
       chosen = true;
       return WriteAll(data.data(), data.size(), 0);
     }
-    if (rc != -EOPNOTSUPP && rc != -EINVAL) return rc;
+    const Feature feature =
+        m == StreamMethod::kDirect ? Feature::kDirectIo : Feature::kRwfDontcache;
+    if (!IsUnsupported(-rc, feature)) return rc;
     attempts.push_back({m, -rc});
   }
   return -EOPNOTSUPP;

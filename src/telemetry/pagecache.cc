@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "port/classify_errno.h"
 #include "port/linux_compat.h"
 #include "writelab/unique_fd.h"
 
@@ -52,7 +53,7 @@ std::expected<CacheResidency, Error> MeasureResidency(int fd, const std::string&
     r.page_size = page;
     return r;
   }
-  if (errno != ENOSYS && errno != EOPNOTSUPP)
+  if (!IsUnsupported(errno, Feature::kCachestat))
     return std::unexpected(ErrnoError(errno, "cachestat " + path));
   return ByMincore(path, page);
 }
