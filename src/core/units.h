@@ -36,6 +36,9 @@ std::string FormatBytes(double bytes);
 // "812 ns", "3.41 us", "12.0 ms", "1.52 s": for latencies.
 std::string FormatNs(double ns);
 
+// "812", "1.52 GiB", "3.41 ms": a value in a figure's unit, for tables.
+std::string FormatValue(double value, const std::string& unit);
+
 constexpr double kMB = 1e6;  // throughput figures are in MB/s (10^6 bytes/s), as dd and fio print
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;

@@ -133,18 +133,6 @@ std::string IterationListing(const ExperimentResult& e) {
 
 }  // namespace
 
-std::string FormatValue(double v, const std::string& unit) {
-  if (unit == "bytes") return FormatBytes(v);
-  if (unit == "MB/s") return fmt::format("{:.0f} MB/s", v);
-  if (unit == "s") return FormatNs(v * 1e9);
-  if (unit == "ms") return FormatNs(v * 1e6);
-  // Whole numbers print as such; the range check comes first, since the cast
-  // of a value beyond int64_t (1e99 in a crafted result file) is undefined.
-  if (std::isfinite(v) && std::fabs(v) < 9.0e18 && v == std::trunc(v))
-    return fmt::format("{}", static_cast<int64_t>(v));
-  return fmt::format("{:.3g}", v);
-}
-
 std::string TextTable::Render() const {
   std::vector<size_t> width(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& cells) {

@@ -7,14 +7,12 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/units.h"  // FormatValue
 
 namespace writelab {
 
 std::string RenderText(const Document& doc);
 std::string RenderExperimentText(const ExperimentResult& e);
-
-// "812", "1.52 GiB", "3.41 ms": a value in a figure's unit, for tables.
-std::string FormatValue(double value, const std::string& unit);
 
 // Column-aligned plain-text table; the first column is left-aligned, the
 // others right-aligned.
