@@ -1,5 +1,7 @@
 #include "core/result.h"
 
+#include <stdexcept>
+
 namespace writelab {
 
 Latency Latency::From(const Histogram& h, std::string key, std::string label,
@@ -25,8 +27,28 @@ std::optional<uint64_t> Latency::At(double percentile) const {
   return std::nullopt;
 }
 
+namespace {
+
+template <class Values>
+void CheckKeys(std::span<const FigureSpec> specs, const Values& values) {
+  for (const auto& [key, value] : values) {
+    bool known = false;
+    for (const FigureSpec& s : specs) known = known || key == s.key;
+    if (!known) throw std::logic_error("figure '" + key + "' is not in the experiment's table");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> KeyNames(std::span<const FigureKey> keys) {
+  std::vector<std::string> out;
+  for (FigureKey k : keys) out.emplace_back(k.name);
+  return out;
+}
+
 void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
                 const std::map<std::string, std::vector<double>>& values) {
+  CheckKeys(specs, values);
   for (const FigureSpec& s : specs)
     if (auto it = values.find(s.key); it != values.end())
       figures.push_back(s.Make(Summarize(it->second)));
@@ -34,6 +56,7 @@ void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
 
 void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
                 const std::map<std::string, double>& values) {
+  CheckKeys(specs, values);
   for (const FigureSpec& s : specs)
     if (auto it = values.find(s.key); it != values.end())
       figures.push_back(s.Make(Summarize({it->second})));

@@ -4,11 +4,14 @@
 // includes. docs/results.md documents the JSON form field by field.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -47,8 +50,37 @@ struct FigureSpec {
   Figure Make(Summary value) const { return {key, label, unit, includes, std::move(value)}; }
 };
 
+// A figure key that is checked against its experiment's table when the
+// program is compiled: KeyOf(kStreamFigures, "mb_s") does not compile when
+// the table has no "mb_s". Table columns, compare figures and the survey name
+// figures only this way.
+struct FigureKey {
+  const char* name;
+};
+
+template <size_t N>
+consteval FigureKey KeyOf(const FigureSpec (&specs)[N], std::string_view key) {
+  for (const FigureSpec& s : specs)
+    if (std::string_view(s.key) == key) return {s.key};
+  throw "no figure with this key in the table";  // in consteval: a compile error
+}
+
+// The keys of a table's columns, each checked as by KeyOf.
+template <size_t N, size_t M>
+consteval std::array<FigureKey, M> KeysOf(const FigureSpec (&specs)[N],
+                                          const std::string_view (&keys)[M]) {
+  std::array<FigureKey, M> out{};
+  for (size_t i = 0; i < M; ++i) out[i] = KeyOf(specs, keys[i]);
+  return out;
+}
+
+// The names of keys, for ExperimentResult::table.
+std::vector<std::string> KeyNames(std::span<const FigureKey> keys);
+
 // Appends to figures, in the order of specs, a Figure for each spec that
-// has values (samples over trials, or one value).
+// has values (samples over trials, or one value). A value whose key no spec
+// has is a bug in the experiment: it throws std::logic_error, so a test that
+// builds the row fails instead of the figure going missing.
 void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
                 const std::map<std::string, std::vector<double>>& values);
 void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,

@@ -50,26 +50,6 @@ std::string DirOf(const FsyncSpec& spec) {
   return spec.dir.empty() ? ParentDir(spec.file) : spec.dir;
 }
 
-constexpr FigureSpec kFigures[] = {
-    {"write_p50_ms", "write p50", "ms", "the pwrite of --write-size at offset 0, median"},
-    {"write_p99_ms", "write p99", "ms", "the pwrite, 99th percentile"},
-    {"write_max_ms", "write max", "ms", "the pwrite, worst"},
-    {"sync_min_ms", "sync min", "ms", "the sync call after the write, best"},
-    {"sync_p50_ms", "sync p50", "ms", "the sync call after the write, median"},
-    {"sync_p90_ms", "sync p90", "ms", "the sync call, 90th percentile"},
-    {"sync_p99_ms", "sync p99", "ms", "the sync call, 99th percentile"},
-    {"sync_max_ms", "sync max", "ms", "the sync call, worst"},
-    {"total_p50_ms", "write+sync p50", "ms", "write and sync together, median"},
-    {"total_p99_ms", "write+sync p99", "ms", "write and sync together, 99th percentile"},
-    {"total_max_ms", "write+sync max", "ms", "write and sync together, worst"},
-    {"bg_mb_s", "background MB/s", "MB/s", "bytes the background load wrote during this row"},
-    {"device_mb_s", "device MB/s", "MB/s",
-     "bytes written to the target device during this row (/sys/block/DEV/stat), all sources"},
-    {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty sampled during this row"},
-    {"writeback_peak", "peak Writeback", "bytes",
-     "largest system-wide Writeback sampled during this row"},
-};
-
 // What one (background, method) row measured, besides the loop's own data.
 struct RowContext {
   std::string bg_name;
@@ -122,7 +102,7 @@ Row MakeRow(const SyncMethodInfo& m, const SyncRun& run, const RowContext& rc, d
   f["dirty_peak"] = static_cast<double>(rc.dirty_peak);
   f["writeback_peak"] = static_cast<double>(rc.writeback_peak);
   if (run.write_latency.count() == 0) f.clear();
-  AddFigures(row.figures, kFigures, f);
+  AddFigures(row.figures, kFsyncFigures, f);
   auto add = [&](const Histogram& h, const char* key, const char* label, const char* inc) {
     if (h.count()) row.latencies.push_back(Latency::From(h, key, label, inc));
   };
@@ -359,9 +339,11 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
   out.name = "fsync";
   out.reproduces = kReproduces;
   out.target = IdentifyTarget(dir);
-  out.table = {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms",
-               "total_p99_ms", "bg_mb_s",     "device_mb_s", "dirty_peak"};
-  out.compare_figure = "total_p99_ms";  // comparable across methods and targets
+  out.table =
+      KeyNames(KeysOf(kFsyncFigures, {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms",
+                                      "total_p99_ms", "bg_mb_s", "device_mb_s", "dirty_peak"}));
+  out.compare_figure =
+      KeyOf(kFsyncFigures, "total_p99_ms").name;  // comparable across methods and targets
   AddParams(spec, out);
   bool streams = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
                            BackgroundKind::kStream) != spec.backgrounds.end();

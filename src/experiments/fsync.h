@@ -14,6 +14,7 @@
 #include "core/result.h"
 #include "experiments/background.h"
 #include "experiments/context.h"
+#include "experiments/fsync_figures.h"
 #include "io/engine.h"
 #include "writelab/error.h"
 

@@ -42,22 +42,6 @@ constexpr PreallocModeInfo kModes[] = {
     {PreallocMode::kZeroFill, "zero-fill", "write zeros, as dd does"},
 };
 
-constexpr FigureSpec kFigures[] = {
-    {"prep_s", "preparation", "s", "making the file in this mode, then fsync"},
-    {"workload_s", "workload", "s", "all the strided writes (each synchronous with the flags)"},
-    {"write_p50_ms", "write p50", "ms", "one strided write, median"},
-    {"write_p99_ms", "write p99", "ms", "one strided write, 99th percentile"},
-    {"write_max_ms", "write max", "ms", "one strided write, worst"},
-    {"extents_before", "extents before", "extents", "FIEMAP extents after preparation"},
-    {"unwritten_before", "unwritten before", "extents", "of those, unwritten"},
-    {"extents_after", "extents after", "extents", "FIEMAP extents after the workload"},
-    {"unwritten_after", "unwritten after", "extents", "of those, unwritten"},
-    {"written_after", "written after", "extents", "of those, written"},
-    {"size_after", "size", "bytes", "file size after the workload"},
-    {"allocated_before", "allocated before", "bytes", "st_blocks x 512 after preparation"},
-    {"allocated_after", "allocated after", "bytes", "st_blocks x 512 after the workload"},
-};
-
 struct Trial {
   Outcome outcome;
   std::map<std::string, double> figures;
@@ -177,7 +161,7 @@ Trial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align
 Row MakeRow(std::string name, Trial& t) {
   Row row = MakeRow(std::move(name), t.outcome);
   if (!t.outcome.ok()) return row;
-  AddFigures(row.figures, kFigures, t.figures);
+  AddFigures(row.figures, kPreallocFigures, t.figures);
   if (t.latency.count())
     row.latencies.push_back(Latency::From(t.latency, "write", "strided write",
                                           "one pwrite of --block with the --flags"));
@@ -278,9 +262,10 @@ Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentRe
   out.name = "prealloc";
   out.reproduces = kReproduces;
   out.target = IdentifyTarget(spec.dir);
-  out.table = {"prep_s",           "workload_s",    "write_p99_ms",   "extents_before",
-               "unwritten_before", "extents_after", "unwritten_after"};
-  out.compare_figure = "workload_s";
+  out.table =
+      KeyNames(KeysOf(kPreallocFigures, {"prep_s", "workload_s", "write_p99_ms", "extents_before",
+                                         "unwritten_before", "extents_after", "unwritten_after"}));
+  out.compare_figure = KeyOf(kPreallocFigures, "workload_s").name;
   out.compare_targets_as_rows = true;  // the 2012 table: journal modes down, modes across
   AddParams(spec, out);
   int flags = *PreallocOpenFlags(spec.flags);

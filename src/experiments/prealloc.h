@@ -12,6 +12,7 @@
 
 #include "core/result.h"
 #include "experiments/context.h"
+#include "experiments/prealloc_figures.h"
 #include "writelab/error.h"
 
 namespace writelab {

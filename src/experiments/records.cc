@@ -34,22 +34,6 @@ constexpr RecordSyncInfo kSyncs[] = {
     {RecordSync::kRwfDsync, "rwf-dsync", "pwritev2 RWF_DSYNC on every write call", 0, RWF_DSYNC},
 };
 
-constexpr FigureSpec kFigures[] = {
-    {"seconds", "seconds", "s",
-     "the pass: first write to the last flush and the sync choice's syncs; excludes opening and "
-     "the verification"},
-    {"mb_s", "MB/s", "MB/s", "bytes written / seconds"},
-    {"lines_s", "lines/s", "lines/s", "lines written / seconds"},
-    {"syscalls_per_line", "syscalls/line", "calls",
-     "write system calls (io_uring: io_uring_enter) plus sync calls, per line"},
-    {"speedup", "vs write", "x", "lines/s over the write row with the same sync choice"},
-    {"bytes", "written", "bytes", "bytes of the pass"},
-    {"lines", "lines", "lines", "lines of the pass"},
-    {"write_calls", "write calls", "calls", "write system calls counted by the engine"},
-    {"sync_calls", "sync calls", "calls", "fdatasync / fsync calls"},
-    {"short_writes", "short writes", "calls", "write calls that wrote less than asked"},
-};
-
 struct Accumulator {
   Outcome outcome;  // the first trial that did not succeed
   std::map<std::string, std::vector<double>> figures;
@@ -87,7 +71,7 @@ std::string RowName(RecordMethod m, const RecordSyncChoice& s) {
 Row MakeRow(const std::string& name, Accumulator& acc) {
   Row row = MakeRow(name, acc.outcome);
   row.notes = std::move(acc.notes);
-  AddFigures(row.figures, kFigures, acc.figures);
+  AddFigures(row.figures, kRecordsFigures, acc.figures);
   return row;
 }
 
@@ -106,7 +90,7 @@ void AddSpeedups(ExperimentResult& out) {
     auto it = base.find(slash == std::string::npos ? "" : row.name.substr(slash));
     if (it == base.end() || it->second <= 0) continue;
     double ratio = mine->value.median / it->second;
-    const FigureSpec& f = kFigures[4];
+    const FigureSpec& f = kRecordsFigures[4];
     auto at = std::find_if(row.figures.begin(), row.figures.end(),
                            [](const Figure& x) { return x.key == "bytes"; });
     row.figures.insert(at, f.Make(Summarize({ratio})));
@@ -250,7 +234,8 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
   const Corpus& corpus = *loaded;
   AddParams(spec, corpus, out);
   if (spec.commit) return RunGroupCommit(spec, corpus, ctx, out);
-  out.table = {"seconds", "mb_s", "lines_s", "syscalls_per_line", "speedup"};
+  out.table = KeyNames(
+      KeysOf(kRecordsFigures, {"seconds", "mb_s", "lines_s", "syscalls_per_line", "speedup"}));
 
   std::vector<Cell> cells;
   for (const auto& s : spec.syncs)

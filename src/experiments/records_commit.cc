@@ -234,27 +234,6 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
   return run;  // then remove_at_end, outside the timing
 }
 
-constexpr FigureSpec kCommitFigures[] = {
-    {"commits_s", "commits/s", "commits/s", "records made durable per second, all threads"},
-    {"p50_ms", "commit p50", "ms", "one commit: append/pwrite until durable, median"},
-    {"p99_ms", "commit p99", "ms", "one commit, 99th percentile"},
-    {"max_ms", "commit max", "ms", "one commit, worst"},
-    {"records_per_sync", "records/sync", "records", "commits per fdatasync call"},
-    {"sync_ms", "fdatasync", "ms", "mean time in one fdatasync call"},
-    {"speedup", "vs fdatasync", "x",
-     "commits/s over fdatasync/T (per-thread fdatasync, growing file), median to median"},
-    {"commits", "commits", "records", "records committed in the row"},
-    {"syncs", "fdatasyncs", "calls", "fdatasync calls"},
-    {"zero_bytes", "zeros ahead", "bytes",
-     "zeros written ahead of the records (prealloc rows); fdatasync-prealloc: before the clock"},
-    {"ceiling_commits_s", "ceiling", "commits/s",
-     "group rows: T / the row's own mean fdatasync time, the most commits/s any group commit of T "
-     "threads, each with one record per cycle, can reach with these syncs"},
-    {"ceiling_fraction", "of ceiling", "fraction", "group rows: commits/s / ceiling"},
-    {"wait_timeouts", "wait timeouts", "syncs",
-     "group rows: syncs that started after waiting in vain for the last cycle's committers"},
-};
-
 // One row's trials.
 struct CommitAcc {
   std::string name;
@@ -343,8 +322,8 @@ void AddCommitNotes(const RecordsSpec& spec, ExperimentResult& out) {
 
 Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunContext& ctx,
                       ExperimentResult& out) {
-  out.table = {"commits_s", "p50_ms",  "p99_ms",          "records_per_sync",
-               "sync_ms",   "speedup", "ceiling_fraction"};
+  out.table = KeyNames(KeysOf(kCommitFigures, {"commits_s", "p50_ms", "p99_ms", "records_per_sync",
+                                               "sync_ms", "speedup", "ceiling_fraction"}));
   std::string list;
   for (int n : spec.threads) list += (list.empty() ? "" : ",") + std::to_string(n);
   out.params.push_back({"threads", list, ""});

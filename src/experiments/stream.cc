@@ -83,30 +83,10 @@ void AddTrial(const StreamSpec& spec, int round, const TrialResult& t, Accumulat
                         ErrnoError(t.probe_error, "").Message());
 }
 
-constexpr FigureSpec kFigures[] = {
-    {"mb_s", "MB/s", "MB/s", "all writes, the strategy's own syscalls and the final fsync"},
-    {"write_mb_s", "write MB/s", "MB/s",
-     "the write phase: write calls and the strategy's own sync_file_range/fadvise calls; "
-     "excludes the final fsync"},
-    {"sync_s", "final sync", "s", "the final fsync (library: StreamWriter::Finish)"},
-    {"total_s", "elapsed", "s", "write phase plus the final fsync"},
-    {"bytes", "written", "bytes", "bytes accepted by the kernel"},
-    {"calls", "write calls", "calls", "write system calls (library: Append calls)"},
-    {"short_writes", "short writes", "calls", "calls that wrote less than asked"},
-    {"eintr_retries", "EINTR retries", "calls", "calls interrupted and retried"},
-    {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty in /proc/meminfo sampled"},
-    {"writeback_peak", "peak Writeback", "bytes", "largest system-wide Writeback sampled"},
-    {"cached_end", "left cached", "bytes",
-     "the file's pages in the page cache after the final sync"},
-    {"probe_p50_ms", "probe p50", "ms", "bystander 4 KiB pwrite + fdatasync, median"},
-    {"probe_p99_ms", "probe p99", "ms", "bystander 4 KiB pwrite + fdatasync, 99th percentile"},
-    {"probe_max_ms", "probe max", "ms", "bystander 4 KiB pwrite + fdatasync, worst"},
-};
-
 Row MakeRow(StreamStrategy s, Accumulator& acc) {
   Row row = MakeRow(StreamStrategyName(s), acc.outcome);
   row.notes = std::move(acc.notes);
-  AddFigures(row.figures, kFigures, acc.figures);
+  AddFigures(row.figures, kStreamFigures, acc.figures);
   if (acc.write_latency.count())
     row.latencies.push_back(Latency::From(acc.write_latency, "write", "write call",
                                           "one write system call (library: one Append)"));
@@ -178,8 +158,8 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
   out.reproduces = kReproduces;
   out.row_label = "strategy";
   out.target = IdentifyTarget(dir);
-  out.table = {"mb_s",       "write_mb_s",   "sync_s",      "dirty_peak",
-               "cached_end", "probe_p99_ms", "probe_max_ms"};
+  out.table = KeyNames(KeysOf(kStreamFigures, {"mb_s", "write_mb_s", "sync_s", "dirty_peak",
+                                               "cached_end", "probe_p99_ms", "probe_max_ms"}));
   AddParams(spec, spec.file.empty() ? dir : spec.file, out);
 
   size_t align = std::max<uint64_t>(4096, out.target.logical_block_size.value_or(4096));

@@ -26,22 +26,6 @@ constexpr const char* kReproduces =
     "\"submit_bio() question\" (Damon LaCrosse, kernelnewbies, September 2006): 4 KiB writes at "
     "sector step x i, 3 s per step, per I/O scheduler";
 
-constexpr FigureSpec kFigures[] = {
-    {"cycles", "CYCLES", "writes", "writes completed in the step"},
-    {"written_mb", "WRITTEN (MB)", "MB", "bytes written in the step, in 10^6 bytes"},
-    {"elapsed_s", "ELAPSED (s)", "s", "the step's duration, first write to last completion"},
-    {"mb_s", "SPEED (MB/s)", "MB/s", "written / elapsed"},
-    {"write_p50_ms", "p50", "ms", "one write from issue to completion, median"},
-    {"write_p99_ms", "p99", "ms", "one write from issue to completion, 99th percentile"},
-    {"syscalls_per_write", "syscalls/write", "calls",
-     "system calls per write: pwrite calls, or io_uring_enter calls (submits and waits) for "
-     "io_uring"},
-    {"device_writes", "dev writes", "I/Os",
-     "write requests the device completed during the step (/sys/block/DEV/stat)"},
-    {"device_merges", "dev merges", "merges", "writes the block layer merged into others"},
-    {"device_kib_per_write", "KiB/dev write", "KiB", "bytes per completed device write"},
-};
-
 std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::string& path,
                                           uint64_t* span) {
   struct stat st;
@@ -107,7 +91,7 @@ Row MakeRow(const std::string& name, StepResult& r) {
       f["device_kib_per_write"] =
           static_cast<double>(r.device_bytes) / static_cast<double>(r.device_writes) / 1024;
   }
-  AddFigures(row.figures, kFigures, f);
+  AddFigures(row.figures, kStrideFigures, f);
   row.latencies.push_back(Latency::From(r.latency, "write", "write", "issue to completion"));
   row.series.push_back(std::move(r.timeline));
   return row;
@@ -158,16 +142,10 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
   out.name = "stride";
   out.reproduces = kReproduces;
   out.row_label = "step";
-  out.table = {"cycles",
-               "written_mb",
-               "elapsed_s",
-               "mb_s",
-               "write_p50_ms",
-               "write_p99_ms",
-               "syscalls_per_write",
-               "device_merges",
-               "device_kib_per_write"};
-  out.compare_figure = "mb_s";
+  out.table = KeyNames(KeysOf(
+      kStrideFigures, {"cycles", "written_mb", "elapsed_s", "mb_s", "write_p50_ms", "write_p99_ms",
+                       "syscalls_per_write", "device_merges", "device_kib_per_write"}));
+  out.compare_figure = KeyOf(kStrideFigures, "mb_s").name;
   uint64_t span = 0;
   auto fd = OpenTarget(spec, path, &span);
   out.target = IdentifyTarget(path);

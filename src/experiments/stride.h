@@ -11,6 +11,7 @@
 
 #include "core/result.h"
 #include "experiments/context.h"
+#include "experiments/stride_figures.h"
 #include "writelab/error.h"
 
 namespace writelab {

@@ -1,0 +1,32 @@
+// The figures of `writelab fsync` rows: key, label, unit and what each
+// includes, in table order. Its own header, so that readers of results (the
+// survey's recommendations, the reporters) name figures by checked keys
+// (KeyOf) without depending on the experiment.
+#pragma once
+
+#include "core/result.h"
+
+namespace writelab {
+
+// The figures of its rows, in table order (docs/fsync.md).
+inline constexpr FigureSpec kFsyncFigures[] = {
+    {"write_p50_ms", "write p50", "ms", "the pwrite of --write-size at offset 0, median"},
+    {"write_p99_ms", "write p99", "ms", "the pwrite, 99th percentile"},
+    {"write_max_ms", "write max", "ms", "the pwrite, worst"},
+    {"sync_min_ms", "sync min", "ms", "the sync call after the write, best"},
+    {"sync_p50_ms", "sync p50", "ms", "the sync call after the write, median"},
+    {"sync_p90_ms", "sync p90", "ms", "the sync call, 90th percentile"},
+    {"sync_p99_ms", "sync p99", "ms", "the sync call, 99th percentile"},
+    {"sync_max_ms", "sync max", "ms", "the sync call, worst"},
+    {"total_p50_ms", "write+sync p50", "ms", "write and sync together, median"},
+    {"total_p99_ms", "write+sync p99", "ms", "write and sync together, 99th percentile"},
+    {"total_max_ms", "write+sync max", "ms", "write and sync together, worst"},
+    {"bg_mb_s", "background MB/s", "MB/s", "bytes the background load wrote during this row"},
+    {"device_mb_s", "device MB/s", "MB/s",
+     "bytes written to the target device during this row (/sys/block/DEV/stat), all sources"},
+    {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty sampled during this row"},
+    {"writeback_peak", "peak Writeback", "bytes",
+     "largest system-wide Writeback sampled during this row"},
+};
+
+}  // namespace writelab
