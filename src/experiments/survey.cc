@@ -1,150 +1,101 @@
+// The survey's plan: which experiments, with what parameters, sized from the
+// free space and the dirty thresholds of the host.
 #include "experiments/survey.h"
 
-#include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 
-#include "core/units.h"
-#include "report/text.h"
+#include "experiments/fsync.h"
+#include "experiments/prealloc.h"
+#include "experiments/records.h"
+#include "experiments/stream.h"
+#include "experiments/stride.h"
+#include "io/file.h"
 
 namespace writelab {
+
 namespace {
 
-const ExperimentResult* Find(const Document& doc, const std::string& name) {
-  for (const ExperimentResult& e : doc.experiments)
-    if (e.name == name) return &e;
-  return nullptr;
-}
-
-std::optional<double> Median(const Row& r, const std::string& key) {
-  if (r.status != RowStatus::kOk) return std::nullopt;
-  const Figure* f = r.FindFigure(key);
-  return f ? std::optional<double>(f->value.median) : std::nullopt;
-}
-
-const Row* RowNamed(const ExperimentResult& e, const std::string& name) {
-  for (const Row& r : e.rows)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
-int64_t ParamInt(const ExperimentResult& e, const std::string& key) {
-  for (const Param& p : e.params)
-    if (p.key == key && std::holds_alternative<int64_t>(p.value)) return std::get<int64_t>(p.value);
-  return 0;
-}
-
-std::string Value(const Row& r, const std::string& key, const std::string& unit) {
-  auto v = Median(r, key);
-  return v ? FormatValue(*v, unit) : "n/a";
-}
-
-std::string StreamLine(const ExperimentResult& e) {
-  const Row* best = nullptr;
-  for (const char* name : {"window-drop", "dontcache", "direct", "library"}) {
-    const Row* r = RowNamed(e, name);
-    if (r && Median(*r, "mb_s") && (!best || *Median(*r, "mb_s") > *Median(*best, "mb_s")))
-      best = r;
-  }
-  const Row* plain = RowNamed(e, "plain");
-  if (!best || !plain || !Median(*plain, "mb_s")) return "streaming: not enough rows measured";
-  auto describe = [](const Row& r) {
-    return fmt::format("{}, {} left cached, bystander fsync p99 {}", Value(r, "mb_s", "MB/s"),
-                       Value(r, "cached_end", "bytes"), Value(r, "probe_p99_ms", "ms"));
-  };
-  return fmt::format("streaming: prefer {} — {}; plain writes: {}", best->name, describe(*best),
-                     describe(*plain));
-}
-
-std::string FsyncLine(const ExperimentResult& e) {
-  const Row* idle = nullptr;
-  const Row* worst = nullptr;
-  for (const Row& r : e.rows) {
-    if (!Median(r, "total_p99_ms")) continue;
-    if (r.name.starts_with("none/") &&
-        (!idle || *Median(r, "total_p99_ms") < *Median(*idle, "total_p99_ms")))
-      idle = &r;
-    if (!worst || *Median(r, "total_p99_ms") > *Median(*worst, "total_p99_ms")) worst = &r;
-  }
-  if (!idle || !worst) return "fsync: not enough rows measured";
-  return fmt::format(
-      "fsync: a 1 MiB write+sync takes p99 {} alone but {} as {} (background wrote {}, the "
-      "device took {}); keep big writers' dirty data bounded (see streaming) where syncs matter",
-      Value(*idle, "total_p99_ms", "ms"), Value(*worst, "total_p99_ms", "ms"), worst->name,
-      Value(*worst, "bg_mb_s", "MB/s"), Value(*worst, "device_mb_s", "MB/s"));
-}
-
-std::string RecordsLine(const ExperimentResult& e) {
-  const Row* write = RowNamed(e, "write");
-  const Row* best = nullptr;
-  for (const Row& r : e.rows)
-    if (Median(r, "lines_s") && (!best || *Median(r, "lines_s") > *Median(*best, "lines_s")))
-      best = &r;
-  if (!write || !best || !Median(*write, "lines_s")) return "small records: not measured";
-  const Row* lib = RowNamed(e, "library");
-  return fmt::format(
-      "small records: gather them — {} wrote {:.3g} lines/s, {:.0f}x one write() per line "
-      "({:.3g} lines/s){}",
-      best->name, *Median(*best, "lines_s"), *Median(*best, "lines_s") / *Median(*write, "lines_s"),
-      *Median(*write, "lines_s"),
-      lib && Median(*lib, "lines_s")
-          ? fmt::format("; writelab::RecordWriter: {:.3g} lines/s", *Median(*lib, "lines_s"))
-          : "");
-}
-
-std::string PreallocLine(const ExperimentResult& e) {
-  const Row* falloc = RowNamed(e, "fallocate");
-  const Row* zero = RowNamed(e, "zero-fill");
-  if (!falloc || !zero || !Median(*falloc, "workload_s") || !Median(*zero, "workload_s"))
-    return "preallocation: not measured";
-  double ratio = *Median(*falloc, "workload_s") / *Median(*zero, "workload_s");
-  std::string advice = ratio > 1.5
-                           ? "for small synchronous writes into a preallocated file, write zeros "
-                             "first (or FALLOC_FL_WRITE_ZEROES where the device offers it)"
-                           : "fallocate costs little here";
-  return fmt::format(
-      "preallocation: {} sync+direct writes took {} into a fallocate'd file, {} into a zero-filled "
-      "one ({:.1f}x; unwritten extents {} after); {}",
-      ParamInt(e, "writes"), Value(*falloc, "workload_s", "s"), Value(*zero, "workload_s", "s"),
-      ratio, Value(*falloc, "unwritten_after", ""), advice);
-}
-
-// Contiguous (step x unit == block: each write starts where the last ended)
-// against the most scattered step measured.
-std::string StrideLine(const ExperimentResult& e) {
-  const int64_t contiguous_step = ParamInt(e, "block") / std::max<int64_t>(ParamInt(e, "unit"), 1);
-  const Row* contiguous = RowNamed(e, std::to_string(contiguous_step));
-  const Row* scattered = nullptr;
-  for (const Row& r : e.rows)
-    if (Median(r, "mb_s")) scattered = &r;  // rows go up in step: the last is the largest
-  if (!contiguous || !scattered || !Median(*contiguous, "mb_s") || scattered == contiguous)
-    return "access pattern: not measured";
-  double ratio = *Median(*contiguous, "mb_s") / *Median(*scattered, "mb_s");
-  return fmt::format(
-      "access pattern: 4 KiB direct writes back to back (step {}) ran at {}, scattered (step {}) "
-      "at {} ({:.1f}x; {} vs {} KiB per device write); {}",
-      contiguous->name, Value(*contiguous, "mb_s", "MB/s"), scattered->name,
-      Value(*scattered, "mb_s", "MB/s"), ratio, Value(*contiguous, "device_kib_per_write", ""),
-      Value(*scattered, "device_kib_per_write", ""),
-      ratio > 1.5 ? "keep writes contiguous so the block layer can merge them"
-                  : "this device absorbs scattered writes about as well as contiguous ones");
+uint64_t FreeBytes(const std::string& dir) {
+  struct statvfs v;
+  return statvfs(dir.c_str(), &v) == 0 ? static_cast<uint64_t>(v.f_bavail) * v.f_frsize : 0;
 }
 
 }  // namespace
 
-std::vector<std::string> Recommendations(const Document& doc) {
-  std::vector<std::string> lines;
-  auto add = [&](const char* name, std::string (*line)(const ExperimentResult&)) {
-    const ExperimentResult* e = Find(doc, name);
-    lines.push_back(e ? line(*e) : std::string(name) + ": not run");
+// The random background must outgrow the dirty-background threshold, or it
+// never reaches the disk while we measure (docs/fsync.md).
+uint64_t RandomSpan(const Host& host, uint64_t free) {
+  uint64_t threshold =
+      host.vm.count("dirty_background_bytes") && host.vm.at("dirty_background_bytes")
+          ? static_cast<uint64_t>(host.vm.at("dirty_background_bytes"))
+          : host.memory_bytes / 100 *
+                static_cast<uint64_t>(host.vm.count("dirty_background_ratio")
+                                          ? host.vm.at("dirty_background_ratio")
+                                          : 10);
+  uint64_t span = threshold + threshold / 4;
+  span = std::clamp<uint64_t>(span, 256u << 20, std::max<uint64_t>(free / 4, 256u << 20));
+  return span / 4096 * 4096;
+}
+
+std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
+  uint64_t free = FreeBytes(dir);
+  uint64_t stream_size =
+      std::clamp<uint64_t>(free / 8 / (8u << 20) * (8u << 20), 8u << 20, 256u << 20);
+  auto validated = [](auto spec, auto validate, auto run) {
+    return [spec, validate, run](const RunContext& ctx, ExperimentResult& e) mutable -> Status {
+      if (auto ok = validate(spec); !ok) return std::unexpected(PlainError(ok.error()));
+      return run(spec, ctx, e);
+    };
   };
-  add("stream", StreamLine);
-  add("fsync", FsyncLine);
-  add("records", RecordsLine);
-  add("prealloc", PreallocLine);
-  add("stride", StrideLine);
-  return lines;
+  StreamSpec stream;
+  stream.dir = dir;
+  stream.size = stream_size;
+  stream.repeat = 2;
+  stream.interval_ns = 250'000'000;
+  FsyncSpec fsync;
+  fsync.dir = dir;
+  fsync.count = 10;
+  fsync.interval_ns = 200'000'000;
+  fsync.methods = {SyncMethod::kFsync, SyncMethod::kFdatasync};
+  fsync.bg_span = RandomSpan(host, free);
+  fsync.bg_warmup_ns = 1'500'000'000;
+  RecordsSpec records;
+  records.dir = dir;
+  records.corpus_size = 2u << 20;
+  records.total = 32u << 20;
+  PreallocSpec prealloc;
+  prealloc.dir = dir;
+  prealloc.file_size = 64u << 20;
+  prealloc.writes = 400;
+  return {
+      {"stream", "streaming strategies", 10, validated(stream, ValidateStreamSpec, RunStream)},
+      {"fsync", "sync latency beside background writers", 18,
+       validated(fsync, ValidateFsyncSpec, RunFsync)},
+      {"records", "small-record write strategies", 5,
+       validated(records, ValidateRecordsSpec, RunRecords)},
+      {"prealloc", "preallocation modes", 8,
+       validated(prealloc, ValidatePreallocSpec, RunPrealloc)},
+      {"stride", "strided direct writes", 5,
+       [dir](const RunContext& ctx, ExperimentResult& e) {
+         StrideSpec spec;
+         // Made new (O_EXCL|O_NOFOLLOW) in the checked --dir: stride then
+         // opens writelab's own file, never a name planted in a shared dir.
+         auto made = CreateOwnFile(dir, "survey-stride", O_WRONLY, &spec.file);
+         if (!made) return Status(std::unexpected(made.error()));
+         spec.span = 64u << 20;
+         spec.steps = {1, 2, 3, 4, 8, 16, 64, 512};
+         spec.duration_ns = 500'000'000;
+         Status s = ValidateStrideSpec(spec)
+                        ? RunStride(spec, spec.file, ctx, e)
+                        : std::unexpected(PlainError("stride: invalid survey parameters"));
+         unlink(spec.file.c_str());  // writelab's own file
+         return s;
+       }},
+  };
 }
 
 }  // namespace writelab

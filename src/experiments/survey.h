@@ -1,18 +1,33 @@
-// `writelab survey`: short runs of all five experiments on one file system,
-// and recommendations each backed by the numbers just measured.
+// `writelab survey`: short runs of all five experiments on one directory's
+// file system. This is its plan; the command (src/cli/survey_command.cc)
+// runs it and the recommendations (src/report/recommendations.h) read what
+// it measured. No root needed, nothing switched.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
+#include "experiments/context.h"
+#include "writelab/error.h"
 
 namespace writelab {
 
-// One line per experiment found in doc, e.g. "streaming: prefer dontcache —
-// 2496 MB/s, 0 B left cached, bystander p99 3.0 ms; plain: 494 MB/s, 1.0 GiB
-// cached, p99 180 ms". Experiments that failed or are missing get a line
-// saying so; nothing is recommended without a measurement behind it.
-std::vector<std::string> Recommendations(const Document& doc);
+struct SurveyStep {
+  const char* name;  // "stream"
+  const char* what;  // "streaming strategies"
+  int expected_s;    // about how long it takes, for the progress line
+  std::function<Status(const RunContext&, ExperimentResult&)> run;
+};
+
+// The experiments in order, their specs sized for dir's free space and host.
+std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host);
+
+// The random background's span: beyond the dirty-background threshold (so
+// it reaches the disk while fsync measures), at least 256 MiB, at most a
+// quarter of the free space.
+uint64_t RandomSpan(const Host& host, uint64_t free_bytes);
 
 }  // namespace writelab

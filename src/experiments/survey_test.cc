@@ -1,3 +1,5 @@
+// The survey's plan: the random background outgrows the dirty-background
+// threshold where the free space allows, and every experiment is planned.
 #include "experiments/survey.h"
 
 #include <gtest/gtest.h>
@@ -5,45 +7,32 @@
 namespace writelab {
 namespace {
 
-Row MakeRow(const std::string& name, std::vector<std::pair<std::string, double>> figures,
-            const std::string& unit = "MB/s") {
-  Row r;
-  r.name = name;
-  for (const auto& [key, v] : figures) r.figures.push_back({key, key, unit, "", Summarize({v})});
-  return r;
+Host HostWith(uint64_t memory, int64_t ratio, int64_t bytes) {
+  Host h;
+  h.memory_bytes = memory;
+  h.vm["dirty_background_ratio"] = ratio;
+  h.vm["dirty_background_bytes"] = bytes;
+  return h;
 }
 
-TEST(Recommendations, EachLineCarriesItsNumbers) {
-  Document doc;
-  ExperimentResult stream;
-  stream.name = "stream";
-  stream.rows = {MakeRow("plain", {{"mb_s", 494}}), MakeRow("window-drop", {{"mb_s", 1942}}),
-                 MakeRow("dontcache", {{"mb_s", 2496}})};
-  stream.rows[2].figures.push_back({"cached_end", "", "bytes", "", Summarize({0})});
-  ExperimentResult stride;
-  stride.name = "stride";
-  stride.params = {{"block", int64_t{4096}, "bytes"}, {"unit", int64_t{512}, "bytes"}};
-  stride.rows = {MakeRow("8", {{"mb_s", 75}}), MakeRow("512", {{"mb_s", 1.2}})};
-  doc.experiments = {stream, stride};
-  std::vector<std::string> lines = Recommendations(doc);
-  ASSERT_EQ(lines.size(), 5u);
-  EXPECT_NE(lines[0].find("prefer dontcache"), std::string::npos) << lines[0];
-  EXPECT_NE(lines[0].find("2496 MB/s"), std::string::npos) << lines[0];
-  EXPECT_NE(lines[0].find("494 MB/s"), std::string::npos) << lines[0];
-  EXPECT_EQ(lines[1], "fsync: not run");
-  EXPECT_NE(lines[4].find("62.5x"), std::string::npos) << lines[4];
-  EXPECT_NE(lines[4].find("keep writes contiguous"), std::string::npos) << lines[4];
+TEST(SurveyPlan, RandomSpanOutgrowsTheDirtyBackgroundThreshold) {
+  const uint64_t gib = uint64_t{1} << 30;
+  uint64_t span = RandomSpan(HostWith(24 * gib, 10, 0), 1000 * gib);
+  EXPECT_GT(span, 24 * gib / 10);
+  EXPECT_EQ(span % 4096, 0u);
+  // dirty_background_bytes, when set, wins over the ratio.
+  EXPECT_GT(RandomSpan(HostWith(24 * gib, 10, 512 << 20), 1000 * gib), uint64_t{512} << 20);
+  EXPECT_LT(RandomSpan(HostWith(24 * gib, 10, 512 << 20), 1000 * gib), gib);
+  // Little free space: at most a quarter of it, never under 256 MiB.
+  EXPECT_EQ(RandomSpan(HostWith(24 * gib, 10, 0), 4 * gib), gib);
+  EXPECT_EQ(RandomSpan(HostWith(24 * gib, 10, 0), 0), uint64_t{256} << 20);
 }
 
-TEST(Recommendations, NothingWithoutAMeasurement) {
-  Document doc;
-  ExperimentResult stream;
-  stream.name = "stream";
-  Row failed = MakeRow("dontcache", {{"mb_s", 1}});
-  failed.status = RowStatus::kUnsupported;
-  stream.rows = {MakeRow("plain", {{"mb_s", 494}}), failed};
-  doc.experiments = {stream};
-  EXPECT_EQ(Recommendations(doc)[0], "streaming: not enough rows measured");
+TEST(SurveyPlan, PlansAllFiveExperiments) {
+  auto plan = SurveyPlan("/var/tmp", HostWith(uint64_t{8} << 30, 10, 0));
+  std::vector<std::string> names;
+  for (const SurveyStep& s : plan) names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"stream", "fsync", "records", "prealloc", "stride"}));
 }
 
 }  // namespace

@@ -1,0 +1,18 @@
+// The survey's conclusion: recommendations read from a result document, each
+// backed by the numbers it holds (figures named by checked keys).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace writelab {
+
+// One line per experiment found in doc, e.g. "streaming: prefer dontcache —
+// 2496 MB/s, 0 B left cached, bystander p99 3.0 ms; plain: 494 MB/s, 1.0 GiB
+// cached, p99 180 ms". Experiments that failed or are missing get a line
+// saying so; nothing is recommended without a measurement behind it.
+std::vector<std::string> Recommendations(const Document& doc);
+
+}  // namespace writelab
