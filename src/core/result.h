@@ -65,6 +65,14 @@ consteval FigureKey KeyOf(const FigureSpec (&specs)[N], std::string_view key) {
   throw "no figure with this key in the table";  // in consteval: a compile error
 }
 
+// The table entry itself, checked as by KeyOf (for a figure added late).
+template <size_t N>
+consteval const FigureSpec& SpecOf(const FigureSpec (&specs)[N], std::string_view key) {
+  for (const FigureSpec& s : specs)
+    if (std::string_view(s.key) == key) return s;
+  throw "no figure with this key in the table";
+}
+
 // The keys of a table's columns, each checked as by KeyOf.
 template <size_t N, size_t M>
 consteval std::array<FigureKey, M> KeysOf(const FigureSpec (&specs)[N],

@@ -77,22 +77,24 @@ Row MakeRow(const std::string& name, Accumulator& acc) {
 
 // lines/s of each row over the write row of its sync choice, median to median.
 void AddSpeedups(ExperimentResult& out) {
+  constexpr FigureKey kLinesS = KeyOf(kRecordsFigures, "lines_s");
   std::map<std::string, double> base;  // sync suffix ("", "/osync") -> write's lines/s
   for (const Row& row : out.rows) {
-    const Figure* f = row.FindFigure("lines_s");
+    const Figure* f = row.FindFigure(kLinesS.name);
     if (f && row.name.starts_with("write") && (row.name == "write" || row.name[5] == '/'))
       base[row.name.substr(5)] = f->value.median;
   }
   for (Row& row : out.rows) {
-    const Figure* mine = row.FindFigure("lines_s");
+    const Figure* mine = row.FindFigure(kLinesS.name);
     if (!mine) continue;
     auto slash = row.name.find('/');
     auto it = base.find(slash == std::string::npos ? "" : row.name.substr(slash));
     if (it == base.end() || it->second <= 0) continue;
     double ratio = mine->value.median / it->second;
-    const FigureSpec& f = kRecordsFigures[4];
+    constexpr const FigureSpec& f = SpecOf(kRecordsFigures, "speedup");
+    constexpr FigureKey kBytes = KeyOf(kRecordsFigures, "bytes");  // speedup goes before it
     auto at = std::find_if(row.figures.begin(), row.figures.end(),
-                           [](const Figure& x) { return x.key == "bytes"; });
+                           [](const Figure& x) { return x.key == kBytes.name; });
     row.figures.insert(at, f.Make(Summarize({ratio})));
   }
 }
