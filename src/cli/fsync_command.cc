@@ -126,22 +126,13 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--sample-interval", o->sample_interval, "Telemetry sampling interval")
       ->capture_default_str();
   sub->add_flag("--verbose,-v", o->verbose, "Print every iteration in the original's shape");
-  AddOutputOptions(*sub, o->out);
-  AddTargetOptions(*sub, o->targets);
-  sub->callback([o, action] {
-    *action = [o](const RunContext& ctx, Document& doc) {
-      auto spec = BuildSpec(*o, ctx.progress != nullptr);
-      if (!spec) return UsageError(spec.error());
-      return RunOnTargets(
-          o->targets, spec->file.empty() ? spec->dir : ParentDir(spec->file), !spec->file.empty(),
-          ctx, doc, o->out,
-          [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
-            FsyncSpec s = *spec;
-            if (s.file.empty()) s.dir = dir;
-            return RunFsync(s, run_ctx, e);
-          });
-    };
-  });
+  WireExperimentCommand(
+      *sub, action, o,
+      [](auto& opts, const RunContext& ctx) { return BuildSpec(opts, ctx.progress != nullptr); },
+      DirOrFile<FsyncSpec>,
+      [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
+        return RunFsync(InTarget(spec, target), ctx, e);
+      });
 }
 
 }  // namespace writelab

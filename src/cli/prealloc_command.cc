@@ -75,21 +75,11 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
                   "ext4; restored afterwards): Dilger's experiment")
       ->delimiter(',')
       ->check(Count(0, INT32_MAX));
-  AddOutputOptions(*sub, o->out);
-  AddTargetOptions(*sub, o->targets);
-  sub->callback([o, action] {
-    *action = [o](const RunContext& ctx, Document& doc) {
-      auto spec = BuildSpec(*o);
-      if (!spec) return UsageError(spec.error());
-      return RunOnTargets(
-          o->targets, spec->dir, false, ctx, doc, o->out,
-          [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
-            PreallocSpec s = *spec;
-            s.dir = dir;
-            return RunPrealloc(s, run_ctx, e);
-          });
-    };
-  });
+  WireExperimentCommand(
+      *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, DirOrFile<PreallocSpec>,
+      [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
+        return RunPrealloc(InTarget(spec, target), ctx, e);
+      });
 }
 
 }  // namespace writelab

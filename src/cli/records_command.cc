@@ -130,21 +130,11 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
       ->check(Count(1, 1024));
   sub->add_option("--commit-time", o->commit_time, "Duration of each --commit row")
       ->capture_default_str();
-  AddOutputOptions(*sub, o->out);
-  AddTargetOptions(*sub, o->targets);
-  sub->callback([o, action] {
-    *action = [o](const RunContext& ctx, Document& doc) {
-      auto spec = BuildSpec(*o);
-      if (!spec) return UsageError(spec.error());
-      return RunOnTargets(
-          o->targets, spec->dir, false, ctx, doc, o->out,
-          [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
-            RecordsSpec s = *spec;
-            s.dir = dir;
-            return RunRecords(s, run_ctx, e);
-          });
-    };
-  });
+  WireExperimentCommand(
+      *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, DirOrFile<RecordsSpec>,
+      [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
+        return RunRecords(InTarget(spec, target), ctx, e);
+      });
 }
 
 }  // namespace writelab

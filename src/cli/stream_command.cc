@@ -88,22 +88,11 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
       ->capture_default_str();
   auto* probe = sub->add_flag("--probe", o->probe, "Run the bystander fsync probe (default)");
   sub->add_flag("--no-probe", o->no_probe, "Do not run the bystander probe")->excludes(probe);
-  AddOutputOptions(*sub, o->out);
-  AddTargetOptions(*sub, o->targets);
-  sub->callback([o, action] {
-    *action = [o](const RunContext& ctx, Document& doc) {
-      auto spec = BuildSpec(*o);
-      if (!spec) return UsageError(spec.error());
-      return RunOnTargets(
-          o->targets, spec->file.empty() ? spec->dir : ParentDir(spec->file), !spec->file.empty(),
-          ctx, doc, o->out,
-          [&](const RunContext& run_ctx, const std::string& dir, ExperimentResult& e) {
-            StreamSpec s = *spec;
-            if (s.file.empty()) s.dir = dir;
-            return RunStream(s, run_ctx, e);
-          });
-    };
-  });
+  WireExperimentCommand(
+      *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, DirOrFile<StreamSpec>,
+      [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
+        return RunStream(InTarget(spec, target), ctx, e);
+      });
 }
 
 }  // namespace writelab

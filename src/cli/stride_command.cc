@@ -107,23 +107,18 @@ void AddStrideCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--interval", o->interval, "Telemetry sampling interval")->capture_default_str();
   sub->add_flag("--pattern", o->spec.pattern,
                 "Stamp each block with its write index and step (for checking offsets)");
-  AddOutputOptions(*sub, o->out);
-  AddTargetOptions(*sub, o->targets);
-  sub->callback([o, action] {
-    *action = [o](const RunContext& ctx, Document& doc) {
-      auto spec = BuildSpec(*o);
-      if (!spec) return UsageError(spec.error());
-      std::string path = spec->device.empty() ? spec->file : spec->device;
-      return RunOnTargets(
-          o->targets, path, !spec->file.empty(), ctx, doc, o->out,
-          [&](const RunContext& run_ctx, const std::string& where, ExperimentResult& e) {
-            // A test bed's loop device is writelab's own: no signature check.
-            StrideSpec s = *spec;
-            s.force = s.force || !o->targets.testbeds.empty();
-            return RunStride(s, where, run_ctx, e);
-          });
-    };
-  });
+  WireExperimentCommand(
+      *sub, action, o, [](auto& opts) { return BuildSpec(opts); },
+      [](const StrideSpec& s) {
+        return Where{s.device.empty() ? s.file : s.device, !s.file.empty()};
+      },
+      [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
+        // Neither --device nor --file: a test bed, whose loop device is
+        // writelab's own (BuildSpec allows no other case), so no signature check.
+        StrideSpec s = spec;
+        s.force = s.force || (s.device.empty() && s.file.empty());
+        return RunStride(s, target, ctx, e);
+      });
 }
 
 }  // namespace writelab

@@ -6,10 +6,13 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cli/cli.h"
+#include "io/file.h"
 
 namespace writelab {
 
@@ -38,5 +41,60 @@ using ExperimentRun =
 int RunOnTargets(const TargetOptions& targets, const std::string& dir, bool has_file,
                  const RunContext& ctx, Document& doc, const OutputOptions& out,
                  const ExperimentRun& run);
+
+// Where a spec runs: the directory (or file or device) RunOnTargets starts
+// from, and whether the user named a file (test beds refuse one).
+struct Where {
+  std::string path;
+  bool has_file = false;
+};
+
+// For specs with a dir or a file: the file's directory, or the dir.
+template <class Spec>
+Where DirOrFile(const Spec& spec) {
+  if constexpr (requires { spec.file; })
+    if (!spec.file.empty()) return {ParentDir(spec.file), true};
+  return {spec.dir, false};
+}
+
+// The spec for one target: its files go in the target's directory (a test
+// bed's mount point, or the user's --dir); a --file is kept as given.
+template <class Spec>
+Spec InTarget(Spec spec, const std::string& dir) {
+  if constexpr (requires { spec.file; })
+    if (!spec.file.empty()) return spec;
+  spec.dir = dir;
+  return spec;
+}
+
+// The one wiring of an experiment command. Adds the output and target
+// options to sub (after the command's own), and on parse sets *action to:
+// build the spec from the options (an error is a usage error, exit 2), then
+// run it on every target. Options has `out` and `targets`;
+//   build(Options&) or build(Options&, const RunContext&)
+//       -> std::expected<Spec, std::string>
+//   where(const Spec&) -> Where
+//   run(const Spec&, const std::string& target, const RunContext&, ExperimentResult&) -> Status
+template <class Options, class Build, class Locate, class Run>
+void WireExperimentCommand(CLI::App& sub, CommandAction* action, std::shared_ptr<Options> o,
+                           Build build, Locate where, Run run) {
+  AddOutputOptions(sub, o->out);
+  AddTargetOptions(sub, o->targets);
+  sub.callback([o, action, build, where, run] {
+    *action = [o, build, where, run](const RunContext& ctx, Document& doc) {
+      auto spec = [&] {
+        if constexpr (std::is_invocable_v<Build, Options&, const RunContext&>)
+          return build(*o, ctx);
+        else
+          return build(*o);
+      }();
+      if (!spec) return UsageError(spec.error());
+      const Where w = where(*spec);
+      return RunOnTargets(o->targets, w.path, w.has_file, ctx, doc, o->out,
+                          [&](const RunContext& run_ctx, const std::string& target,
+                              ExperimentResult& e) { return run(*spec, target, run_ctx, e); });
+    };
+  });
+}
 
 }  // namespace writelab
