@@ -240,6 +240,59 @@ struct PhaseResult {
 };
 
 // One background: start it, warm up, run every sync method, stop it.
+struct Measured {
+  const SyncMethodInfo* method;
+  SyncRun run;
+  RowContext rc;
+};
+
+// One method's row under the running background: its own file, its
+// iterations, the background's bytes and the sampler's span around it.
+Measured MeasureOne(const FsyncSpec& spec, const SyncMethodInfo& info, const std::string& bg_name,
+                    BackgroundLoad* load, Sampler& sampler, const AlignedBuffer& data,
+                    const RunContext& ctx) {
+  Measured m{&info, {}, {}};
+  m.rc.bg_name = bg_name;
+  std::string path;
+  auto fd = OpenTestFile(spec, info, &path);
+  std::optional<uint64_t> bytes0 = load ? load->bytes_written() : std::nullopt;
+  SamplePoint p0 = sampler.SampleNow();
+  if (fd) {
+    auto engine = ctx.Engine(info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
+                                            : MakePwriteEngine(fd->get()));
+    m.run = MeasureSyncMethod(spec, info, *engine, data.data(), ctx);
+    if (spec.file.empty()) unlink(path.c_str());
+  } else {
+    m.run.outcome.Fail(fd.error());
+  }
+  SamplePoint p1 = sampler.SampleNow();
+  m.rc.seconds = p1.t_s - p0.t_s;
+  m.rc.points = {p0, p1};  // the span of this row; filled in after Stop()
+  if (load && bytes0) m.rc.bg_bytes = *load->bytes_written() - *bytes0;
+  if (load)
+    if (auto why = load->Exited())
+      m.rc.bg_failure = "background " + bg_name + " " + *why + " during the measurement";
+  return m;
+}
+
+// The measured rows with their telemetry; the first failure becomes the
+// phase's status.
+void AddRows(const FsyncSpec& spec, const std::vector<SamplePoint>& all,
+             std::vector<Measured>& runs, PhaseResult& out) {
+  for (auto& [method, run, rc] : runs) {
+    double t0 = rc.points.front().t_s, t1 = rc.points.back().t_s;
+    rc.points.clear();
+    FillTelemetry(all, t0, t1, rc);
+    out.rows.push_back(
+        MakeRow(*method, run, rc, static_cast<double>(spec.sample_interval_ns) / 1e9));
+    if (run.outcome.status == RowStatus::kFailed && out.status)
+      out.status =
+          std::unexpected(PlainError(out.rows.back().name + ": " + out.rows.back().message));
+    if (!rc.bg_failure.empty() && out.status)
+      out.status = std::unexpected(PlainError(rc.bg_failure));
+  }
+}
+
 PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext& ctx,
                      const std::string& device, const AlignedBuffer& data) {
   PhaseResult out;
@@ -271,62 +324,24 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   // The timeline's throughput is the background's; no fork after this.
   Sampler sampler(device, spec.sample_interval_ns, load ? load->counter() : nullptr);
   sampler.Start();
-  struct Measured {
-    const SyncMethodInfo* method;
-    SyncRun run;
-    RowContext rc;
-  };
   std::vector<Measured> runs;
   for (SyncMethod m : spec.methods) {
     if (ctx.Interrupted()) {
       out.status = std::unexpected(PlainError("interrupted"));
       break;
     }
-    const SyncMethodInfo& info = InfoOf(m);
-    RowContext rc;
-    rc.bg_name = bg_name;
-    std::string path;
-    auto fd = OpenTestFile(spec, info, &path);
-    SyncRun run;
-    std::optional<uint64_t> bytes0 = load ? load->bytes_written() : std::nullopt;
-    SamplePoint p0 = sampler.SampleNow();
-    if (fd) {
-      auto engine = ctx.Engine(info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
-                                              : MakePwriteEngine(fd->get()));
-      run = MeasureSyncMethod(spec, info, *engine, data.data(), ctx);
-      if (spec.file.empty()) unlink(path.c_str());
-    } else {
-      run.outcome.Fail(fd.error());
-    }
-    SamplePoint p1 = sampler.SampleNow();
-    if (run.outcome.interrupted) {  // a partial row is no measurement
+    Measured one = MeasureOne(spec, InfoOf(m), bg_name, load.get(), sampler, data, ctx);
+    if (one.run.outcome.interrupted) {  // a partial row is no measurement
       out.status = std::unexpected(PlainError("interrupted"));
       break;
     }
-    rc.seconds = p1.t_s - p0.t_s;
-    rc.points = {p0, p1};  // the span of this row; filled in after Stop()
-    if (load && bytes0) rc.bg_bytes = *load->bytes_written() - *bytes0;
-    if (load)
-      if (auto why = load->Exited())
-        rc.bg_failure = "background " + bg_name + " " + *why + " during the measurement";
-    bool stop = run.outcome.status == RowStatus::kFailed || !rc.bg_failure.empty();
-    runs.push_back({&info, std::move(run), std::move(rc)});
+    bool stop = one.run.outcome.status == RowStatus::kFailed || !one.rc.bg_failure.empty();
+    runs.push_back(std::move(one));
     if (stop) break;
   }
   std::vector<SamplePoint> all = sampler.Stop();
   if (load) load->Stop();
-  for (auto& [method, run, rc] : runs) {
-    double t0 = rc.points.front().t_s, t1 = rc.points.back().t_s;
-    rc.points.clear();
-    FillTelemetry(all, t0, t1, rc);
-    out.rows.push_back(
-        MakeRow(*method, run, rc, static_cast<double>(spec.sample_interval_ns) / 1e9));
-    if (run.outcome.status == RowStatus::kFailed && out.status)
-      out.status =
-          std::unexpected(PlainError(out.rows.back().name + ": " + out.rows.back().message));
-    if (!rc.bg_failure.empty() && out.status)
-      out.status = std::unexpected(PlainError(rc.bg_failure));
-  }
+  AddRows(spec, all, runs, out);
   return out;
 }
 

@@ -221,33 +221,15 @@ std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
   return {};
 }
 
-Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResult& out) {
-  out.name = "records";
-  out.reproduces = kReproduces;
-  out.target = IdentifyTarget(spec.dir);
-  std::optional<Corpus> loaded;
-  if (spec.input.empty()) {
-    loaded.emplace(Corpus::Generate(spec.corpus_size, spec.seed));
-  } else {
-    auto c = Corpus::Load(spec.input);
-    if (!c) return std::unexpected(c.error());
-    loaded.emplace(std::move(*c));
-  }
-  const Corpus& corpus = *loaded;
-  AddParams(spec, corpus, out);
-  if (spec.commit) return RunGroupCommit(spec, corpus, ctx, out);
-  out.table = KeyNames(
-      KeysOf(kRecordsFigures, {"seconds", "mb_s", "lines_s", "syscalls_per_line", "speedup"}));
+namespace {
 
-  std::vector<Cell> cells;
-  for (const auto& s : spec.syncs)
-    for (RecordMethod m : spec.methods) cells.push_back({m, s, RowName(m, s), {}});
-  const OutputPlan plan = PlanOutput(corpus, spec.total, spec.repeat);
-  const OutputPlan sync_plan = PlanOutput(corpus, spec.sync_total, 0);
-  Status status;
+// Every cell, spec.rounds times in rotated order; a cell that did not
+// succeed is not tried again. Stops at the first failure or an interrupt.
+Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan& plan,
+                const OutputPlan& sync_plan, const RunContext& ctx, std::vector<Cell>& cells) {
   const size_t n = cells.size();
-  for (int round = 0; round < spec.rounds && status; ++round) {
-    for (size_t k = 0; k < n && status; ++k) {
+  for (int round = 0; round < spec.rounds; ++round) {
+    for (size_t k = 0; k < n; ++k) {
       Cell& c = cells[(k + static_cast<size_t>(round)) % n];  // the order rotates each round
       if (!c.acc.outcome.ok()) continue;
       const OutputPlan& p = c.sync.synchronous() ? sync_plan : plan;
@@ -255,24 +237,18 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
         std::fprintf(ctx.progress, "\r%-40s",
                      (c.name + ", round " + std::to_string(round + 1)).c_str());
       MethodRun run = RunCell(spec, corpus, c, p, ctx);
-      if (run.outcome.interrupted) {
-        status = std::unexpected(PlainError("interrupted"));
-        break;
-      }
+      if (run.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
       AddRun(run, p, c.acc);
       if (run.outcome.status == RowStatus::kFailed)
-        status = std::unexpected(PlainError(c.name + ": " + run.outcome.message));
+        return std::unexpected(PlainError(c.name + ": " + run.outcome.message));
     }
   }
-  if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
-  for (Cell& c : cells) {
-    if (c.acc.outcome.ok() && c.acc.figures.empty()) c.acc.outcome = Unmeasured();
-    if (c.sync.synchronous())
-      c.acc.notes.push_back("synchronous: " + FormatBytes(static_cast<double>(sync_plan.bytes)) +
-                            " (--sync-total), not --total");
-    out.rows.push_back(MakeRow(c.name, c.acc));
-  }
-  AddSpeedups(out);
+  return {};
+}
+
+// How the rows were written, for the reader: sizes, verification, rounds.
+void AddRunNotes(const RecordsSpec& spec, const OutputPlan& plan, const OutputPlan& sync_plan,
+                 ExperimentResult& out) {
   out.notes.push_back("unsynchronised rows write " + FormatBytes(static_cast<double>(plan.bytes)) +
                       " (" + std::to_string(plan.lines) + " lines, " +
                       std::to_string(plan.passes).substr(0, 5) + " passes over the corpus)");
@@ -294,6 +270,42 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
   }
   if (spec.rounds > 1)
     out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
+}
+
+std::expected<Corpus, Error> LoadCorpus(const RecordsSpec& spec) {
+  if (spec.input.empty()) return Corpus::Generate(spec.corpus_size, spec.seed);
+  return Corpus::Load(spec.input);
+}
+
+}  // namespace
+
+Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResult& out) {
+  out.name = "records";
+  out.reproduces = kReproduces;
+  out.target = IdentifyTarget(spec.dir);
+  auto loaded = LoadCorpus(spec);
+  if (!loaded) return std::unexpected(loaded.error());
+  const Corpus& corpus = *loaded;
+  AddParams(spec, corpus, out);
+  if (spec.commit) return RunGroupCommit(spec, corpus, ctx, out);
+  out.table = KeyNames(
+      KeysOf(kRecordsFigures, {"seconds", "mb_s", "lines_s", "syscalls_per_line", "speedup"}));
+  std::vector<Cell> cells;
+  for (const auto& s : spec.syncs)
+    for (RecordMethod m : spec.methods) cells.push_back({m, s, RowName(m, s), {}});
+  const OutputPlan plan = PlanOutput(corpus, spec.total, spec.repeat);
+  const OutputPlan sync_plan = PlanOutput(corpus, spec.sync_total, 0);
+  Status status = RunCells(spec, corpus, plan, sync_plan, ctx, cells);
+  if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
+  for (Cell& c : cells) {
+    if (c.acc.outcome.ok() && c.acc.figures.empty()) c.acc.outcome = Unmeasured();
+    if (c.sync.synchronous())
+      c.acc.notes.push_back("synchronous: " + FormatBytes(static_cast<double>(sync_plan.bytes)) +
+                            " (--sync-total), not --total");
+    out.rows.push_back(MakeRow(c.name, c.acc));
+  }
+  AddSpeedups(out);
+  AddRunNotes(spec, plan, sync_plan, out);
   return status;
 }
 

@@ -167,6 +167,30 @@ void CheckSize(int fd, uint64_t committed, uint64_t zone, CommitRun& run) {
                               std::to_string(committed) + " committed)"));
 }
 
+// The threads' counts into run (the writer's own for group rows), and
+// closes the writer. Returns the bytes committed.
+uint64_t Gather(std::vector<Worker>& workers, RecordWriter* writer, uint64_t zone, CommitRun& run) {
+  uint64_t bytes = 0;
+  for (Worker& w : workers) {
+    run.latency.Merge(w.latency);
+    run.commits += w.commits;
+    run.sync_ns += w.sync_ns;
+    bytes += w.bytes;
+    if (w.failure) run.outcome.Fail(*w.failure);
+  }
+  run.syncs = run.commits;
+  run.zero_bytes = zone;
+  if (writer) {
+    RecordWriterStats st = writer->stats();
+    run.syncs = st.sync_calls;
+    run.sync_ns = st.sync_ns;
+    run.zero_bytes = st.zero_bytes;
+    run.wait_timeouts = st.wait_timeouts;
+    if (auto s = writer->Close(); !s) run.outcome.Fail(s.error());
+  }
+  return bytes;
+}
+
 CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& spec,
                          const Corpus& corpus, const RunContext& ctx) {
   CommitRun run;
@@ -211,24 +235,7 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
       w.runner.emplace(*w.engine);  // untimed writes: the commit is timed whole
     }
   RunThreads(way.group, threads, sh, spec, corpus, run, workers);
-  uint64_t bytes = 0;
-  for (Worker& w : workers) {
-    run.latency.Merge(w.latency);
-    run.commits += w.commits;
-    run.sync_ns += w.sync_ns;
-    bytes += w.bytes;
-    if (w.failure) run.outcome.Fail(*w.failure);
-  }
-  run.syncs = run.commits;
-  run.zero_bytes = zone;
-  if (writer) {
-    RecordWriterStats st = writer->stats();
-    run.syncs = st.sync_calls;
-    run.sync_ns = st.sync_ns;
-    run.zero_bytes = st.zero_bytes;
-    run.wait_timeouts = st.wait_timeouts;
-    if (auto s = writer->Close(); !s) run.outcome.Fail(s.error());
-  }
+  const uint64_t bytes = Gather(workers, writer ? &*writer : nullptr, zone, run);
   run.outcome.interrupted = ctx.Interrupted();
   CheckSize(fd->get(), bytes, zone, run);
   return run;  // then remove_at_end, outside the timing

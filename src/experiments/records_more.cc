@@ -23,9 +23,64 @@ MethodRun& Interrupted(MethodRun& r) {
 
 }  // namespace
 
+namespace {
+
 // Lines gathered into qd buffers of --buffer bytes; a full buffer is issued
-// and the next free one filled while it is in flight. every:N drains the
-// ring and calls fdatasync.
+// and the next free one filled while it is in flight. Every call returns 0
+// or -errno.
+class RingGather {
+ public:
+  RingGather(AsyncRunner& runner, unsigned qd, uint64_t buffer)
+      : runner_(runner), bufs_(qd, std::vector<char>(buffer)), buffer_(buffer) {}
+
+  int Add(const Line* l) {
+    if (used_ + l->len > buffer_)
+      if (int rc = Issue()) return rc;
+    if (slot_ < 0) {
+      slot_ = runner_.FreeSlot();
+      if (slot_ < 0) return slot_;
+    }
+    std::vector<char>& b = bufs_[static_cast<size_t>(slot_)];
+    if (l->len > buffer_) {                 // a line longer than the buffer: its own request
+      b.assign(l->data, l->data + l->len);  // rare; allocation accepted
+      used_ = l->len;
+      return Issue();
+    }
+    std::memcpy(b.data() + used_, l->data, l->len);
+    used_ += l->len;
+    return 0;
+  }
+  // Issues the buffer being filled and waits for everything in flight.
+  int Flush() {
+    int rc = Issue();
+    return rc ? rc : runner_.Drain();
+  }
+  uint64_t issued() const { return issued_; }
+
+ private:
+  int Issue() {
+    if (slot_ < 0 || used_ == 0) return 0;
+    int rc = runner_.Issue(static_cast<unsigned>(slot_), bufs_[static_cast<size_t>(slot_)].data(),
+                           used_, off_);
+    off_ += used_;
+    used_ = 0;
+    slot_ = -1;
+    ++issued_;
+    return rc;
+  }
+
+  AsyncRunner& runner_;
+  std::vector<std::vector<char>> bufs_;
+  uint64_t buffer_;
+  int slot_ = -1;
+  size_t used_ = 0;
+  uint64_t off_ = 0, issued_ = 0;
+};
+
+}  // namespace
+
+// The io_uring method: RingGather's buffers; every:N drains the ring and
+// calls fdatasync.
 MethodRun RunUringMethod(const MethodEnv& e) {
   MethodRun r;
   int rwf = InfoOf(e.sync.id).rwf_flags;
@@ -36,61 +91,34 @@ MethodRun RunUringMethod(const MethodEnv& e) {
   }
   auto engine = e.ctx.Engine(std::move(*made));
   AsyncRunner runner(*engine, e.qd, e.batch);
-  std::vector<std::vector<char>> bufs(e.qd, std::vector<char>(e.buffer));
-  int slot = -1;
-  size_t used = 0;
-  uint64_t off = 0, issued = 0;
+  RingGather ring(runner, e.qd, e.buffer);
   auto fail = [&](int rc, const char* what) -> MethodRun& {
     // The first ring of writes with the flag can say it is not supported.
-    r.outcome.Fail(-rc, what, issued <= e.qd && rwf ? Feature::kRwfDsync : Feature::kNone);
+    r.outcome.Fail(-rc, what, ring.issued() <= e.qd && rwf ? Feature::kRwfDsync : Feature::kNone);
     return r;
   };
-  auto issue = [&]() -> int {
-    if (slot < 0 || used == 0) return 0;
-    int rc = runner.Issue(static_cast<unsigned>(slot), bufs[static_cast<size_t>(slot)].data(), used,
-                          off);
-    off += used;
-    used = 0;
-    slot = -1;
-    ++issued;
-    return rc;
+  auto sync = [&](SyncKind kind) {
+    ++r.sync_calls;
+    return runner.Sync({kind});
   };
-  uint64_t every = e.sync.id == RecordSync::kEvery ? e.sync.every : 0, left = every;
+  const uint64_t every = e.sync.id == RecordSync::kEvery ? e.sync.every : 0;
+  uint64_t left = every;
   const Line* l = e.corpus.head();
   const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < e.plan.lines; ++i, l = e.corpus.Next(l)) {
     if ((i & 0xFFFF) == 0 && e.ctx.Interrupted()) return Interrupted(r);
-    if (used + l->len > e.buffer)
-      if (int rc = issue()) return fail(rc, "io_uring write");
-    if (slot < 0) {
-      slot = runner.FreeSlot();
-      if (slot < 0) return fail(slot, "io_uring write");
-    }
-    if (l->len > e.buffer) {  // a line longer than the buffer: its own request
-      std::vector<char>& b = bufs[static_cast<size_t>(slot)];
-      b.assign(l->data, l->data + l->len);  // rare; allocation accepted
-      used = l->len;
-      if (int rc = issue()) return fail(rc, "io_uring write");
-    } else {
-      std::memcpy(bufs[static_cast<size_t>(slot)].data() + used, l->data, l->len);
-      used += l->len;
-    }
+    if (int rc = ring.Add(l)) return fail(rc, "io_uring write");
     if (every && --left == 0) {
       left = every;
-      if (int rc = issue(); rc || (rc = runner.Drain())) return fail(rc, "io_uring write");
-      ++r.sync_calls;
-      if (int rc = runner.Sync({SyncKind::kFdatasync})) return fail(rc, "fdatasync");
+      if (int rc = ring.Flush()) return fail(rc, "io_uring write");
+      if (int rc = sync(SyncKind::kFdatasync)) return fail(rc, "fdatasync");
     }
   }
-  if (int rc = issue(); rc || (rc = runner.Drain())) return fail(rc, "io_uring write");
-  if (every && left != every) {
-    ++r.sync_calls;
-    if (int rc = runner.Sync({SyncKind::kFdatasync})) return fail(rc, "fdatasync");
-  }
-  if (e.sync.id == RecordSync::kEnd) {
-    ++r.sync_calls;
-    if (int rc = runner.Sync({SyncKind::kFsync})) return fail(rc, "fsync");
-  }
+  if (int rc = ring.Flush()) return fail(rc, "io_uring write");
+  if (every && left != every)
+    if (int rc = sync(SyncKind::kFdatasync)) return fail(rc, "fdatasync");
+  if (e.sync.id == RecordSync::kEnd)
+    if (int rc = sync(SyncKind::kFsync)) return fail(rc, "fsync");
   r.ns = NowNs() - t0;
   r.write_calls = engine->syscalls();
   r.short_writes = runner.counters().short_writes;

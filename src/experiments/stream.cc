@@ -152,6 +152,57 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
   return {};
 }
 
+namespace {
+
+// What every trial of a run shares.
+struct RoundsEnv {
+  const StreamSpec& spec;
+  const RunContext& ctx;
+  std::string device;
+  size_t align;
+  const AlignedBuffer& data;
+  BystanderProbe* probe;
+  bool user_file_existed;
+};
+
+// Every strategy, spec.repeat times in rotated order, into acc; a strategy
+// that did not succeed is not tried again. Stops at a failure or interrupt.
+Status RunRounds(const RoundsEnv& r, std::vector<Accumulator>& acc) {
+  const StreamSpec& spec = r.spec;
+  const size_t n = spec.strategies.size();
+  for (int round = 0; round < spec.repeat; ++round) {
+    // Rotate the order each round, spreading the first places over the
+    // strategies: with 6 strategies and 3 rounds, plain, window-drop and
+    // direct each go first once.
+    const size_t shift = static_cast<size_t>(round) * n / static_cast<size_t>(spec.repeat) % n;
+    for (size_t k = 0; k < n; ++k) {
+      size_t i = (k + shift) % n;
+      if (!acc[i].outcome.ok()) continue;  // unsupported or failed already
+      StreamStrategy s = spec.strategies[i];
+      bool last = round == spec.repeat - 1 && k == n - 1;
+      TrialEnv env{spec,
+                   r.ctx,
+                   r.device,
+                   r.align,
+                   r.data,
+                   r.probe,
+                   std::string(StreamStrategyName(s)) + ", round " + std::to_string(round + 1) +
+                       "/" + std::to_string(spec.repeat),
+                   r.user_file_existed || (spec.keep && last)};
+      TrialResult t = RunStreamTrial(s, env);
+      if (t.outcome.interrupted)  // a partial trial is no measurement
+        return std::unexpected(PlainError("interrupted"));
+      AddTrial(spec, round, t, acc[i]);
+      if (t.outcome.status == RowStatus::kFailed)
+        return std::unexpected(
+            PlainError(std::string(StreamStrategyName(s)) + ": " + t.outcome.message));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult& out) {
   const std::string dir = DirOf(spec);
   out.name = "stream";
@@ -176,37 +227,8 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
 
   const size_t n = spec.strategies.size();
   std::vector<Accumulator> acc(n);
-  Status status;
-  for (int round = 0; round < spec.repeat && status; ++round) {
-    // Rotate the order each round, spreading the first places over the
-    // strategies: with 6 strategies and 3 rounds, plain, window-drop and
-    // direct each go first once.
-    const size_t shift = static_cast<size_t>(round) * n / static_cast<size_t>(spec.repeat) % n;
-    for (size_t k = 0; k < n && status; ++k) {
-      size_t i = (k + shift) % n;
-      if (!acc[i].outcome.ok()) continue;  // unsupported or failed already
-      StreamStrategy s = spec.strategies[i];
-      bool last = round == spec.repeat - 1 && k == n - 1;
-      TrialEnv env{spec,
-                   ctx,
-                   out.target.device,
-                   align,
-                   data,
-                   probe.get(),
-                   std::string(StreamStrategyName(s)) + ", round " + std::to_string(round + 1) +
-                       "/" + std::to_string(spec.repeat),
-                   user_file_existed || (spec.keep && last)};
-      TrialResult t = RunStreamTrial(s, env);
-      if (t.outcome.interrupted) {  // a partial trial is no measurement
-        status = std::unexpected(PlainError("interrupted"));
-        break;
-      }
-      AddTrial(spec, round, t, acc[i]);
-      if (t.outcome.status == RowStatus::kFailed)
-        status = std::unexpected(
-            PlainError(std::string(StreamStrategyName(s)) + ": " + t.outcome.message));
-    }
-  }
+  RoundsEnv rounds{spec, ctx, out.target.device, align, data, probe.get(), user_file_existed};
+  Status status = RunRounds(rounds, acc);
   for (size_t i = 0; i < n; ++i) {
     if (acc[i].outcome.ok() && acc[i].figures.empty()) acc[i].outcome = Unmeasured("strategy");
     out.rows.push_back(MakeRow(spec.strategies[i], acc[i]));
