@@ -39,6 +39,31 @@ int OpRunner::Advise(const AdviseOp& op, Histogram* into) {
   return Timed(into, counters_.advises, [&] { return engine_.Advise(op); });
 }
 
+// One timed, counted call. Returns the bytes it wrote (> 0), 0 for a call
+// interrupted before writing (to be retried), or -errno (-EIO for a call
+// that wrote nothing, which would otherwise loop forever).
+int64_t WriteRunner::CallOnce(IoRequest& req, uint64_t& busy) {
+  if (latency_) req.issue_ns = NowNs();
+  engine_.Queue(req);  // synchronous engines complete here
+  uint64_t elapsed = latency_ ? NowNs() - req.issue_ns : 0;
+  ++counters_.calls;
+  if (latency_ && req.res > 0) {  // failed calls are no samples
+    latency_->Record(elapsed);
+    busy += elapsed;
+  }
+  if (req.res == -EINTR) {
+    ++counters_.eintr_retries;
+    return 0;
+  }
+  if (req.res < 0) return req.res;
+  if (req.res == 0) return -EIO;
+  auto n = static_cast<uint64_t>(req.res);
+  if (n < req.len) ++counters_.short_writes;
+  counters_.bytes += n;
+  if (progress_) progress_->store(counters_.bytes, std::memory_order_relaxed);
+  return req.res;
+}
+
 int WriteRunner::WriteFully(const void* buf, uint64_t len, uint64_t offset) {
   if (alignment_ > 1 &&
       (reinterpret_cast<uintptr_t>(buf) % alignment_ || len % alignment_ || offset % alignment_))
@@ -47,62 +72,25 @@ int WriteRunner::WriteFully(const void* buf, uint64_t len, uint64_t offset) {
   uint64_t done = 0, busy = 0;
   while (done < len) {
     IoRequest req{.buf = p + done, .len = len - done, .offset = offset + done};
-    if (latency_) req.issue_ns = NowNs();
-    engine_.Queue(req);  // synchronous engines complete here
-    uint64_t elapsed = latency_ ? NowNs() - req.issue_ns : 0;
-    ++counters_.calls;
-    if (latency_ && req.res > 0) {  // failed calls are no samples
-      latency_->Record(elapsed);
-      busy += elapsed;
-    }
-    if (req.res == -EINTR) {
-      ++counters_.eintr_retries;
-      continue;
-    }
-    if (req.res < 0) return static_cast<int>(req.res);
-    if (req.res == 0) return -EIO;
-    auto n = static_cast<uint64_t>(req.res);
-    if (n < req.len) ++counters_.short_writes;
-    done += n;
-    counters_.bytes += n;
-    if (progress_) progress_->store(counters_.bytes, std::memory_order_relaxed);
+    int64_t n = CallOnce(req, busy);
+    if (n < 0) return static_cast<int>(n);
+    done += static_cast<uint64_t>(n);
   }
   last_ns_ = busy;
   return 0;
 }
 
 int WriteRunner::WriteVecFully(iovec* iov, int count, uint64_t offset) {
-  uint64_t len = 0;
+  uint64_t len = 0, busy = 0;
   for (int i = 0; i < count; ++i) len += iov[i].iov_len;
-  uint64_t busy = 0;
   AdvanceIov(iov, count, 0);  // skip empty buffers
   while (len > 0) {
-    IoRequest req;
-    req.iov = iov;
-    req.iovcnt = count;
-    req.len = len;
-    req.offset = offset;
-    if (latency_) req.issue_ns = NowNs();
-    engine_.Queue(req);
-    uint64_t elapsed = latency_ ? NowNs() - req.issue_ns : 0;
-    ++counters_.calls;
-    if (latency_ && req.res > 0) {  // failed calls are no samples
-      latency_->Record(elapsed);
-      busy += elapsed;
-    }
-    if (req.res == -EINTR) {
-      ++counters_.eintr_retries;
-      continue;
-    }
-    if (req.res < 0) return static_cast<int>(req.res);
-    if (req.res == 0) return -EIO;
-    auto n = static_cast<uint64_t>(req.res);
-    if (n < len) ++counters_.short_writes;
-    len -= n;
-    offset += n;
-    counters_.bytes += n;
-    if (progress_) progress_->store(counters_.bytes, std::memory_order_relaxed);
-    AdvanceIov(iov, count, n);  // consume what was written
+    IoRequest req{.len = len, .iov = iov, .iovcnt = count, .offset = offset};
+    int64_t n = CallOnce(req, busy);
+    if (n < 0) return static_cast<int>(n);
+    len -= static_cast<uint64_t>(n);
+    offset += static_cast<uint64_t>(n);
+    AdvanceIov(iov, count, static_cast<uint64_t>(n));  // consume what was written
   }
   last_ns_ = busy;
   return 0;

@@ -87,6 +87,8 @@ class WriteRunner : public OpRunner {
   int WriteVecFully(iovec* iov, int count, uint64_t offset);
 
  private:
+  int64_t CallOnce(IoRequest& req, uint64_t& busy);
+
   Histogram* latency_;
   std::atomic<uint64_t>* progress_;
   size_t alignment_;
