@@ -96,6 +96,13 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run) {
   return code;
 }
 
+void AddExclusivePair(CLI::App& sub, const char* group_help, const ExclusivePair& pair) {
+  auto* group = sub.add_option_group("target", group_help);
+  group->add_option(pair.first, *pair.first_value, pair.first_help)->option_text(pair.first_text);
+  group->add_option("--file", *pair.file_value, pair.file_help)->option_text("PATH");
+  group->require_option(0, 1);
+}
+
 int RunCli(int argc, char** argv) {
   CLI::App app{
       "writelab: reproduces classic Linux write-path experiments on your kernel, file system "

@@ -33,6 +33,27 @@ void AddOutputOptions(CLI::App& sub, OutputOptions& out);
 std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text);
 std::expected<uint64_t, std::string> DurationOption(const char* name, const std::string& text);
 
+// An option's help that lists a table's choices: intro, then "name: summary"
+// per entry (strategies, methods, modes, sync methods, backgrounds).
+template <class Table>
+std::string ListHelp(const char* intro, const Table& table) {
+  std::string text = intro;
+  for (const auto& entry : table) text += std::string("\n  ") + entry.name + ": " + entry.summary;
+  return text;
+}
+
+// The "where to write" group: two options of which at most one is given
+// (--dir DIR or --file PATH; --device DEV or --file PATH).
+struct ExclusivePair {
+  const char* first;       // "--dir"
+  const char* first_text;  // "DIR"
+  std::string* first_value;
+  std::string first_help;
+  std::string* file_value;  // --file PATH
+  std::string file_help;
+};
+void AddExclusivePair(CLI::App& sub, const char* group_help, const ExclusivePair& pair);
+
 // A subcommand's work once parsing succeeded: validate (usage errors →
 // exit 2), run, and report into doc (host, version and command line already
 // filled in). Returns the exit code.

@@ -78,13 +78,6 @@ std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, bool term
   return spec;
 }
 
-template <typename Table>
-std::string ListHelp(const char* intro, Table table) {
-  std::string text = intro;
-  for (const auto& i : table) text += std::string("\n  ") + i.name + ": " + i.summary;
-  return text;
-}
-
 }  // namespace
 
 void AddFsyncCommand(CLI::App& app, CommandAction* action) {
@@ -93,14 +86,10 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
       "fsync",
       "Sync latency under background writers (fsync-tester, LKML 2009): write --write-size at "
       "offset 0 and sync it, --count times, beside each background load. See docs/fsync.md.");
-  auto* where = sub->add_option_group("target", "Where to write (at most one)");
-  where
-      ->add_option("--dir", o->spec.dir,
-                   "Make the test and background files in DIR (default: the current directory)")
-      ->option_text("DIR");
-  where->add_option("--file", o->spec.file, "Test file PATH (backgrounds go beside it)")
-      ->option_text("PATH");
-  where->require_option(0, 1);
+  AddExclusivePair(*sub, "Where to write (at most one)",
+                   {"--dir", "DIR", &o->spec.dir,
+                    "Make the test and background files in DIR (default: the current directory)",
+                    &o->spec.file, "Test file PATH (backgrounds go beside it)"});
   sub->add_option("--write-size", o->write_size, "Bytes per write")->capture_default_str();
   sub->add_option("--count", o->spec.count, "Iterations per row (the original: 60)")
       ->check(Count(1, 1000000))

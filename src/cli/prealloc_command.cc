@@ -38,12 +38,6 @@ std::expected<PreallocSpec, std::string> BuildSpec(const PreallocOptions& o) {
   return spec;
 }
 
-std::string ModeHelp() {
-  std::string text = "Preallocation modes, comma-separated (default: all):";
-  for (const auto& m : PreallocModes()) text += std::string("\n  ") + m.name + ": " + m.summary;
-  return text;
-}
-
 }  // namespace
 
 void AddPreallocCommand(CLI::App& app, CommandAction* action) {
@@ -69,7 +63,9 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
                   "The default O_DSYNC|O_DIRECT is what oflag=sync,direct needed in 2012 (data "
                   "durable per write); sync,direct is dd's O_SYNC exactly")
       ->capture_default_str();
-  sub->add_option("--mode", o->modes, ModeHelp())->delimiter(',');
+  sub->add_option("--mode", o->modes,
+                  ListHelp("Preallocation modes, comma-separated (default: all):", PreallocModes()))
+      ->delimiter(',');
   sub->add_option("--zeroout-kb", o->spec.zeroout_kb,
                   "Run every mode with ext4's extent_max_zeroout_kb set to each value (root, "
                   "ext4; restored afterwards): Dilger's experiment")

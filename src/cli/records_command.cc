@@ -61,20 +61,6 @@ std::expected<RecordsSpec, std::string> BuildSpec(RecordsOptions& o) {
   return spec;
 }
 
-std::string MethodHelp() {
-  std::string text = "Methods to run, comma-separated (default: all):";
-  for (const auto& info : kRecordMethods)
-    text += std::string("\n  ") + info.name + ": " + info.summary;
-  return text;
-}
-
-std::string SyncHelp() {
-  std::string text = "Durability, comma-separated for several (default: none):";
-  for (const auto& info : RecordSyncs())
-    text += std::string("\n  ") + info.name + ": " + info.summary;
-  return text;
-}
-
 }  // namespace
 
 void AddRecordsCommand(CLI::App& app, CommandAction* action) {
@@ -97,8 +83,13 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--seed", o->spec.seed, "Seed of the generated corpus")
       ->check(Count(0, UINT64_MAX))
       ->capture_default_str();
-  sub->add_option("--method", o->methods, MethodHelp())->delimiter(',');
-  sub->add_option("--sync", o->syncs, SyncHelp())->delimiter(',');
+  sub->add_option("--method", o->methods,
+                  ListHelp("Methods to run, comma-separated (default: all):", kRecordMethods))
+      ->delimiter(',');
+  sub->add_option(
+         "--sync", o->syncs,
+         ListHelp("Durability, comma-separated for several (default: none):", RecordSyncs()))
+      ->delimiter(',');
   auto* total = sub->add_option("--total", o->total, "Bytes per row, whole lines (unsynchronised)")
                     ->capture_default_str();
   sub->add_option("--repeat", o->spec.repeat,

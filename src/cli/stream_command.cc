@@ -50,13 +50,6 @@ std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   return spec;
 }
 
-std::string StrategyHelp() {
-  std::string text = "Strategies to run, comma-separated (default: all):";
-  for (const auto& info : kStreamStrategies)
-    text += std::string("\n  ") + info.name + ": " + info.summary;
-  return text;
-}
-
 }  // namespace
 
 void AddStreamCommand(CLI::App& app, CommandAction* action) {
@@ -65,22 +58,19 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
       "stream",
       "Streaming-write strategies (overwrite.c, LKML 2009): throughput, dirty pages, page "
       "cache left behind, and the stall a bystander's fsync sees. See docs/stream.md.");
-  auto* where = sub->add_option_group("target", "Where to write (at most one)");
-  where
-      ->add_option("--dir", o->spec.dir,
-                   "Write a new file in DIR, removed afterwards (default: the current directory)")
-      ->option_text("DIR");
-  where
-      ->add_option("--file", o->spec.file,
-                   "Write PATH (created or truncated; left in place "
-                   "if it existed, removed if writelab created it)")
-      ->option_text("PATH");
-  where->require_option(0, 1);
+  AddExclusivePair(*sub, "Where to write (at most one)",
+                   {"--dir", "DIR", &o->spec.dir,
+                    "Write a new file in DIR, removed afterwards (default: the current directory)",
+                    &o->spec.file,
+                    "Write PATH (created or truncated; left in place if it existed, removed if "
+                    "writelab created it)"});
   sub->add_flag("--keep", o->spec.keep, "Keep the last file written (with --dir)");
   sub->add_option("--size", o->size, "Bytes per trial, e.g. 1G, 64M, 1.5GiB")
       ->capture_default_str();
   sub->add_option("--block", o->block, "Bytes per write call")->capture_default_str();
-  sub->add_option("--strategy", o->strategies, StrategyHelp())->delimiter(',');
+  sub->add_option("--strategy", o->strategies,
+                  ListHelp("Strategies to run, comma-separated (default: all):", kStreamStrategies))
+      ->delimiter(',');
   sub->add_option("--interval", o->interval, "Telemetry sampling interval, e.g. 500ms")
       ->capture_default_str();
   sub->add_option("--repeat", o->spec.repeat, "Rounds; the strategy order rotates each round")

@@ -72,15 +72,11 @@ void AddStrideCommand(CLI::App& app, CommandAction* action) {
       "Strided direct writes per I/O scheduler (submit_bio() question, 2006): --block at "
       "offset step x i x --unit for --duration per step, with the device's merges. See "
       "docs/stride.md.");
-  auto* where = sub->add_option_group("target", "What to write (one; or --testbed raw)");
-  where
-      ->add_option("--device", o->spec.device,
-                   "A raw block device: refused when mounted or in use, or when it holds a "
-                   "file system or partition table (unless --force)")
-      ->option_text("DEV");
-  where->add_option("--file", o->spec.file, "A file, filled with zeros up to --span first")
-      ->option_text("PATH");
-  where->require_option(0, 1);
+  AddExclusivePair(*sub, "What to write (one; or --testbed raw)",
+                   {"--device", "DEV", &o->spec.device,
+                    "A raw block device: refused when mounted or in use, or when it holds a file "
+                    "system or partition table (unless --force)",
+                    &o->spec.file, "A file, filled with zeros up to --span first"});
   sub->add_flag("--force", o->spec.force, "Overwrite a device that holds a signature");
   sub->add_option("--block", o->block, "Bytes per write")->capture_default_str();
   sub->add_option("--unit", o->unit,
