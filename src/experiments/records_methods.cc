@@ -83,6 +83,15 @@ void Count(const WriteEngine& engine, const WriteCounters& c, MethodRun& r) {
   r.retries = c.eintr_retries;
 }
 
+// The end of a pass: its last syncs, its time since t0 and its counts.
+MethodRun& EndPass(const MethodEnv& e, const EveryN& every, WriteRunner& runner,
+                   const WriteEngine& engine, uint64_t t0, MethodRun& r) {
+  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
+  r.ns = NowNs() - t0;
+  Count(engine, runner.counters(), r);
+  return r;
+}
+
 MethodRun RunWrite(const MethodEnv& e) {
   MethodRun r;
   int rwf = InfoOf(e.sync.id).rwf_flags;
@@ -100,10 +109,7 @@ MethodRun RunWrite(const MethodEnv& e) {
     if (every.Due())
       if (int rc = DataSync(runner, r)) return Fail(r, -rc, "fdatasync");
   }
-  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
-  r.ns = NowNs() - t0;
-  Count(*engine, runner.counters(), r);
-  return r;
+  return EndPass(e, every, runner, *engine, t0, r);
 }
 
 MethodRun RunStdio(const MethodEnv& e, StdioCall call) {
@@ -125,9 +131,7 @@ MethodRun RunStdio(const MethodEnv& e, StdioCall call) {
     }
   }
   if (auto s = engine->Commit(); !s) return Fail(r, s.error().code, "fflush", rwf);
-  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
-  r.ns = NowNs() - t0;
-  Count(*engine, runner.counters(), r);
+  if (!EndPass(e, every, runner, *engine, t0, r).outcome.ok()) return r;
   struct stat st;
   r.note = "buffer st_blksize = " +
            std::to_string(fstat(e.fd, &st) == 0 ? static_cast<long>(st.st_blksize) : 0L) +
@@ -161,10 +165,7 @@ MethodRun RunWritev(const MethodEnv& e) {
     if (every.DueAfterAdvance())
       if (int rc = DataSync(runner, r)) return Fail(r, -rc, "fdatasync");
   }
-  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
-  r.ns = NowNs() - t0;
-  Count(*engine, runner.counters(), r);
-  return r;
+  return EndPass(e, every, runner, *engine, t0, r);
 }
 
 MethodRun RunGather(const MethodEnv& e) {
@@ -205,10 +206,7 @@ MethodRun RunGather(const MethodEnv& e) {
     }
   }
   if (int rc = flush()) return Fail(r, -rc, "write", first && rwf);
-  if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
-  r.ns = NowNs() - t0;
-  Count(*engine, runner.counters(), r);
-  return r;
+  return EndPass(e, every, runner, *engine, t0, r);
 }
 
 }  // namespace
