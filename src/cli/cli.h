@@ -11,7 +11,9 @@
 #include <expected>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "core/choice.h"
 #include "core/result.h"
 #include "experiments/context.h"
 #include "writelab/error.h"
@@ -40,6 +42,22 @@ std::string ListHelp(const char* intro, const Table& table) {
   std::string text = intro;
   for (const auto& entry : table) text += std::string("\n  ") + entry.name + ": " + entry.summary;
   return text;
+}
+
+// The ids of names in table, for a list option: "OPTION: unknown WHAT 'x'"
+// for a name the table lacks.
+template <class Table>
+auto ChoicesOption(const char* option, const char* what, const Table& table,
+                   const std::vector<std::string>& names)
+    -> std::expected<std::vector<decltype(std::begin(table)->id)>, std::string> {
+  std::vector<decltype(std::begin(table)->id)> ids;
+  for (const std::string& name : names) {
+    auto* entry = FindChoice(table, name);
+    if (!entry)
+      return std::unexpected(std::string(option) + ": unknown " + what + " '" + name + "'");
+    ids.push_back(entry->id);
+  }
+  return ids;
 }
 
 // The "where to write" group: two options of which at most one is given

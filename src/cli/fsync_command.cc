@@ -28,20 +28,6 @@ struct FsyncOptions {
   TargetOptions targets;
 };
 
-template <typename Table, typename Id>
-std::expected<std::vector<Id>, std::string> Lookup(const char* option, Table table,
-                                                   const std::vector<std::string>& names) {
-  std::vector<Id> ids;
-  for (const std::string& name : names) {
-    auto it =
-        std::find_if(table.begin(), table.end(), [&](const auto& i) { return name == i.name; });
-    if (it == table.end())
-      return std::unexpected(std::string(option) + ": unknown value '" + name + "'");
-    ids.push_back(it->id);
-  }
-  return ids;
-}
-
 std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, bool terminal) {
   FsyncSpec spec = o.spec;
   auto size = SizeOption("--write-size", o.write_size);
@@ -64,11 +50,9 @@ std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, bool term
     if (*bound == 0) return std::unexpected("--bg-size: must be greater than 0");
     spec.bg_size = *bound;
   }
-  auto methods =
-      Lookup<std::span<const SyncMethodInfo>, SyncMethod>("--sync", SyncMethods(), o.methods);
+  auto methods = ChoicesOption("--sync", "value", SyncMethods(), o.methods);
   if (!methods) return std::unexpected(methods.error());
-  auto bgs = Lookup<std::span<const BackgroundInfo>, BackgroundKind>("--background", Backgrounds(),
-                                                                     o.backgrounds);
+  auto bgs = ChoicesOption("--background", "value", Backgrounds(), o.backgrounds);
   if (!bgs) return std::unexpected(bgs.error());
   spec.methods = *methods;
   spec.backgrounds = *bgs;

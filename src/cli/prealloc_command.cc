@@ -27,13 +27,9 @@ std::expected<PreallocSpec, std::string> BuildSpec(const PreallocOptions& o) {
   if (!block) return std::unexpected(block.error());
   spec.file_size = *size;
   spec.block = *block;
-  for (const std::string& name : o.modes) {
-    auto modes = PreallocModes();
-    auto it =
-        std::find_if(modes.begin(), modes.end(), [&](const auto& m) { return name == m.name; });
-    if (it == modes.end()) return std::unexpected("--mode: unknown mode '" + name + "'");
-    spec.modes.push_back(it->id);
-  }
+  auto modes = ChoicesOption("--mode", "mode", PreallocModes(), o.modes);
+  if (!modes) return std::unexpected(modes.error());
+  spec.modes = *modes;
   if (auto ok = ValidatePreallocSpec(spec); !ok) return std::unexpected(ok.error());
   return spec;
 }

@@ -45,13 +45,9 @@ std::expected<RecordsSpec, std::string> BuildSpec(RecordsOptions& o) {
   if (!commit_time) return std::unexpected(commit_time.error());
   spec.commit_time_ns = *commit_time;
   spec.verify = !o.no_verify;
-  for (const std::string& name : o.methods) {
-    auto it = std::find_if(std::begin(kRecordMethods), std::end(kRecordMethods),
-                           [&](const RecordMethodInfo& i) { return name == i.name; });
-    if (it == std::end(kRecordMethods))
-      return std::unexpected("--method: unknown method '" + name + "'");
-    spec.methods.push_back(it->id);
-  }
+  auto methods = ChoicesOption("--method", "method", kRecordMethods, o.methods);
+  if (!methods) return std::unexpected(methods.error());
+  spec.methods = *methods;
   for (const std::string& text : o.syncs) {
     auto s = ParseRecordSync(text);
     if (!s) return std::unexpected(s.error());

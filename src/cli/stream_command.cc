@@ -36,16 +36,9 @@ std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   spec.block = *block;
   spec.interval_ns = *interval;
   spec.probe = !o.no_probe;
-  for (const std::string& name : o.strategies) {
-    bool found = false;
-    for (const auto& info : kStreamStrategies) {
-      if (name == info.name) {
-        spec.strategies.push_back(info.id);
-        found = true;
-      }
-    }
-    if (!found) return std::unexpected("--strategy: unknown strategy '" + name + "'");
-  }
+  auto strategies = ChoicesOption("--strategy", "strategy", kStreamStrategies, o.strategies);
+  if (!strategies) return std::unexpected(strategies.error());
+  spec.strategies = *strategies;
   if (auto ok = ValidateStreamSpec(spec); !ok) return std::unexpected(ok.error());
   return spec;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/histogram.h"
 #include "core/outcome.h"
 #include "core/result.h"
@@ -34,11 +35,7 @@ struct SyncMethodInfo {
 const SyncMethodInfo& InfoOf(SyncMethod m);
 std::span<const SyncMethodInfo> SyncMethods();
 
-struct BackgroundInfo {
-  BackgroundKind id;
-  const char* name;
-  const char* summary;
-};
+using BackgroundInfo = Choice<BackgroundKind>;
 std::span<const BackgroundInfo> Backgrounds();
 
 struct FsyncSpec {

@@ -180,8 +180,7 @@ std::string ZerooutKnob(const Target& target) {
 void AddParams(const PreallocSpec& spec, ExperimentResult& out) {
   std::string modes, zeroout;
   for (PreallocMode m : spec.modes)
-    for (const auto& info : kModes)
-      if (info.id == m) modes += (modes.empty() ? "" : ",") + std::string(info.name);
+    modes += (modes.empty() ? "" : ",") + std::string(NameOf(kModes, m));
   for (int64_t z : spec.zeroout_kb) zeroout += (zeroout.empty() ? "" : ",") + std::to_string(z);
   out.params = {{"path", spec.dir, ""},
                 {"file_size", static_cast<int64_t>(spec.file_size), "bytes"},
@@ -297,9 +296,7 @@ Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentRe
     for (PreallocMode m : spec.modes) {
       Trial t = RunTrial(spec, m, flags, align, data, ctx);
       if (t.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
-      std::string name;
-      for (const auto& info : kModes)
-        if (info.id == m) name = info.name;
+      std::string name = NameOf(kModes, m);
       if (zeroout) name += " (zeroout " + std::to_string(*zeroout) + " KiB)";
       out.rows.push_back(MakeRow(name, t));
       if (t.outcome.status == RowStatus::kFailed)

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/result.h"
 #include "experiments/context.h"
 #include "experiments/prealloc_figures.h"
@@ -19,11 +20,7 @@ namespace writelab {
 
 enum class PreallocMode { kSparse, kFallocate, kKeepSize, kZeroRange, kWriteZeroes, kZeroFill };
 
-struct PreallocModeInfo {
-  PreallocMode id;
-  const char* name;
-  const char* summary;
-};
+using PreallocModeInfo = Choice<PreallocMode>;
 std::span<const PreallocModeInfo> PreallocModes();
 
 struct PreallocSpec {

@@ -62,9 +62,7 @@ void AddRun(const MethodRun& m, const OutputPlan& plan, Accumulator& acc) {
 }
 
 std::string RowName(RecordMethod m, const RecordSyncChoice& s) {
-  std::string name;
-  for (const auto& info : kRecordMethods)
-    if (info.id == m) name = info.name;
+  std::string name = NameOf(kRecordMethods, m);
   return s.id == RecordSync::kNone ? name : name + "/" + s.Name();
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/result.h"
 #include "experiments/context.h"
 #include "experiments/records_figures.h"
@@ -19,11 +20,7 @@ namespace writelab {
 
 enum class RecordMethod { kWrite, kFwrite, kFwriteUnlocked, kWritev, kGather, kUring, kLibrary };
 
-struct RecordMethodInfo {
-  RecordMethod id;
-  const char* name;
-  const char* summary;
-};
+using RecordMethodInfo = Choice<RecordMethod>;
 
 // The table that feeds --help, --method parsing and the default order.
 inline constexpr RecordMethodInfo kRecordMethods[] = {

@@ -25,7 +25,8 @@ inline constexpr FigureSpec kRecordsFigures[] = {
     {"short_writes", "short writes", "calls", "write calls that wrote less than asked"},
 };
 
-// The figures of the --commit rows, in table order (docs/records.md).
+// The figures of the --commit rows, in table order (docs/records.md). Like
+// every figure table, the same shape as the one above on purpose: data.
 inline constexpr FigureSpec kCommitFigures[] = {
     {"commits_s", "commits/s", "commits/s", "records made durable per second, all threads"},
     {"p50_ms", "commit p50", "ms", "one commit: append/pwrite until durable, median"},

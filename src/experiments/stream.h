@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/result.h"
 #include "experiments/context.h"
 #include "experiments/stream_figures.h"
@@ -18,11 +19,7 @@ namespace writelab {
 
 enum class StreamStrategy { kPlain, kWindow, kWindowDrop, kDontcache, kDirect, kLibrary };
 
-struct StreamStrategyInfo {
-  StreamStrategy id;
-  const char* name;
-  const char* summary;
-};
+using StreamStrategyInfo = Choice<StreamStrategy>;
 
 // The table that feeds --help, --strategy parsing and the default order.
 inline constexpr StreamStrategyInfo kStreamStrategies[] = {
