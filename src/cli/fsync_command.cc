@@ -7,7 +7,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
-#include "experiments/fsync.h"
+#include "experiments/fsync/fsync.h"
 #include "io/file.h"
 
 namespace writelab {

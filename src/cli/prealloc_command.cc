@@ -5,7 +5,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
-#include "experiments/prealloc.h"
+#include "experiments/prealloc/prealloc.h"
 
 namespace writelab {
 namespace {

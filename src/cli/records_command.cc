@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
-#include "experiments/records.h"
+#include "experiments/records/records.h"
 
 namespace writelab {
 namespace {

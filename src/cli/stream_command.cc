@@ -5,7 +5,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
-#include "experiments/stream.h"
+#include "experiments/stream/stream.h"
 #include "io/file.h"
 
 namespace writelab {

@@ -8,11 +8,11 @@
 
 #include <algorithm>
 
-#include "experiments/fsync.h"
-#include "experiments/prealloc.h"
-#include "experiments/records.h"
-#include "experiments/stream.h"
-#include "experiments/stride.h"
+#include "experiments/fsync/fsync.h"
+#include "experiments/prealloc/prealloc.h"
+#include "experiments/records/records.h"
+#include "experiments/stream/stream.h"
+#include "experiments/stride/stride.h"
 #include "io/file.h"
 
 namespace writelab {

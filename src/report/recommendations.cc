@@ -6,11 +6,11 @@
 #include <optional>
 
 #include "core/units.h"
-#include "experiments/fsync_figures.h"
-#include "experiments/prealloc_figures.h"
-#include "experiments/records_figures.h"
-#include "experiments/stream_figures.h"
-#include "experiments/stride_figures.h"
+#include "experiments/fsync/figures.h"
+#include "experiments/prealloc/figures.h"
+#include "experiments/records/figures.h"
+#include "experiments/stream/figures.h"
+#include "experiments/stride/figures.h"
 
 namespace writelab {
 namespace {

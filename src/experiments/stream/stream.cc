@@ -1,4 +1,4 @@
-#include "experiments/stream.h"
+#include "experiments/stream/stream.h"
 #include "io/trusted_dir.h"
 
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <map>
 
 #include "core/units.h"
-#include "experiments/stream_trial.h"
+#include "experiments/stream/trial.h"
 #include "io/file.h"
 #include "telemetry/identify.h"
 

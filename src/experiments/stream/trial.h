@@ -8,8 +8,9 @@
 
 #include "core/histogram.h"
 #include "core/outcome.h"
+#include "experiments/context.h"
 #include "experiments/probe.h"
-#include "experiments/stream.h"
+#include "experiments/stream/spec.h"
 #include "io/file.h"
 #include "io/runner.h"
 #include "telemetry/pagecache.h"

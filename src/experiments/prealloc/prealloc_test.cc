@@ -1,6 +1,6 @@
 // ValidatePreallocSpec: the file must hold every write, and the product that
 // says so must not overflow into a small number that passes.
-#include "experiments/prealloc.h"
+#include "experiments/prealloc/prealloc.h"
 
 #include <gtest/gtest.h>
 

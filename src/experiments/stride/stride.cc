@@ -1,4 +1,4 @@
-#include "experiments/stride.h"
+#include "experiments/stride/stride.h"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -13,7 +13,7 @@
 
 #include "core/clock.h"
 #include "core/units.h"
-#include "experiments/stride_step.h"
+#include "experiments/stride/step.h"
 #include "io/file.h"
 #include "port/write_all.h"
 #include "telemetry/blockdev.h"

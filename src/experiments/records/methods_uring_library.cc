@@ -1,5 +1,5 @@
 // The io_uring and library methods of `writelab records` (the other loops
-// are in records_methods.cc).
+// are in methods_sync.cc).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "experiments/records_methods.h"
+#include "experiments/records/methods.h"
 #include "io/engine.h"
 #include "io/runner.h"
 #include "writelab/record_writer.h"

@@ -1,4 +1,4 @@
-#include "experiments/stride_step.h"
+#include "experiments/stride/step.h"
 
 #include <cerrno>
 #include <cstring>

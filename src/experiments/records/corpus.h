@@ -28,7 +28,7 @@ class Corpus {
   // the opened descriptor) or larger than kMaxBytes is an error.
   static std::expected<Corpus, Error> Load(const std::string& path);
   // About size bytes of C-source-like lines, a function of seed only. The
-  // line lengths follow kCSourceLineLengths (records_corpus.cc).
+  // line lengths follow kCSourceLineLengths (corpus.cc).
   static Corpus Generate(uint64_t size, uint64_t seed);
 
   Corpus(Corpus&& other) noexcept;

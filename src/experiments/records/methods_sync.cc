@@ -1,6 +1,6 @@
 // Hot loops: no allocation, lock or formatting between the first write and
 // the last sync. Buffers and iovec arrays are made before the clock starts.
-#include "experiments/records_methods.h"
+#include "experiments/records/methods.h"
 
 #include <limits.h>
 #include <sys/stat.h>

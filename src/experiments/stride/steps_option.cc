@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "core/units.h"
-#include "experiments/stride.h"
+#include "experiments/stride/spec.h"
 
 namespace writelab {
 namespace {

@@ -1,4 +1,4 @@
-#include "experiments/prealloc.h"
+#include "experiments/prealloc/prealloc.h"
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>

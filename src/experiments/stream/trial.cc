@@ -1,4 +1,4 @@
-#include "experiments/stream_trial.h"
+#include "experiments/stream/trial.h"
 
 #include <fcntl.h>
 #include <unistd.h>

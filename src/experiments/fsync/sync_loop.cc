@@ -6,7 +6,7 @@
 #include <cerrno>
 
 #include "core/clock.h"
-#include "experiments/fsync.h"
+#include "experiments/fsync/sync_loop.h"
 #include "io/runner.h"
 
 namespace writelab {

@@ -1,6 +1,6 @@
-// `writelab stream`: streaming-write strategies, after overwrite.c (LKML
-// "Linux 2.6.29", April 2009; Linus Torvalds, Jeff Garzik). docs/stream.md
-// explains every row and figure.
+// The spec of `writelab stream` and the tables its options choose from: the
+// types its own files share (trial.h), apart from the orchestrator's
+// Validate and Run, so that the arrows between its files run one way.
 #pragma once
 
 #include <cstdint>
@@ -8,11 +8,8 @@
 #include <span>
 #include <string>
 #include <vector>
-
 #include "core/choice.h"
 #include "core/result.h"
-#include "experiments/context.h"
-#include "experiments/stream_figures.h"
 #include "writelab/error.h"
 
 namespace writelab {
@@ -48,12 +45,5 @@ struct StreamSpec {
   uint64_t probe_period_ns = 100'000'000;
   int repeat = 3;
 };
-
-// Checks the spec and fills defaults; an error is a usage error (exit 2).
-std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec);
-
-// Runs every strategy `repeat` times in rotated order and fills out. On a
-// run failure out holds every row measured so far and the error says why.
-Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult& out);
 
 }  // namespace writelab

@@ -9,7 +9,8 @@
 #include "core/histogram.h"
 #include "core/outcome.h"
 #include "core/result.h"
-#include "experiments/stride.h"
+#include "experiments/context.h"
+#include "experiments/stride/spec.h"
 
 namespace writelab {
 

@@ -1,4 +1,4 @@
-#include "experiments/records.h"
+#include "experiments/records/records.h"
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>
@@ -10,9 +10,9 @@
 #include <map>
 
 #include "core/units.h"
-#include "experiments/records_commit.h"
-#include "experiments/records_corpus.h"
-#include "experiments/records_methods.h"
+#include "experiments/records/corpus.h"
+#include "experiments/records/group_commit.h"
+#include "experiments/records/methods.h"
 #include "io/file.h"
 #include "port/linux_compat.h"
 #include "telemetry/identify.h"

@@ -1,4 +1,4 @@
-#include "experiments/records_corpus.h"
+#include "experiments/records/corpus.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,21 +1,17 @@
-// `writelab fsync`: sync latency under background writers, after
-// fsync-tester (Theodore Ts'o, March 2009; the random writer by Chris Mason)
-// as run by Jens Axboe for "[PATCH 0/8][RFC] IO latency/throughput fixes"
-// (LKML, April 2009). docs/fsync.md explains every row and figure.
+// The spec of `writelab fsync` and the tables its options choose from: the
+// types its own files share (sync_loop.cc), apart from the orchestrator's
+// Validate and Run, so that the arrows between its files run one way.
 #pragma once
 
 #include <cstdint>
 #include <expected>
 #include <string>
 #include <vector>
-
 #include "core/choice.h"
 #include "core/histogram.h"
 #include "core/outcome.h"
 #include "core/result.h"
 #include "experiments/background.h"
-#include "experiments/context.h"
-#include "experiments/fsync_figures.h"
 #include "io/engine.h"
 #include "writelab/error.h"
 
@@ -53,22 +49,5 @@ struct FsyncSpec {
   uint64_t sample_interval_ns = 1'000'000'000;  // telemetry
   bool verbose = false;                         // per-iteration listing
 };
-
-std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec);
-
-Status RunFsync(const FsyncSpec& spec, const RunContext& ctx, ExperimentResult& out);
-
-// One sync method's iterations through engine (writes and syncs both): exposed
-// for tests that inject faults (io/fault_engine.h). Fills the latencies, per-iteration
-// samples (start, write ns, sync ns) and, on error, status and message.
-struct SyncRun {
-  Outcome outcome;
-  Histogram write_latency;
-  Histogram sync_latency;
-  Histogram total_latency;
-  std::vector<std::array<double, 3>> samples;  // t (s), write (s), sync (s)
-};
-SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
-                          const void* data, const RunContext& ctx);
 
 }  // namespace writelab

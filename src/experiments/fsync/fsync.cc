@@ -1,4 +1,5 @@
-#include "experiments/fsync.h"
+#include "experiments/fsync/fsync.h"
+#include "experiments/fsync/sync_loop.h"
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>

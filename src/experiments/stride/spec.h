@@ -1,17 +1,13 @@
-// `writelab stride`: strided direct writes per I/O scheduler, after
-// "submit_bio() question" (Damon LaCrosse, kernelnewbies, September 2006):
-// 4 KiB writes at sector step x i, 3 s per step, under each scheduler.
-// docs/stride.md explains every row and figure.
+// The spec of `writelab stride` and the tables its options choose from: the
+// types its own files share (step.h, steps_option.cc), apart from the orchestrator's
+// Validate and Run, so that the arrows between its files run one way.
 #pragma once
 
 #include <cstdint>
 #include <expected>
 #include <string>
 #include <vector>
-
 #include "core/result.h"
-#include "experiments/context.h"
-#include "experiments/stride_figures.h"
 #include "writelab/error.h"
 
 namespace writelab {
@@ -45,11 +41,5 @@ inline constexpr uint64_t kMaxStrideSpan = 1ull << 60;
 // "1-16,32,64" → {1..16, 32, 64}; error text names the bad part. Numbers are
 // decimal digits only, 1..kMaxStep; at most kMaxSteps steps in all.
 std::expected<std::vector<uint64_t>, std::string> ParseSteps(const std::string& text);
-
-std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec);
-
-// path: the device or file to write (for a test bed, its loop device).
-Status RunStride(const StrideSpec& spec, const std::string& path, const RunContext& ctx,
-                 ExperimentResult& out);
 
 }  // namespace writelab

@@ -5,8 +5,8 @@
 
 #include "core/result.h"
 #include "experiments/context.h"
-#include "experiments/records.h"
-#include "experiments/records_corpus.h"
+#include "experiments/records/corpus.h"
+#include "experiments/records/spec.h"
 
 namespace writelab {
 

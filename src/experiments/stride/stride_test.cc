@@ -1,6 +1,6 @@
 // ParseSteps and ValidateStrideSpec on what users type: every number is
 // checked, nothing wraps, and the number of steps is bounded.
-#include "experiments/stride.h"
+#include "experiments/stride/stride.h"
 
 #include <gtest/gtest.h>
 

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/records.h"
-#include "experiments/records_corpus.h"
-#include "experiments/records_methods.h"
+#include "experiments/records/corpus.h"
+#include "experiments/records/methods.h"
+#include "experiments/records/records.h"
 #include "io/file.h"
 
 namespace writelab {

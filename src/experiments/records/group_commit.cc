@@ -1,4 +1,5 @@
-#include "experiments/records_commit.h"
+#include "experiments/records/group_commit.h"
+#include "experiments/records/figures.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -8,8 +8,8 @@
 #include "core/outcome.h"
 #include "core/result.h"
 #include "experiments/context.h"
-#include "experiments/records.h"
-#include "experiments/records_corpus.h"
+#include "experiments/records/corpus.h"
+#include "experiments/records/spec.h"
 
 namespace writelab {
 

@@ -1,6 +1,6 @@
 // The fsync loop on a real file, with injected faults (io/fault_engine.h): an unsupported method is
 // a row that says so, a mid-run error is a failure, and nothing is counted that did not happen.
-#include "experiments/fsync.h"
+#include "experiments/fsync/sync_loop.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,6 @@
-// `writelab records`: small-record write strategies, after writev-speed.c
-// (Andrew Morton, "Re: [patch] readv/writev rework", LKML, September 2002),
-// and group commit for concurrent committers. docs/records.md explains every
-// row and figure.
+// The spec of `writelab records` and the tables its options choose from: the
+// types its own files share (methods.h, group_commit.h), apart from the orchestrator's
+// Validate and Run, so that the arrows between its files run one way.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +8,8 @@
 #include <span>
 #include <string>
 #include <vector>
-
 #include "core/choice.h"
 #include "core/result.h"
-#include "experiments/context.h"
-#include "experiments/records_figures.h"
 #include "writelab/error.h"
 
 namespace writelab {
@@ -81,12 +77,5 @@ struct RecordsSpec {
   std::vector<int> threads;  // empty: 1,2,4,8,16
   uint64_t commit_time_ns = 2'000'000'000;
 };
-
-// Checks the spec and fills defaults; an error is a usage error (exit 2).
-std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec);
-
-// Runs the spec (the methods, or with spec.commit the group-commit rows) and
-// fills out. Every row is present; on a run failure the error says why.
-Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResult& out);
 
 }  // namespace writelab

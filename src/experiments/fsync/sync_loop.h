@@ -1,0 +1,30 @@
+// The measured loop of `writelab fsync`: one sync method's iterations.
+// Internal to the fsync experiment (fsync.cc runs it per method and
+// background); exposed for tests.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "core/histogram.h"
+#include "core/outcome.h"
+#include "experiments/context.h"
+#include "experiments/fsync/spec.h"
+#include "io/engine.h"
+
+namespace writelab {
+
+// One sync method's iterations through engine (writes and syncs both): exposed
+// for tests that inject faults (io/fault_engine.h). Fills the latencies, per-iteration
+// samples (start, write ns, sync ns) and, on error, status and message.
+struct SyncRun {
+  Outcome outcome;
+  Histogram write_latency;
+  Histogram sync_latency;
+  Histogram total_latency;
+  std::vector<std::array<double, 3>> samples;  // t (s), write (s), sync (s)
+};
+SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
+                          const void* data, const RunContext& ctx);
+
+}  // namespace writelab

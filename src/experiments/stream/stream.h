@@ -1,0 +1,28 @@
+// `writelab stream`: streaming-write strategies, after overwrite.c (LKML
+// "Linux 2.6.29", April 2009; Linus Torvalds, Jeff Garzik). docs/stream.md
+// explains every row and figure.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/choice.h"
+#include "core/result.h"
+#include "experiments/context.h"
+#include "experiments/stream/figures.h"
+#include "experiments/stream/spec.h"
+#include "writelab/error.h"
+
+namespace writelab {
+
+// Checks the spec and fills defaults; an error is a usage error (exit 2).
+std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec);
+
+// Runs every strategy `repeat` times in rotated order and fills out. On a
+// run failure out holds every row measured so far and the error says why.
+Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult& out);
+
+}  // namespace writelab
