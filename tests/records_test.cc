@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "expect_ok.h"
 #include "harness.h"
 #include "writelab/record_writer.h"
 
@@ -192,7 +193,7 @@ void ExpectEnospcReachesEveryWaiter(const std::string& path, uint64_t preallocat
   o.buffer_bytes = 64 << 10;
   o.preallocate_bytes = preallocate;
   auto w = RecordWriter::Open(path, o);
-  ASSERT_TRUE(w.has_value()) << w.error().Message();
+  ASSERT_OK(w);
   constexpr int kThreads = 4;
   std::atomic<int> enospc{0}, other{0};
   std::vector<std::thread> pool;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "expect_ok.h"
 #include "io/fault_engine.h"
 #include "io/file.h"
 
@@ -162,7 +163,7 @@ class FileOps : public ::testing::Test {
  protected:
   void SetUp() override {
     auto fd = CreateOwnFile("/var/tmp", "runner-test", O_RDWR, &path_);
-    ASSERT_TRUE(fd.has_value()) << fd.error().Message();
+    ASSERT_OK(fd);
     fd_ = std::move(*fd);
   }
   void TearDown() override { unlink(path_.c_str()); }
@@ -196,7 +197,7 @@ TEST_F(FileOps, SyncPreallocateAndAdviseAreTimedWhereTheCallerSays) {
 
 TEST(FaultPlan, ParsesOperationCountAndErrno) {
   auto p = ParseFaultPlan("sync:3:ENOSPC");
-  ASSERT_TRUE(p.has_value()) << p.error().Message();
+  ASSERT_OK(p);
   EXPECT_EQ(p->op, FaultOp::kSync);
   EXPECT_EQ(p->nth, 3u);
   EXPECT_EQ(p->error, ENOSPC);

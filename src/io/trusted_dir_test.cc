@@ -9,6 +9,8 @@
 
 #include <filesystem>
 
+#include "expect_ok.h"
+
 namespace writelab {
 namespace {
 
@@ -32,7 +34,7 @@ TEST_F(TrustedDir, CreatesMissingDirectories0700WhateverTheUmask) {
   mode_t old = umask(0);
   auto fd = OpenTrustedDir(base_ + "/a/b", DirUse::kPrivate, true);
   umask(old);
-  ASSERT_TRUE(fd.has_value()) << fd.error().Message();
+  ASSERT_OK(fd);
   struct stat st;
   ASSERT_EQ(fstat(fd->get(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0700u);

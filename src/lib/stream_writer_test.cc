@@ -12,6 +12,8 @@
 #include <random>
 #include <sstream>
 
+#include "expect_ok.h"
+
 namespace writelab {
 namespace {
 
@@ -42,7 +44,7 @@ TEST_P(StreamWriterMethod, WritesExactlyTheBytesGiven) {
   options.preference = {GetParam()};
   options.window_bytes = 64 << 10;  // small window: many window steps
   auto w = StreamWriter::Open(path, options);
-  ASSERT_TRUE(w.has_value()) << w.error().Message();
+  ASSERT_OK(w);
   // Uneven appends, and a total that is not a multiple of 4096.
   auto data = Pattern((3 << 20) + 1234);
   size_t off = 0;
@@ -57,7 +59,7 @@ TEST_P(StreamWriterMethod, WritesExactlyTheBytesGiven) {
     std::filesystem::remove(path);
     GTEST_SKIP() << StreamMethodName(GetParam()) << " refused here: " << st.error().Message();
   }
-  ASSERT_TRUE(st) << st.error().Message();
+  ASSERT_OK(st);
   ASSERT_TRUE(w->Finish()) << "finish";
   EXPECT_EQ(w->method(), GetParam());
   EXPECT_EQ(w->bytes_appended(), data.size());

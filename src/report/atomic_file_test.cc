@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "expect_ok.h"
+
 namespace writelab {
 namespace {
 
@@ -67,7 +69,7 @@ TEST_F(AtomicFile, WritesAFifoInPlace) {
   std::thread reader([&] { got = Read(fifo); });
   Status s = WriteFileAtomically(fifo, "through the pipe");
   reader.join();
-  ASSERT_TRUE(s) << s.error().Message();
+  ASSERT_OK(s);
   EXPECT_EQ(got, "through the pipe");
   struct stat st;
   ASSERT_EQ(lstat(fifo.c_str(), &st), 0);

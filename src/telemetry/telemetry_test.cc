@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "expect_ok.h"
 #include "io/file.h"
 #include "telemetry/identify.h"
 #include "telemetry/pagecache.h"
@@ -75,11 +76,11 @@ TEST(Identify, BlockBackedDirectoryFindsItsQueue) {
 TEST(PageCache, SeesWhatWasJustWrittenAndDropped) {
   std::string path;
   auto fd = CreateOwnFile("/var/tmp", "pagecache-test", O_RDWR, &path);
-  ASSERT_TRUE(fd.has_value()) << fd.error().Message();
+  ASSERT_OK(fd);
   std::string data(1 << 20, 'p');
   ASSERT_EQ(write(fd->get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
   auto before = MeasureResidency(fd->get(), path);
-  ASSERT_TRUE(before.has_value()) << before.error().Message();
+  ASSERT_OK(before);
   EXPECT_EQ(before->cached_bytes(), data.size());
   ASSERT_EQ(fsync(fd->get()), 0);
   posix_fadvise(fd->get(), 0, 0, POSIX_FADV_DONTNEED);
