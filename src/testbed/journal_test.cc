@@ -3,7 +3,18 @@
 #include "testbed/journal.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "expect_ok.h"
 
 namespace writelab {
 namespace {
@@ -70,6 +81,128 @@ TEST(ProcessStartTime, KnowsLiveProcessesOnly) {
   EXPECT_GT(ProcessStartTime(getpid()), 0u);
   EXPECT_EQ(ProcessStartTime(getpid()), ProcessStartTime(getpid()));
   EXPECT_EQ(ProcessStartTime(0x3fffffff), 0u);
+}
+
+// A run that crashes: the journal replayed by `writelab cleanup` must leave
+// nothing behind whatever the step the run died after. The run makes a tree
+// of directories and files, recording each step before making it and
+// undoing one of them itself (as the RAII owners do) before it goes on.
+class JournalReplay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/var/tmp/writelab-journal-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    journals_ = root_ + "/journals";
+    tree_ = root_ + "/tree";
+    ASSERT_EQ(mkdir(journals_.c_str(), 0700), 0);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  // The run, as a list of actions; each returns false when it failed.
+  std::vector<std::function<bool(UndoJournal&)>> Actions() {
+    std::vector<std::function<bool(UndoJournal&)>> a;
+    auto step = [&a, this](const char* op, const std::string& rel) {
+      std::string path = tree_ + rel;
+      a.push_back([op, path](UndoJournal& j) { return j.Record({op, path, "", ""}).has_value(); });
+      a.push_back([op, path](UndoJournal&) {
+        if (std::string(op) == "dir") return mkdir(path.c_str(), 0700) == 0;
+        return static_cast<bool>(std::ofstream(path) << "x");
+      });
+    };
+    step("dir", "");
+    step("file", "/a");
+    step("dir", "/sub");
+    step("file", "/sub/b");
+    // The run undoes /sub/b itself (step 4) and marks it done.
+    a.push_back([this](UndoJournal&) { return unlink((tree_ + "/sub/b").c_str()) == 0; });
+    a.push_back([](UndoJournal& j) { return j.Done(4), true; });
+    step("file", "/sub/c");
+    return a;
+  }
+
+  // Forks a run that performs the first `steps` actions and dies without
+  // any destructor running, as a crash or SIGKILL would leave it.
+  void CrashAfter(size_t steps) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto journal = UndoJournal::Open(journals_);
+      if (!journal) _exit(2);
+      auto actions = Actions();
+      for (size_t i = 0; i < steps; ++i)
+        if (!actions[i](**journal)) _exit(3);
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the run failed: " << status;
+  }
+
+  size_t JournalFiles() const {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(journals_))
+      n += e.path().filename().string().starts_with("journal-");
+    return n;
+  }
+
+  std::string root_, journals_, tree_;
+};
+
+TEST_F(JournalReplay, CleanupLeavesNothingAfterACrashAtEveryStep) {
+  const size_t total = Actions().size();
+  for (size_t steps = 0; steps <= total; ++steps) {
+    SCOPED_TRACE("crash after " + std::to_string(steps) + " of " + std::to_string(total) +
+                 " actions");
+    CrashAfter(steps);
+    ASSERT_EQ(JournalFiles(), 1u);
+    auto report = CleanupStale(journals_);
+    ASSERT_OK(report);
+    EXPECT_TRUE(report->errors.empty()) << report->errors.front();
+    EXPECT_TRUE(report->skipped.empty()) << report->skipped.front();
+    EXPECT_FALSE(std::filesystem::exists(tree_)) << "left behind: " << tree_;
+    EXPECT_EQ(JournalFiles(), 0u) << "the journal stays after a complete cleanup";
+    // Replaying again finds nothing to do.
+    auto again = CleanupStale(journals_);
+    ASSERT_OK(again);
+    EXPECT_TRUE(again->undone.empty());
+  }
+}
+
+TEST_F(JournalReplay, UndoesEveryRecordedStepNotMarkedDoneInReverseOrder) {
+  CrashAfter(Actions().size());
+  auto report = CleanupStale(journals_);
+  ASSERT_OK(report);
+  // Step 4 (/sub/b) was done by the run itself; the rest, newest first.
+  std::vector<std::string> want = {"file " + tree_ + "/sub/c", "dir " + tree_ + "/sub",
+                                   "file " + tree_ + "/a", "dir " + tree_};
+  EXPECT_EQ(report->undone, want);
+}
+
+TEST_F(JournalReplay, ATornLastLineIsReportedAndTheRestUndone) {
+  CrashAfter(4);  // tree and tree/a made
+  std::string journal;
+  for (const auto& e : std::filesystem::directory_iterator(journals_)) journal = e.path();
+  std::ofstream(journal, std::ios::app) << R"({"id":3,"op":"di)";  // the write the crash cut
+  auto report = CleanupStale(journals_);
+  ASSERT_OK(report);
+  ASSERT_EQ(report->skipped.size(), 1u);
+  EXPECT_NE(report->skipped[0].find("line 3"), std::string::npos) << report->skipped[0];
+  EXPECT_EQ(report->undone.size(), 2u);
+  EXPECT_FALSE(std::filesystem::exists(tree_));
+}
+
+TEST_F(JournalReplay, ALiveRunsJournalIsLeftAlone) {
+  auto journal = UndoJournal::Open(journals_);
+  ASSERT_OK(journal);
+  ASSERT_OK((*journal)->Record({"dir", tree_, "", ""}));
+  ASSERT_EQ(mkdir(tree_.c_str(), 0700), 0);
+  auto report = CleanupStale(journals_);
+  ASSERT_OK(report);
+  EXPECT_TRUE(report->undone.empty());
+  ASSERT_EQ(report->skipped.size(), 1u);
+  EXPECT_NE(report->skipped[0].find("still running"), std::string::npos) << report->skipped[0];
+  EXPECT_TRUE(std::filesystem::exists(tree_));
 }
 
 }  // namespace
