@@ -1,5 +1,5 @@
-// The typed result tree. Experiments fill it; reporters (text, JSON, CSV, and
-// later HTML) read it and nothing else. It knows nothing of options, JSON or
+// The typed result tree. Experiments fill it; reporters (text, JSON, CSV, HTML,
+// compare) read it and nothing else. It knows nothing of options, JSON or
 // terminals. Every number carries its unit; every figure says what its timing
 // includes. docs/results.md documents the JSON form field by field.
 #pragma once
