@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/units.h"
+#include "experiments/stream/rows.h"
 #include "experiments/stream/trial.h"
 #include "io/file.h"
 #include "telemetry/identify.h"
@@ -21,80 +22,6 @@ constexpr const char* kReproduces =
 
 std::string DirOf(const StreamSpec& spec) {
   return spec.dir.empty() ? ParentDir(spec.file) : spec.dir;
-}
-
-// Everything measured for one strategy, across its trials.
-struct Accumulator {
-  Outcome outcome;  // the first trial that did not succeed
-  std::map<std::string, std::vector<double>> figures;
-  Histogram write_latency;
-  Histogram probe_latency;
-  std::vector<Series> series;
-  std::vector<std::string> notes;
-};
-
-void AddTrial(const StreamSpec& spec, int round, const TrialResult& t, Accumulator& acc) {
-  if (!t.outcome.ok()) {
-    acc.outcome = t.outcome;
-    return;
-  }
-  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
-  double bytes = static_cast<double>(t.bytes);
-  add("mb_s", t.total_s() > 0 ? bytes / t.total_s() / kMB : 0);
-  add("write_mb_s", t.write_s > 0 ? bytes / t.write_s / kMB : 0);
-  add("sync_s", t.sync_s);
-  add("total_s", t.total_s());
-  add("bytes", bytes);
-  add("calls", static_cast<double>(t.counters.calls));
-  if (!t.library) {  // StreamWriter retries inside; it does not count for us
-    add("short_writes", static_cast<double>(t.counters.short_writes));
-    add("eintr_retries", static_cast<double>(t.counters.eintr_retries));
-  }
-  uint64_t dirty_peak = 0, writeback_peak = 0;
-  for (const SamplePoint& p : t.samples) {
-    dirty_peak = std::max(dirty_peak, p.dirty);
-    writeback_peak = std::max(writeback_peak, p.writeback);
-  }
-  add("dirty_peak", static_cast<double>(dirty_peak));
-  add("writeback_peak", static_cast<double>(writeback_peak));
-  if (t.residency) add("cached_end", static_cast<double>(t.residency->cached_bytes()));
-  if (t.probed && t.probe_latency.count() > 0) {
-    add("probe_p50_ms", static_cast<double>(t.probe_latency.Percentile(50)) / 1e6);
-    add("probe_p99_ms", static_cast<double>(t.probe_latency.Percentile(99)) / 1e6);
-    add("probe_max_ms", static_cast<double>(t.probe_latency.max()) / 1e6);
-  }
-  acc.write_latency.Merge(t.write_latency);
-  acc.probe_latency.Merge(t.probe_latency);
-  acc.series.push_back(
-      TimelineSeries(t.samples, round, static_cast<double>(spec.interval_ns) / 1e9));
-  Series gib;
-  gib.key = "per_gib";
-  gib.trial = round;
-  gib.columns = {{"gib", "GiB index"}, {"throughput", "MB/s"}};
-  for (size_t i = 0; i < t.gib_mb_s.size(); ++i)
-    gib.points.push_back({static_cast<double>(i + 1), t.gib_mb_s[i]});
-  acc.series.push_back(std::move(gib));
-  if (!t.library_choice.empty())
-    acc.notes.push_back("round " + std::to_string(round + 1) + ": library picked " +
-                        t.library_choice);
-  if (!t.residency_error.empty()) acc.notes.push_back("page cache: " + t.residency_error);
-  if (t.probe_error)
-    acc.notes.push_back("probe: a write or fdatasync failed: " +
-                        ErrnoError(t.probe_error, "").Message());
-}
-
-Row MakeRow(StreamStrategy s, Accumulator& acc) {
-  Row row = MakeRow(StreamStrategyName(s), acc.outcome);
-  row.notes = std::move(acc.notes);
-  AddFigures(row.figures, kStreamFigures, acc.figures);
-  if (acc.write_latency.count())
-    row.latencies.push_back(Latency::From(acc.write_latency, "write", "write call",
-                                          "one write system call (library: one Append)"));
-  if (acc.probe_latency.count())
-    row.latencies.push_back(Latency::From(acc.probe_latency, "probe", "bystander probe",
-                                          "4 KiB pwrite + fdatasync on another file"));
-  row.series = std::move(acc.series);
-  return row;
 }
 
 void AddParams(const StreamSpec& spec, const std::string& path, ExperimentResult& out) {
@@ -167,7 +94,7 @@ struct RoundsEnv {
 
 // Every strategy, spec.repeat times in rotated order, into acc; a strategy
 // that did not succeed is not tried again. Stops at a failure or interrupt.
-Status RunRounds(const RoundsEnv& r, std::vector<Accumulator>& acc) {
+Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
   const StreamSpec& spec = r.spec;
   const size_t n = spec.strategies.size();
   for (int round = 0; round < spec.repeat; ++round) {
@@ -192,7 +119,7 @@ Status RunRounds(const RoundsEnv& r, std::vector<Accumulator>& acc) {
       TrialResult t = RunStreamTrial(s, env);
       if (t.outcome.interrupted)  // a partial trial is no measurement
         return std::unexpected(PlainError("interrupted"));
-      AddTrial(spec, round, t, acc[i]);
+      AddStreamTrial(spec, round, t, acc[i]);
       if (t.outcome.status == RowStatus::kFailed)
         return std::unexpected(
             PlainError(std::string(StreamStrategyName(s)) + ": " + t.outcome.message));
@@ -226,12 +153,12 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
   const bool user_file_existed = !spec.file.empty() && stat(spec.file.c_str(), &st) == 0;
 
   const size_t n = spec.strategies.size();
-  std::vector<Accumulator> acc(n);
+  std::vector<StreamAccumulator> acc(n);
   RoundsEnv rounds{spec, ctx, out.target.device, align, data, probe.get(), user_file_existed};
   Status status = RunRounds(rounds, acc);
   for (size_t i = 0; i < n; ++i) {
     if (acc[i].outcome.ok() && acc[i].figures.empty()) acc[i].outcome = Unmeasured("strategy");
-    out.rows.push_back(MakeRow(spec.strategies[i], acc[i]));
+    out.rows.push_back(StreamRow(spec.strategies[i], acc[i]));
   }
   out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
   return status;

@@ -1,0 +1,75 @@
+#include "experiments/stream/rows.h"
+
+#include <algorithm>
+
+#include "core/units.h"
+#include "experiments/stream/figures.h"
+
+namespace writelab {
+
+void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
+                    StreamAccumulator& acc) {
+  if (!t.outcome.ok()) {
+    acc.outcome = t.outcome;
+    return;
+  }
+  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
+  double bytes = static_cast<double>(t.bytes);
+  add("mb_s", t.total_s() > 0 ? bytes / t.total_s() / kMB : 0);
+  add("write_mb_s", t.write_s > 0 ? bytes / t.write_s / kMB : 0);
+  add("sync_s", t.sync_s);
+  add("total_s", t.total_s());
+  add("bytes", bytes);
+  add("calls", static_cast<double>(t.counters.calls));
+  if (!t.library) {  // StreamWriter retries inside; it does not count for us
+    add("short_writes", static_cast<double>(t.counters.short_writes));
+    add("eintr_retries", static_cast<double>(t.counters.eintr_retries));
+  }
+  uint64_t dirty_peak = 0, writeback_peak = 0;
+  for (const SamplePoint& p : t.samples) {
+    dirty_peak = std::max(dirty_peak, p.dirty);
+    writeback_peak = std::max(writeback_peak, p.writeback);
+  }
+  add("dirty_peak", static_cast<double>(dirty_peak));
+  add("writeback_peak", static_cast<double>(writeback_peak));
+  if (t.residency) add("cached_end", static_cast<double>(t.residency->cached_bytes()));
+  if (t.probed && t.probe_latency.count() > 0) {
+    add("probe_p50_ms", static_cast<double>(t.probe_latency.Percentile(50)) / 1e6);
+    add("probe_p99_ms", static_cast<double>(t.probe_latency.Percentile(99)) / 1e6);
+    add("probe_max_ms", static_cast<double>(t.probe_latency.max()) / 1e6);
+  }
+  acc.write_latency.Merge(t.write_latency);
+  acc.probe_latency.Merge(t.probe_latency);
+  acc.series.push_back(
+      TimelineSeries(t.samples, round, static_cast<double>(spec.interval_ns) / 1e9));
+  Series gib;
+  gib.key = "per_gib";
+  gib.trial = round;
+  gib.columns = {{"gib", "GiB index"}, {"throughput", "MB/s"}};
+  for (size_t i = 0; i < t.gib_mb_s.size(); ++i)
+    gib.points.push_back({static_cast<double>(i + 1), t.gib_mb_s[i]});
+  acc.series.push_back(std::move(gib));
+  if (!t.library_choice.empty())
+    acc.notes.push_back("round " + std::to_string(round + 1) + ": library picked " +
+                        t.library_choice);
+  if (!t.residency_error.empty()) acc.notes.push_back("page cache: " + t.residency_error);
+  if (t.probe_error)
+    acc.notes.push_back("probe: a write or fdatasync failed: " +
+                        ErrnoError(t.probe_error, "").Message());
+}
+
+Row StreamRow(StreamStrategy s, StreamAccumulator& acc) {
+  Row row = MakeRow(StreamStrategyName(s), acc.outcome);
+  row.notes = std::move(acc.notes);
+  AddFigures(row.figures, kStreamFigures, acc.figures);
+  if (acc.write_latency.count())
+    row.latencies.push_back(Latency::From(acc.write_latency, "write", "write call",
+                                          "one write system call (library: one Append)"));
+  if (acc.probe_latency.count())
+    row.latencies.push_back(Latency::From(acc.probe_latency, "probe", "bystander probe",
+                                          "4 KiB pwrite + fdatasync on another file"));
+  row.series = std::move(acc.series);
+  return row;
+}
+
+}  // namespace writelab
