@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <map>
 
 #include "core/clock.h"
 #include "core/units.h"
+#include "experiments/stride/rows.h"
 #include "experiments/stride/step.h"
 #include "io/file.h"
 #include "port/write_all.h"
@@ -72,30 +72,6 @@ std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::str
 
 // A --batch value as the user would write it: 0 is the queue depth.
 std::string BatchText(unsigned batch) { return batch == 0 ? "qd" : std::to_string(batch); }
-
-Row MakeRow(const std::string& name, StepResult& r) {
-  Row row = MakeRow(name, r.outcome);
-  if (!r.outcome.ok()) return row;
-  std::map<std::string, double> f;
-  f["cycles"] = static_cast<double>(r.ops);
-  f["written_mb"] = static_cast<double>(r.bytes) / kMB;
-  if (r.ops) f["syscalls_per_write"] = static_cast<double>(r.syscalls) / static_cast<double>(r.ops);
-  f["elapsed_s"] = r.seconds;
-  f["mb_s"] = r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / kMB : 0;
-  f["write_p50_ms"] = static_cast<double>(r.latency.Percentile(50)) / 1e6;
-  f["write_p99_ms"] = static_cast<double>(r.latency.Percentile(99)) / 1e6;
-  if (r.have_device) {
-    f["device_writes"] = static_cast<double>(r.device_writes);
-    f["device_merges"] = static_cast<double>(r.device_merges);
-    if (r.device_writes)
-      f["device_kib_per_write"] =
-          static_cast<double>(r.device_bytes) / static_cast<double>(r.device_writes) / 1024;
-  }
-  AddFigures(row.figures, kStrideFigures, f);
-  row.latencies.push_back(Latency::From(r.latency, "write", "write", "issue to completion"));
-  row.series.push_back(std::move(r.timeline));
-  return row;
-}
 
 std::string StepsText(const std::vector<uint64_t>& steps) {
   std::string s;
@@ -177,7 +153,7 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
         std::string name = std::to_string(step);
         if (spec.qds.size() > 1) name += " qd" + std::to_string(qd);
         if (spec.batches.size() > 1) name += " batch" + BatchText(batch);
-        out.rows.push_back(MakeRow(name, r));
+        out.rows.push_back(StrideRow(name, r));
         if (r.outcome.status == RowStatus::kFailed)
           return std::unexpected(PlainError("step " + name + ": " + r.outcome.message));
       }

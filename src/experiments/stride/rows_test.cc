@@ -1,0 +1,91 @@
+#include "experiments/stride/rows.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+namespace writelab {
+namespace {
+
+// 1000 writes of 4 KiB in 0.5 s through 250 system calls.
+StepResult Step() {
+  StepResult r;
+  r.ops = 1000;
+  r.bytes = 1000 * 4096;
+  r.syscalls = 250;
+  r.seconds = 0.5;
+  for (int i = 0; i < 1000; ++i) r.latency.Record(i < 990 ? 100'000 : 5'000'000);
+  r.timeline.key = "timeline";
+  r.timeline.points = {{0.1, 1}, {0.2, 2}};
+  return r;
+}
+
+double Value(const Row& row, const char* key) {
+  const Figure* f = row.FindFigure(key);
+  EXPECT_NE(f, nullptr) << key;
+  return f ? f->value.median : -1;
+}
+
+TEST(StrideRows, AStepBecomesThroughputSyscallsAndPercentiles) {
+  StepResult r = Step();
+  Row row = StrideRow("mq-deadline/qd32/step8", r);
+  EXPECT_EQ(row.name, "mq-deadline/qd32/step8");
+  EXPECT_EQ(row.status, RowStatus::kOk);
+  EXPECT_DOUBLE_EQ(Value(row, "cycles"), 1000);
+  EXPECT_DOUBLE_EQ(Value(row, "written_mb"), 4.096);
+  EXPECT_DOUBLE_EQ(Value(row, "mb_s"), 8.192);
+  EXPECT_DOUBLE_EQ(Value(row, "syscalls_per_write"), 0.25);
+  EXPECT_NEAR(Value(row, "write_p50_ms"), 0.1, 0.01);
+  EXPECT_NEAR(Value(row, "write_p99_ms"), 0.1, 0.01);  // 990 of 1000 at 0.1 ms
+  EXPECT_EQ(row.figures.front().key, "cycles");        // table order
+  ASSERT_EQ(row.latencies.size(), 1u);
+  EXPECT_EQ(row.latencies[0].count, 1000u);
+  EXPECT_EQ(row.latencies[0].max_ns, 5'000'000u);
+  ASSERT_EQ(row.series.size(), 1u);
+  EXPECT_EQ(row.series[0].points.size(), 2u);
+}
+
+TEST(StrideRows, DeviceFiguresOnlyWithADevice) {
+  StepResult r = Step();
+  Row without = StrideRow("none/qd1/step1", r);
+  EXPECT_EQ(without.FindFigure("device_writes"), nullptr);
+  EXPECT_EQ(without.FindFigure("device_merges"), nullptr);
+
+  StepResult d = Step();
+  d.have_device = true;
+  d.device_writes = 50;  // 1000 writes merged into 50 requests
+  d.device_merges = 950;
+  d.device_bytes = 1000 * 4096;
+  Row with = StrideRow("none/qd32/step8", d);
+  EXPECT_DOUBLE_EQ(Value(with, "device_writes"), 50);
+  EXPECT_DOUBLE_EQ(Value(with, "device_merges"), 950);
+  EXPECT_DOUBLE_EQ(Value(with, "device_kib_per_write"), 80);
+}
+
+TEST(StrideRows, NoDeviceWritesNoKibPerWriteAndNoOpsNoSyscallRatio) {
+  StepResult r = Step();
+  r.have_device = true;  // the device did nothing yet (all in its queue)
+  r.ops = 0;
+  Row row = StrideRow("s", r);
+  EXPECT_DOUBLE_EQ(Value(row, "device_writes"), 0);
+  EXPECT_EQ(row.FindFigure("device_kib_per_write"), nullptr);
+  EXPECT_EQ(row.FindFigure("syscalls_per_write"), nullptr);
+}
+
+TEST(StrideRows, AFailedStepHasItsErrnoAndNoFigures) {
+  StepResult r = Step();
+  r.outcome.Fail(EACCES, "io_uring_queue_init", Feature::kIoUring);
+  Row row = StrideRow("mq-deadline/qd32/step8", r);
+  EXPECT_EQ(row.status, RowStatus::kUnsupported);  // EACCES: a seccomp or LSM refusal
+  EXPECT_EQ(row.error_code, EACCES);
+  EXPECT_TRUE(row.figures.empty());
+  EXPECT_TRUE(row.latencies.empty());
+  EXPECT_TRUE(row.series.empty());
+
+  StepResult f = Step();
+  f.outcome.Fail(EIO, "pwrite");
+  EXPECT_EQ(StrideRow("x", f).status, RowStatus::kFailed);
+}
+
+}  // namespace
+}  // namespace writelab
