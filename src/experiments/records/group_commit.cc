@@ -1,5 +1,6 @@
 #include "experiments/records/group_commit.h"
 #include "experiments/records/figures.h"
+#include "experiments/records/rows.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -25,14 +26,6 @@
 namespace writelab {
 namespace {
 
-// The four ways a row commits: alone (each thread pwrite + fdatasync) or
-// through one group-commit RecordWriter; appending to a growing file, or
-// overwriting zeros written ahead (prealloc).
-struct CommitWay {
-  bool group;
-  bool prealloc;
-  const char* name;
-};
 constexpr CommitWay kWays[] = {{false, false, "fdatasync"},
                                {false, true, "fdatasync-prealloc"},
                                {true, false, "group"},
@@ -50,17 +43,6 @@ struct Worker {
   const char* what = "";                // fdatasync rows: the call that failed
   std::unique_ptr<WriteEngine> engine;  // fdatasync rows: the thread's own
   std::optional<WriteRunner> runner;
-};
-
-struct CommitRun {
-  Outcome outcome;
-  uint64_t ns = 0;
-  uint64_t commits = 0;
-  uint64_t syncs = 0;
-  uint64_t sync_ns = 0;
-  uint64_t zero_bytes = 0;                // written ahead, not timed for fdatasync-prealloc
-  std::optional<uint64_t> wait_timeouts;  // group rows
-  Histogram latency;
 };
 
 // The one shared state of a row's threads.
@@ -242,54 +224,6 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
   return run;  // then remove_at_end, outside the timing
 }
 
-// One row's trials.
-struct CommitAcc {
-  std::string name;
-  Outcome outcome;  // the first trial that did not succeed
-  std::map<std::string, std::vector<double>> figures;
-  Histogram latency;
-};
-
-void AddTrial(const CommitRun& r, const CommitWay& way, int threads, CommitAcc& acc) {
-  if (!r.outcome.ok()) {
-    acc.outcome = r.outcome;
-    return;
-  }
-  if (r.commits == 0) return;
-  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
-  const double syncs = static_cast<double>(r.syncs);
-  add("commits_s", static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9));
-  add("p50_ms", static_cast<double>(r.latency.Percentile(50)) / 1e6);
-  add("p99_ms", static_cast<double>(r.latency.Percentile(99)) / 1e6);
-  add("max_ms", static_cast<double>(r.latency.max()) / 1e6);
-  add("records_per_sync", syncs > 0 ? static_cast<double>(r.commits) / syncs : 0);
-  add("sync_ms", syncs > 0 ? static_cast<double>(r.sync_ns) / syncs / 1e6 : 0);
-  add("commits", static_cast<double>(r.commits));
-  add("syncs", syncs);
-  add("zero_bytes", static_cast<double>(r.zero_bytes));
-  if (r.wait_timeouts) add("wait_timeouts", static_cast<double>(*r.wait_timeouts));
-  if (way.group && r.syncs > 0 && r.sync_ns > 0) {
-    const double ceiling = threads / (static_cast<double>(r.sync_ns) / syncs / 1e9);
-    add("ceiling_commits_s", ceiling);
-    add("ceiling_fraction",
-        static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9) / ceiling);
-  }
-  acc.latency.Merge(r.latency);
-}
-
-// base: the median commits/s of fdatasync/T, 0 for that row itself.
-Row MakeCommitRow(CommitAcc& acc, double base) {
-  Row row = MakeRow(acc.name, acc.outcome);
-  if (acc.figures.empty()) return row;
-  if (base > 0) {
-    acc.figures["speedup"] = {Summarize(acc.figures["commits_s"]).median / base};
-  }
-  AddFigures(row.figures, kCommitFigures, acc.figures);
-  row.latencies.push_back(Latency::From(acc.latency, "commit", "commit",
-                                        "append or pwrite until the record is durable"));
-  return row;
-}
-
 // Runs the rows of one thread count, --rounds times, rotating their order.
 Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& corpus,
                           const RunContext& ctx, CommitAcc (&accs)[kWayCount]) {
@@ -300,7 +234,7 @@ Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& co
         std::fprintf(ctx.progress, "\r%-40s",
                      (accs[i].name + ", round " + std::to_string(round + 1)).c_str());
       CommitRun r = MeasureCommits(kWays[i], threads, spec, corpus, ctx);
-      AddTrial(r, kWays[i], threads, accs[i]);
+      AddCommitTrial(r, kWays[i], threads, accs[i]);
       if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
       if (r.outcome.status == RowStatus::kFailed)
         return std::unexpected(PlainError("commit, " + accs[i].name + ": " + r.outcome.message));
@@ -346,7 +280,7 @@ Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunCo
     double median = base == accs[0].figures.end() ? 0 : Summarize(base->second).median;
     for (CommitAcc& acc : accs) {
       if (acc.figures.empty() && acc.outcome.ok()) acc.outcome = Unmeasured();
-      out.rows.push_back(MakeCommitRow(acc, &acc == &accs[0] ? 0 : median));  // [0]: the base
+      out.rows.push_back(CommitRow(acc, &acc == &accs[0] ? 0 : median));  // [0]: the base
     }
   }
   if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");

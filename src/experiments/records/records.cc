@@ -13,6 +13,7 @@
 #include "experiments/records/corpus.h"
 #include "experiments/records/group_commit.h"
 #include "experiments/records/methods.h"
+#include "experiments/records/rows.h"
 #include "io/file.h"
 #include "port/linux_compat.h"
 #include "telemetry/identify.h"
@@ -34,67 +35,9 @@ constexpr RecordSyncInfo kSyncs[] = {
     {RecordSync::kRwfDsync, "rwf-dsync", "pwritev2 RWF_DSYNC on every write call", 0, RWF_DSYNC},
 };
 
-struct Accumulator {
-  Outcome outcome;  // the first trial that did not succeed
-  std::map<std::string, std::vector<double>> figures;
-  std::vector<std::string> notes;
-};
-
-void AddRun(const MethodRun& m, const OutputPlan& plan, Accumulator& acc) {
-  if (!m.outcome.ok()) {
-    acc.outcome = m.outcome;
-    return;
-  }
-  double s = static_cast<double>(m.ns) / 1e9;
-  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
-  add("seconds", s);
-  add("mb_s", s > 0 ? static_cast<double>(plan.bytes) / s / kMB : 0);
-  add("lines_s", s > 0 ? static_cast<double>(plan.lines) / s : 0);
-  add("syscalls_per_line",
-      static_cast<double>(m.write_calls + m.sync_calls) / static_cast<double>(plan.lines));
-  add("bytes", static_cast<double>(plan.bytes));
-  add("lines", static_cast<double>(plan.lines));
-  add("write_calls", static_cast<double>(m.write_calls));
-  add("sync_calls", static_cast<double>(m.sync_calls));
-  add("short_writes", static_cast<double>(m.short_writes));
-  if (!m.note.empty() && std::find(acc.notes.begin(), acc.notes.end(), m.note) == acc.notes.end())
-    acc.notes.push_back(m.note);
-}
-
 std::string RowName(RecordMethod m, const RecordSyncChoice& s) {
   std::string name = NameOf(kRecordMethods, m);
   return s.id == RecordSync::kNone ? name : name + "/" + s.Name();
-}
-
-Row MakeRow(const std::string& name, Accumulator& acc) {
-  Row row = MakeRow(name, acc.outcome);
-  row.notes = std::move(acc.notes);
-  AddFigures(row.figures, kRecordsFigures, acc.figures);
-  return row;
-}
-
-// lines/s of each row over the write row of its sync choice, median to median.
-void AddSpeedups(ExperimentResult& out) {
-  constexpr FigureKey kLinesS = KeyOf(kRecordsFigures, "lines_s");
-  std::map<std::string, double> base;  // sync suffix ("", "/osync") -> write's lines/s
-  for (const Row& row : out.rows) {
-    const Figure* f = row.FindFigure(kLinesS.name);
-    if (f && row.name.starts_with("write") && (row.name == "write" || row.name[5] == '/'))
-      base[row.name.substr(5)] = f->value.median;
-  }
-  for (Row& row : out.rows) {
-    const Figure* mine = row.FindFigure(kLinesS.name);
-    if (!mine) continue;
-    auto slash = row.name.find('/');
-    auto it = base.find(slash == std::string::npos ? "" : row.name.substr(slash));
-    if (it == base.end() || it->second <= 0) continue;
-    double ratio = mine->value.median / it->second;
-    constexpr const FigureSpec& f = SpecOf(kRecordsFigures, "speedup");
-    constexpr FigureKey kBytes = KeyOf(kRecordsFigures, "bytes");  // speedup goes before it
-    auto at = std::find_if(row.figures.begin(), row.figures.end(),
-                           [](const Figure& x) { return x.key == kBytes.name; });
-    row.figures.insert(at, f.Make(Summarize({ratio})));
-  }
 }
 
 void AddParams(const RecordsSpec& spec, const Corpus& corpus, ExperimentResult& out) {
@@ -125,7 +68,7 @@ struct Cell {
   RecordMethod method;
   RecordSyncChoice sync;
   std::string name;
-  Accumulator acc;
+  RecordsAccumulator acc;
 };
 
 // One trial of one cell: open a new file, run, verify, remove.
@@ -236,7 +179,7 @@ Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan&
                      (c.name + ", round " + std::to_string(round + 1)).c_str());
       MethodRun run = RunCell(spec, corpus, c, p, ctx);
       if (run.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
-      AddRun(run, p, c.acc);
+      AddMethodRun(run, p, c.acc);
       if (run.outcome.status == RowStatus::kFailed)
         return std::unexpected(PlainError(c.name + ": " + run.outcome.message));
     }
@@ -300,7 +243,7 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
     if (c.sync.synchronous())
       c.acc.notes.push_back("synchronous: " + FormatBytes(static_cast<double>(sync_plan.bytes)) +
                             " (--sync-total), not --total");
-    out.rows.push_back(MakeRow(c.name, c.acc));
+    out.rows.push_back(RecordsRow(c.name, c.acc));
   }
   AddSpeedups(out);
   AddRunNotes(spec, plan, sync_plan, out);

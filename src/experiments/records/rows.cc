@@ -1,0 +1,102 @@
+#include "experiments/records/rows.h"
+
+#include <algorithm>
+
+#include "core/stats.h"
+#include "core/units.h"
+#include "experiments/records/figures.h"
+
+namespace writelab {
+
+void AddMethodRun(const MethodRun& m, const OutputPlan& plan, RecordsAccumulator& acc) {
+  if (!m.outcome.ok()) {
+    acc.outcome = m.outcome;
+    return;
+  }
+  double s = static_cast<double>(m.ns) / 1e9;
+  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
+  add("seconds", s);
+  add("mb_s", s > 0 ? static_cast<double>(plan.bytes) / s / kMB : 0);
+  add("lines_s", s > 0 ? static_cast<double>(plan.lines) / s : 0);
+  add("syscalls_per_line",
+      static_cast<double>(m.write_calls + m.sync_calls) / static_cast<double>(plan.lines));
+  add("bytes", static_cast<double>(plan.bytes));
+  add("lines", static_cast<double>(plan.lines));
+  add("write_calls", static_cast<double>(m.write_calls));
+  add("sync_calls", static_cast<double>(m.sync_calls));
+  add("short_writes", static_cast<double>(m.short_writes));
+  if (!m.note.empty() && std::find(acc.notes.begin(), acc.notes.end(), m.note) == acc.notes.end())
+    acc.notes.push_back(m.note);
+}
+
+Row RecordsRow(const std::string& name, RecordsAccumulator& acc) {
+  Row row = MakeRow(name, acc.outcome);
+  row.notes = std::move(acc.notes);
+  AddFigures(row.figures, kRecordsFigures, acc.figures);
+  return row;
+}
+
+// lines/s of each row over the write row of its sync choice, median to median.
+void AddSpeedups(ExperimentResult& out) {
+  constexpr FigureKey kLinesS = KeyOf(kRecordsFigures, "lines_s");
+  std::map<std::string, double> base;  // sync suffix ("", "/osync") -> write's lines/s
+  for (const Row& row : out.rows) {
+    const Figure* f = row.FindFigure(kLinesS.name);
+    if (f && row.name.starts_with("write") && (row.name == "write" || row.name[5] == '/'))
+      base[row.name.substr(5)] = f->value.median;
+  }
+  for (Row& row : out.rows) {
+    const Figure* mine = row.FindFigure(kLinesS.name);
+    if (!mine) continue;
+    auto slash = row.name.find('/');
+    auto it = base.find(slash == std::string::npos ? "" : row.name.substr(slash));
+    if (it == base.end() || it->second <= 0) continue;
+    double ratio = mine->value.median / it->second;
+    constexpr const FigureSpec& f = SpecOf(kRecordsFigures, "speedup");
+    constexpr FigureKey kBytes = KeyOf(kRecordsFigures, "bytes");  // speedup goes before it
+    auto at = std::find_if(row.figures.begin(), row.figures.end(),
+                           [](const Figure& x) { return x.key == kBytes.name; });
+    row.figures.insert(at, f.Make(Summarize({ratio})));
+  }
+}
+
+void AddCommitTrial(const CommitRun& r, const CommitWay& way, int threads, CommitAcc& acc) {
+  if (!r.outcome.ok()) {
+    acc.outcome = r.outcome;
+    return;
+  }
+  if (r.commits == 0) return;
+  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
+  const double syncs = static_cast<double>(r.syncs);
+  add("commits_s", static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9));
+  add("p50_ms", static_cast<double>(r.latency.Percentile(50)) / 1e6);
+  add("p99_ms", static_cast<double>(r.latency.Percentile(99)) / 1e6);
+  add("max_ms", static_cast<double>(r.latency.max()) / 1e6);
+  add("records_per_sync", syncs > 0 ? static_cast<double>(r.commits) / syncs : 0);
+  add("sync_ms", syncs > 0 ? static_cast<double>(r.sync_ns) / syncs / 1e6 : 0);
+  add("commits", static_cast<double>(r.commits));
+  add("syncs", syncs);
+  add("zero_bytes", static_cast<double>(r.zero_bytes));
+  if (r.wait_timeouts) add("wait_timeouts", static_cast<double>(*r.wait_timeouts));
+  if (way.group && r.syncs > 0 && r.sync_ns > 0) {
+    const double ceiling = threads / (static_cast<double>(r.sync_ns) / syncs / 1e9);
+    add("ceiling_commits_s", ceiling);
+    add("ceiling_fraction",
+        static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9) / ceiling);
+  }
+  acc.latency.Merge(r.latency);
+}
+
+Row CommitRow(CommitAcc& acc, double base) {
+  Row row = MakeRow(acc.name, acc.outcome);
+  if (acc.figures.empty()) return row;
+  if (base > 0) {
+    acc.figures["speedup"] = {Summarize(acc.figures["commits_s"]).median / base};
+  }
+  AddFigures(row.figures, kCommitFigures, acc.figures);
+  row.latencies.push_back(Latency::From(acc.latency, "commit", "commit",
+                                        "append or pwrite until the record is durable"));
+  return row;
+}
+
+}  // namespace writelab
