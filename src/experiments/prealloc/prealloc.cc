@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/outcome.h"
 #include "core/units.h"
+#include "experiments/prealloc/rows.h"
 #include "io/engine.h"
 #include "io/file.h"
 #include "io/runner.h"
@@ -40,12 +41,6 @@ constexpr PreallocModeInfo kModes[] = {
     {PreallocMode::kWriteZeroes, "write-zeroes",
      "fallocate FALLOC_FL_WRITE_ZEROES (Linux 6.17): written, zeroed extents by the device"},
     {PreallocMode::kZeroFill, "zero-fill", "write zeros, as dd does"},
-};
-
-struct Trial {
-  Outcome outcome;
-  std::map<std::string, double> figures;
-  Histogram latency;
 };
 
 // fallocate(2)'s mode for a preallocating mode; -1 for the others.
@@ -77,29 +72,12 @@ int Prepare(PreallocMode m, int fd, OpRunner& runner, uint64_t size) {
   return runner.Sync({SyncKind::kFsync});
 }
 
-// Extents and allocation of the file into figures with the given suffix.
-std::optional<Error> Snapshot(int fd, const std::string& path, const char* when,
-                              std::map<std::string, double>& f) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return ErrnoError(errno, "fstat " + path);
-  std::string s = when;
-  if (s == "after") f["size_after"] = static_cast<double>(st.st_size);
-  f["allocated_" + s] = static_cast<double>(st.st_blocks) * 512;
-  auto extents = ReadExtents(fd, path);
-  if (!extents && extents.error().code == EOPNOTSUPP) return std::nullopt;  // tmpfs: unknown
-  if (!extents) return extents.error();
-  ExtentCounts c = CountExtents(*extents);
-  f["extents_" + s] = static_cast<double>(c.total);
-  f["unwritten_" + s] = static_cast<double>(c.unwritten);
-  if (s == "after") f["written_after"] = static_cast<double>(c.written);
-  return std::nullopt;
-}
-
 // The 2012 workload: `writes` writes of `block` at i x stride x block, each
 // synchronous as the open flags make it. The file is the one `created`
 // refers to, reopened with the flags through its descriptor, never by name.
 void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
-              const std::string& path, const AlignedBuffer& data, const RunContext& ctx, Trial& t) {
+              const std::string& path, const AlignedBuffer& data, const RunContext& ctx,
+              PreallocTrial& t) {
   const bool direct = flags & O_DIRECT;
   auto fd = ReopenFd(created, O_WRONLY | flags, path);
   if (!fd) {
@@ -127,9 +105,9 @@ void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
 
 bool IsFallocateFlag(PreallocMode m) { return FallocateMode(m) >= 0; }
 
-Trial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align,
-               const AlignedBuffer& data, const RunContext& ctx) {
-  Trial t;
+PreallocTrial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align,
+                       const AlignedBuffer& data, const RunContext& ctx) {
+  PreallocTrial t;
   std::string path;
   auto fd = CreateOwnFile(spec.dir, "prealloc", O_RDWR, &path);
   if (!fd) {
@@ -147,25 +125,15 @@ Trial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align
     const bool flag = IsFallocateFlag(m);
     t.outcome.Fail(err, (flag ? "fallocate " : "prepare ") + path,
                    flag ? Feature::kFallocateMode : Feature::kNone);
-  } else if (auto e = Snapshot(fd->get(), path, "before", t.figures)) {
+  } else if (auto e = SnapshotExtents(fd->get(), path, "before", t.figures)) {
     t.outcome.Fail(*e);
   } else {
     Workload(spec, flags, align, fd->get(), path, data, ctx, t);
     if (t.outcome.ok() && !t.outcome.interrupted)
-      if (auto e2 = Snapshot(fd->get(), path, "after", t.figures)) t.outcome.Fail(*e2);
+      if (auto e2 = SnapshotExtents(fd->get(), path, "after", t.figures)) t.outcome.Fail(*e2);
   }
   unlink(path.c_str());
   return t;
-}
-
-Row MakeRow(std::string name, Trial& t) {
-  Row row = MakeRow(std::move(name), t.outcome);
-  if (!t.outcome.ok()) return row;
-  AddFigures(row.figures, kPreallocFigures, t.figures);
-  if (t.latency.count())
-    row.latencies.push_back(Latency::From(t.latency, "write", "strided write",
-                                          "one pwrite of --block with the --flags"));
-  return row;
 }
 
 // /sys/fs/ext4/DEV/extent_max_zeroout_kb of the file system under dir.
@@ -294,11 +262,11 @@ Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentRe
       set.emplace(std::move(*s));
     }
     for (PreallocMode m : spec.modes) {
-      Trial t = RunTrial(spec, m, flags, align, data, ctx);
+      PreallocTrial t = RunTrial(spec, m, flags, align, data, ctx);
       if (t.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
       std::string name = NameOf(kModes, m);
       if (zeroout) name += " (zeroout " + std::to_string(*zeroout) + " KiB)";
-      out.rows.push_back(MakeRow(name, t));
+      out.rows.push_back(PreallocRow(name, t));
       if (t.outcome.status == RowStatus::kFailed)
         return std::unexpected(PlainError(out.rows.back().name + ": " + t.outcome.message));
     }

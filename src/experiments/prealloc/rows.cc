@@ -1,0 +1,39 @@
+#include "experiments/prealloc/rows.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "experiments/prealloc/figures.h"
+#include "telemetry/fiemap.h"
+
+namespace writelab {
+
+std::optional<Error> SnapshotExtents(int fd, const std::string& path, const char* when,
+                                     std::map<std::string, double>& f) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return ErrnoError(errno, "fstat " + path);
+  std::string s = when;
+  if (s == "after") f["size_after"] = static_cast<double>(st.st_size);
+  f["allocated_" + s] = static_cast<double>(st.st_blocks) * 512;
+  auto extents = ReadExtents(fd, path);
+  if (!extents && extents.error().code == EOPNOTSUPP) return std::nullopt;  // tmpfs: unknown
+  if (!extents) return extents.error();
+  ExtentCounts c = CountExtents(*extents);
+  f["extents_" + s] = static_cast<double>(c.total);
+  f["unwritten_" + s] = static_cast<double>(c.unwritten);
+  if (s == "after") f["written_after"] = static_cast<double>(c.written);
+  return std::nullopt;
+}
+
+Row PreallocRow(std::string name, PreallocTrial& t) {
+  Row row = MakeRow(std::move(name), t.outcome);
+  if (!t.outcome.ok()) return row;
+  AddFigures(row.figures, kPreallocFigures, t.figures);
+  if (t.latency.count())
+    row.latencies.push_back(Latency::From(t.latency, "write", "strided write",
+                                          "one pwrite of --block with the --flags"));
+  return row;
+}
+
+}  // namespace writelab
