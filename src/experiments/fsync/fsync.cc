@@ -1,4 +1,5 @@
 #include "experiments/fsync/fsync.h"
+#include "experiments/fsync/rows.h"
 #include "experiments/fsync/sync_loop.h"
 #include "io/trusted_dir.h"
 
@@ -49,73 +50,6 @@ constexpr BackgroundInfo kBackgrounds[] = {
 
 std::string DirOf(const FsyncSpec& spec) {
   return spec.dir.empty() ? ParentDir(spec.file) : spec.dir;
-}
-
-// What one (background, method) row measured, besides the loop's own data.
-struct RowContext {
-  std::string bg_name;
-  double seconds = 0;
-  std::optional<uint64_t> bg_bytes;
-  bool device = false;
-  uint64_t device_bytes = 0;
-  uint64_t dirty_peak = 0;
-  uint64_t writeback_peak = 0;
-  std::vector<SamplePoint> points;
-  std::string bg_failure;
-};
-
-double Ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
-
-void AddLatencyFigures(const SyncRun& run, std::map<std::string, double>& f) {
-  const Histogram& w = run.write_latency;
-  if (w.count()) {
-    f["write_p50_ms"] = Ms(w.Percentile(50));
-    f["write_p99_ms"] = Ms(w.Percentile(99));
-    f["write_max_ms"] = Ms(w.max());
-  }
-  const Histogram& s = run.sync_latency;
-  if (s.count()) {
-    f["sync_min_ms"] = Ms(s.min());
-    f["sync_p50_ms"] = Ms(s.Percentile(50));
-    f["sync_p90_ms"] = Ms(s.Percentile(90));
-    f["sync_p99_ms"] = Ms(s.Percentile(99));
-    f["sync_max_ms"] = Ms(s.max());
-  }
-  const Histogram& t = run.total_latency;
-  if (t.count()) {
-    f["total_p50_ms"] = Ms(t.Percentile(50));
-    f["total_p99_ms"] = Ms(t.Percentile(99));
-    f["total_max_ms"] = Ms(t.max());
-  }
-}
-
-Row MakeRow(const SyncMethodInfo& m, const SyncRun& run, const RowContext& rc, double interval_s) {
-  Outcome bg;  // a background that failed makes the row a failure whatever it measured
-  if (!rc.bg_failure.empty()) bg.Fail(PlainError(rc.bg_failure));
-  Row row = MakeRow(rc.bg_name + "/" + m.name, bg.ok() ? run.outcome : bg);
-  if (!m.separate_sync) row.notes.push_back("the write is the sync: no separate sync figures");
-  std::map<std::string, double> f;
-  AddLatencyFigures(run, f);
-  if (rc.seconds > 0 && rc.bg_bytes)
-    f["bg_mb_s"] = static_cast<double>(*rc.bg_bytes) / rc.seconds / kMB;
-  if (rc.seconds > 0 && rc.device)
-    f["device_mb_s"] = static_cast<double>(rc.device_bytes) / rc.seconds / kMB;
-  f["dirty_peak"] = static_cast<double>(rc.dirty_peak);
-  f["writeback_peak"] = static_cast<double>(rc.writeback_peak);
-  if (run.write_latency.count() == 0) f.clear();
-  AddFigures(row.figures, kFsyncFigures, f);
-  auto add = [&](const Histogram& h, const char* key, const char* label, const char* inc) {
-    if (h.count()) row.latencies.push_back(Latency::From(h, key, label, inc));
-  };
-  add(run.write_latency, "write", "write", "one pwrite call");
-  add(run.sync_latency, "sync", std::string(m.name) == "sfr" ? "sfr+fdatasync" : m.name,
-      "the sync call after the write; for sfr, sync_file_range and fdatasync together");
-  add(run.total_latency, "total", "write+sync", "the write and sync calls together");
-  Series it{"iterations", 0, 0, {{"t", "s"}, {"write", "s"}, {"sync", "s"}}, {}};
-  for (const auto& s : run.samples) it.points.push_back({s[0], s[1], s[2]});
-  row.series.push_back(std::move(it));
-  row.series.push_back(TimelineSeries(rc.points, 0, interval_s));
-  return row;
 }
 
 uint64_t DefaultBgSize(const std::string& dir) {
@@ -221,20 +155,6 @@ std::expected<UniqueFd, Error> OpenTestFile(const FsyncSpec& spec, const SyncMet
   return CreateOwnFile(spec.dir, "fsync", flags, path);
 }
 
-// Figures of the telemetry between two sample points (inclusive).
-void FillTelemetry(const std::vector<SamplePoint>& all, double t0, double t1, RowContext& rc) {
-  for (const SamplePoint& p : all) {
-    if (p.t_s < t0 || p.t_s > t1) continue;
-    rc.points.push_back(p);
-    rc.dirty_peak = std::max(rc.dirty_peak, p.dirty);
-    rc.writeback_peak = std::max(rc.writeback_peak, p.writeback);
-  }
-  if (rc.points.size() >= 2 && rc.points.front().have_device) {
-    rc.device = true;
-    rc.device_bytes = rc.points.back().dev_write_bytes - rc.points.front().dev_write_bytes;
-  }
-}
-
 struct PhaseResult {
   std::vector<Row> rows;
   Status status;
@@ -244,7 +164,7 @@ struct PhaseResult {
 struct Measured {
   const SyncMethodInfo* method;
   SyncRun run;
-  RowContext rc;
+  FsyncRowContext rc;
 };
 
 // One method's row under the running background: its own file, its
@@ -285,7 +205,7 @@ void AddRows(const FsyncSpec& spec, const std::vector<SamplePoint>& all,
     rc.points.clear();
     FillTelemetry(all, t0, t1, rc);
     out.rows.push_back(
-        MakeRow(*method, run, rc, static_cast<double>(spec.sample_interval_ns) / 1e9));
+        FsyncRow(*method, run, rc, static_cast<double>(spec.sample_interval_ns) / 1e9));
     if (run.outcome.status == RowStatus::kFailed && out.status)
       out.status =
           std::unexpected(PlainError(out.rows.back().name + ": " + out.rows.back().message));
@@ -301,10 +221,10 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   auto fail_all = [&](const std::string& why) {
     for (SyncMethod m : spec.methods) {
       SyncRun none;
-      RowContext rc;
+      FsyncRowContext rc;
       rc.bg_name = bg_name;
       rc.bg_failure = why;
-      out.rows.push_back(MakeRow(InfoOf(m), none, rc, 0));
+      out.rows.push_back(FsyncRow(InfoOf(m), none, rc, 0));
     }
     out.status = std::unexpected(PlainError(why));
     return std::move(out);

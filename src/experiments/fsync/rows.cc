@@ -1,0 +1,83 @@
+#include "experiments/fsync/rows.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/units.h"
+#include "experiments/fsync/figures.h"
+
+namespace writelab {
+
+void FillTelemetry(const std::vector<SamplePoint>& all, double t0, double t1, FsyncRowContext& rc) {
+  for (const SamplePoint& p : all) {
+    if (p.t_s < t0 || p.t_s > t1) continue;
+    rc.points.push_back(p);
+    rc.dirty_peak = std::max(rc.dirty_peak, p.dirty);
+    rc.writeback_peak = std::max(rc.writeback_peak, p.writeback);
+  }
+  if (rc.points.size() >= 2 && rc.points.front().have_device) {
+    rc.device = true;
+    rc.device_bytes = rc.points.back().dev_write_bytes - rc.points.front().dev_write_bytes;
+  }
+}
+
+namespace {
+
+double Ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+void AddLatencyFigures(const SyncRun& run, std::map<std::string, double>& f) {
+  const Histogram& w = run.write_latency;
+  if (w.count()) {
+    f["write_p50_ms"] = Ms(w.Percentile(50));
+    f["write_p99_ms"] = Ms(w.Percentile(99));
+    f["write_max_ms"] = Ms(w.max());
+  }
+  const Histogram& s = run.sync_latency;
+  if (s.count()) {
+    f["sync_min_ms"] = Ms(s.min());
+    f["sync_p50_ms"] = Ms(s.Percentile(50));
+    f["sync_p90_ms"] = Ms(s.Percentile(90));
+    f["sync_p99_ms"] = Ms(s.Percentile(99));
+    f["sync_max_ms"] = Ms(s.max());
+  }
+  const Histogram& t = run.total_latency;
+  if (t.count()) {
+    f["total_p50_ms"] = Ms(t.Percentile(50));
+    f["total_p99_ms"] = Ms(t.Percentile(99));
+    f["total_max_ms"] = Ms(t.max());
+  }
+}
+
+}  // namespace
+
+Row FsyncRow(const SyncMethodInfo& m, const SyncRun& run, const FsyncRowContext& rc,
+             double interval_s) {
+  Outcome bg;  // a background that failed makes the row a failure whatever it measured
+  if (!rc.bg_failure.empty()) bg.Fail(PlainError(rc.bg_failure));
+  Row row = MakeRow(rc.bg_name + "/" + m.name, bg.ok() ? run.outcome : bg);
+  if (!m.separate_sync) row.notes.push_back("the write is the sync: no separate sync figures");
+  std::map<std::string, double> f;
+  AddLatencyFigures(run, f);
+  if (rc.seconds > 0 && rc.bg_bytes)
+    f["bg_mb_s"] = static_cast<double>(*rc.bg_bytes) / rc.seconds / kMB;
+  if (rc.seconds > 0 && rc.device)
+    f["device_mb_s"] = static_cast<double>(rc.device_bytes) / rc.seconds / kMB;
+  f["dirty_peak"] = static_cast<double>(rc.dirty_peak);
+  f["writeback_peak"] = static_cast<double>(rc.writeback_peak);
+  if (run.write_latency.count() == 0) f.clear();
+  AddFigures(row.figures, kFsyncFigures, f);
+  auto add = [&](const Histogram& h, const char* key, const char* label, const char* inc) {
+    if (h.count()) row.latencies.push_back(Latency::From(h, key, label, inc));
+  };
+  add(run.write_latency, "write", "write", "one pwrite call");
+  add(run.sync_latency, "sync", std::string(m.name) == "sfr" ? "sfr+fdatasync" : m.name,
+      "the sync call after the write; for sfr, sync_file_range and fdatasync together");
+  add(run.total_latency, "total", "write+sync", "the write and sync calls together");
+  Series it{"iterations", 0, 0, {{"t", "s"}, {"write", "s"}, {"sync", "s"}}, {}};
+  for (const auto& s : run.samples) it.points.push_back({s[0], s[1], s[2]});
+  row.series.push_back(std::move(it));
+  row.series.push_back(TimelineSeries(rc.points, 0, interval_s));
+  return row;
+}
+
+}  // namespace writelab

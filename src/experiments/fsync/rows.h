@@ -1,0 +1,42 @@
+// How a `writelab fsync` (background, method) run becomes a row: the sync
+// loop's latencies as percentiles, the background's and the device's
+// throughput, Dirty and Writeback peaks, and the per-iteration and telemetry
+// series. Internal to the fsync experiment; its own file so that the row
+// building is tested without a background load.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "experiments/fsync/spec.h"
+#include "experiments/fsync/sync_loop.h"
+#include "telemetry/sampler.h"
+
+namespace writelab {
+
+// What one (background, method) row measured, besides the loop's own data.
+struct FsyncRowContext {
+  std::string bg_name;
+  double seconds = 0;
+  std::optional<uint64_t> bg_bytes;  // the background's bytes (none: no byte count)
+  bool device = false;
+  uint64_t device_bytes = 0;
+  uint64_t dirty_peak = 0;
+  uint64_t writeback_peak = 0;
+  std::vector<SamplePoint> points;
+  std::string bg_failure;  // a background that failed fails the row
+};
+
+// Takes the sample points with t0 <= t_s <= t1 into rc: the series, the peaks
+// and, with device counters, the bytes the device wrote between the first and
+// the last.
+void FillTelemetry(const std::vector<SamplePoint>& all, double t0, double t1, FsyncRowContext& rc);
+
+// The row "BACKGROUND/METHOD". A run without a single write has no figures.
+Row FsyncRow(const SyncMethodInfo& m, const SyncRun& run, const FsyncRowContext& rc,
+             double interval_s);
+
+}  // namespace writelab

@@ -1,0 +1,114 @@
+#include "experiments/fsync/rows.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+namespace writelab {
+namespace {
+
+constexpr SyncMethodInfo kFsync{SyncMethod::kFsync, "fsync", "pwrite, then fsync", 0, 0, true};
+constexpr SyncMethodInfo kOsync{SyncMethod::kOsync, "osync", "O_SYNC", O_SYNC, 0, false};
+
+double Value(const Row& row, const char* key) {
+  const Figure* f = row.FindFigure(key);
+  EXPECT_NE(f, nullptr) << key;
+  return f ? f->value.median : -1;
+}
+
+// Ten iterations: 1 ms writes and syncs of 10 ms, one of them 900 ms.
+SyncRun TenIterations() {
+  SyncRun run;
+  for (int i = 0; i < 10; ++i) {
+    const uint64_t sync = i == 7 ? 900'000'000 : 10'000'000;
+    run.write_latency.Record(1'000'000);
+    run.sync_latency.Record(sync);
+    run.total_latency.Record(1'000'000 + sync);
+    run.samples.push_back({i * 1.0, 0.001, static_cast<double>(sync) / 1e9});
+  }
+  return run;
+}
+
+SamplePoint Point(double t, uint64_t dirty, uint64_t dev_bytes) {
+  SamplePoint p;
+  p.t_s = t;
+  p.dirty = dirty;
+  p.have_device = true;
+  p.dev_write_bytes = dev_bytes;
+  return p;
+}
+
+TEST(FsyncRows, TelemetryIsTakenBetweenTheRowsStartAndEnd) {
+  std::vector<SamplePoint> all = {Point(0, 900, 0), Point(1, 100, 1000), Point(2, 300, 5000),
+                                  Point(3, 200, 9000), Point(4, 999, 20000)};
+  FsyncRowContext rc;
+  FillTelemetry(all, 1, 3, rc);
+  EXPECT_EQ(rc.points.size(), 3u);
+  EXPECT_EQ(rc.dirty_peak, 300u);  // 900 and 999 lie outside the row
+  EXPECT_TRUE(rc.device);
+  EXPECT_EQ(rc.device_bytes, 8000u);
+}
+
+TEST(FsyncRows, ARunBecomesPercentilesThroughputsAndSeries) {
+  FsyncRowContext rc{"stream", 10, 2'000'000'000, true, 500'000'000, 1 << 30, 1 << 20, {}, ""};
+  rc.points = {Point(0, 0, 0), Point(5, 0, 1)};
+  Row row = FsyncRow(kFsync, TenIterations(), rc, 0.5);
+  EXPECT_EQ(row.name, "stream/fsync");
+  EXPECT_EQ(row.status, RowStatus::kOk);
+  EXPECT_NEAR(Value(row, "sync_p50_ms"), 10, 0.5);
+  EXPECT_NEAR(Value(row, "sync_max_ms"), 900, 1);
+  EXPECT_NEAR(Value(row, "write_p99_ms"), 1, 0.05);
+  EXPECT_DOUBLE_EQ(Value(row, "bg_mb_s"), 200);
+  EXPECT_DOUBLE_EQ(Value(row, "device_mb_s"), 50);
+  EXPECT_DOUBLE_EQ(Value(row, "dirty_peak"), 1 << 30);
+  ASSERT_EQ(row.latencies.size(), 3u);
+  EXPECT_EQ(row.latencies[1].label, "fsync");
+  EXPECT_EQ(row.latencies[1].count, 10u);
+  ASSERT_EQ(row.series.size(), 2u);
+  EXPECT_EQ(row.series[0].key, "iterations");
+  ASSERT_EQ(row.series[0].points.size(), 10u);
+  EXPECT_DOUBLE_EQ(row.series[0].points[7][2], 0.9);
+  EXPECT_TRUE(row.notes.empty());
+}
+
+TEST(FsyncRows, WithoutABackgroundByteCountOrADeviceThoseFiguresAreAbsent) {
+  FsyncRowContext rc;
+  rc.bg_name = "none";
+  rc.seconds = 10;
+  SyncRun run = TenIterations();
+  run.sync_latency = Histogram();  // the write is the sync
+  run.total_latency = Histogram();
+  Row row = FsyncRow(kOsync, run, rc, 0.5);
+  EXPECT_EQ(row.FindFigure("bg_mb_s"), nullptr);
+  EXPECT_EQ(row.FindFigure("device_mb_s"), nullptr);
+  EXPECT_EQ(row.FindFigure("sync_p50_ms"), nullptr);
+  EXPECT_EQ(row.latencies.size(), 1u);
+  EXPECT_EQ(row.notes, std::vector<std::string>{"the write is the sync: no separate sync figures"});
+}
+
+TEST(FsyncRows, ABackgroundFailureFailsTheRowWhateverItMeasured) {
+  FsyncRowContext rc;
+  rc.bg_name = "random";
+  rc.bg_failure = "background random: pwrite: No space left on device";
+  Row row = FsyncRow(kFsync, TenIterations(), rc, 0.5);
+  EXPECT_EQ(row.status, RowStatus::kFailed);
+  EXPECT_EQ(row.message, rc.bg_failure);
+}
+
+TEST(FsyncRows, AnUnsupportedMethodWithoutWritesHasNoFigures) {
+  SyncRun run;
+  run.outcome.Fail(EOPNOTSUPP, "pwritev2 RWF_DSYNC", Feature::kRwfDsync);
+  FsyncRowContext rc;
+  rc.bg_name = "none";
+  rc.seconds = 1;
+  rc.dirty_peak = 5;
+  Row row = FsyncRow(kFsync, run, rc, 0.5);
+  EXPECT_EQ(row.status, RowStatus::kUnsupported);
+  EXPECT_EQ(row.error_code, EOPNOTSUPP);
+  EXPECT_TRUE(row.figures.empty());
+  EXPECT_TRUE(row.latencies.empty());
+}
+
+}  // namespace
+}  // namespace writelab
