@@ -212,12 +212,15 @@ TEST(FaultPlan, ParsesOperationCountAndErrno) {
     EXPECT_FALSE(ParseFaultPlan(bad).has_value()) << bad;
 }
 
+// An engine that fails nothing by itself.
+std::unique_ptr<WriteEngine> HealthyEngine() {
+  return std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{});
+}
+
 TEST(FaultInjector, CountsAcrossEnginesAndFailsTheNthOnly) {
   FaultInjector faults({FaultOp::kWrite, 3, EIO});
-  auto a =
-      faults.Wrap(std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{}));
-  auto b =
-      faults.Wrap(std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{}));
+  auto a = faults.Wrap(HealthyEngine());
+  auto b = faults.Wrap(HealthyEngine());
   Histogram h;
   WriteRunner ra(*a, h), rb(*b, h);
   char c[8] = {};
@@ -232,10 +235,8 @@ TEST(FaultInjector, CountsAcrossEnginesAndFailsTheNthOnly) {
 
 TEST(FaultInjector, CountsInOneEngineWhenTold) {
   FaultInjector faults({FaultOp::kWrite, 2, EIO, 2});
-  auto a =
-      faults.Wrap(std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{}));
-  auto b =
-      faults.Wrap(std::make_unique<FaultyMemoryEngine>(std::vector<FaultyMemoryEngine::Fault>{}));
+  auto a = faults.Wrap(HealthyEngine());
+  auto b = faults.Wrap(HealthyEngine());
   Histogram h;
   WriteRunner ra(*a, h), rb(*b, h);
   char c[8] = {};

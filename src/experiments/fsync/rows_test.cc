@@ -5,17 +5,15 @@
 
 #include <cerrno>
 
+#include "row_figures.h"
+
 namespace writelab {
 namespace {
 
+using testing::FigureMedian;
+
 constexpr SyncMethodInfo kFsync{SyncMethod::kFsync, "fsync", "pwrite, then fsync", 0, 0, true};
 constexpr SyncMethodInfo kOsync{SyncMethod::kOsync, "osync", "O_SYNC", O_SYNC, 0, false};
-
-double Value(const Row& row, const char* key) {
-  const Figure* f = row.FindFigure(key);
-  EXPECT_NE(f, nullptr) << key;
-  return f ? f->value.median : -1;
-}
 
 // Ten iterations: 1 ms writes and syncs of 10 ms, one of them 900 ms.
 SyncRun TenIterations() {
@@ -56,12 +54,12 @@ TEST(FsyncRows, ARunBecomesPercentilesThroughputsAndSeries) {
   Row row = FsyncRow(kFsync, TenIterations(), rc, 0.5);
   EXPECT_EQ(row.name, "stream/fsync");
   EXPECT_EQ(row.status, RowStatus::kOk);
-  EXPECT_NEAR(Value(row, "sync_p50_ms"), 10, 0.5);
-  EXPECT_NEAR(Value(row, "sync_max_ms"), 900, 1);
-  EXPECT_NEAR(Value(row, "write_p99_ms"), 1, 0.05);
-  EXPECT_DOUBLE_EQ(Value(row, "bg_mb_s"), 200);
-  EXPECT_DOUBLE_EQ(Value(row, "device_mb_s"), 50);
-  EXPECT_DOUBLE_EQ(Value(row, "dirty_peak"), 1 << 30);
+  EXPECT_NEAR(FigureMedian(row, "sync_p50_ms"), 10, 0.5);
+  EXPECT_NEAR(FigureMedian(row, "sync_max_ms"), 900, 1);
+  EXPECT_NEAR(FigureMedian(row, "write_p99_ms"), 1, 0.05);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "bg_mb_s"), 200);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "device_mb_s"), 50);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "dirty_peak"), 1 << 30);
   ASSERT_EQ(row.latencies.size(), 3u);
   EXPECT_EQ(row.latencies[1].label, "fsync");
   EXPECT_EQ(row.latencies[1].count, 10u);

@@ -9,14 +9,12 @@
 #include <cstring>
 #include <string>
 
+#include "row_figures.h"
+
 namespace writelab {
 namespace {
 
-double Value(const Row& row, const char* key) {
-  const Figure* f = row.FindFigure(key);
-  EXPECT_NE(f, nullptr) << key;
-  return f ? f->value.median : -1;
-}
+using testing::FigureMedian;
 
 // A file of the test's own in /var/tmp, removed at the end.
 class OwnFile {
@@ -53,13 +51,13 @@ TEST(PreallocRows, ExtentsBeforeAndAfterAStridedWriteIntoFallocatedSpace) {
 
   Row row = PreallocRow("fallocate", t);  // every key measured is in the table
   EXPECT_EQ(row.status, RowStatus::kOk);
-  EXPECT_GE(Value(row, "unwritten_before"), 1);
-  EXPECT_EQ(Value(row, "unwritten_before"), Value(row, "extents_before"));
-  EXPECT_GE(Value(row, "written_after"), 1);    // the write converted its block
-  EXPECT_GE(Value(row, "unwritten_after"), 1);  // around it, still unwritten
-  EXPECT_GT(Value(row, "extents_after"), Value(row, "extents_before"));
-  EXPECT_EQ(Value(row, "size_after"), 1 << 20);
-  EXPECT_EQ(Value(row, "allocated_before"), 1 << 20);
+  EXPECT_GE(FigureMedian(row, "unwritten_before"), 1);
+  EXPECT_EQ(FigureMedian(row, "unwritten_before"), FigureMedian(row, "extents_before"));
+  EXPECT_GE(FigureMedian(row, "written_after"), 1);    // the write converted its block
+  EXPECT_GE(FigureMedian(row, "unwritten_after"), 1);  // around it, still unwritten
+  EXPECT_GT(FigureMedian(row, "extents_after"), FigureMedian(row, "extents_before"));
+  EXPECT_EQ(FigureMedian(row, "size_after"), 1 << 20);
+  EXPECT_EQ(FigureMedian(row, "allocated_before"), 1 << 20);
   EXPECT_EQ(row.FindLatency("write")->count, 1u);
   EXPECT_EQ(row.figures.front().key, "workload_s");  // table order, prep_s absent
 }

@@ -4,14 +4,12 @@
 
 #include <cerrno>
 
+#include "row_figures.h"
+
 namespace writelab {
 namespace {
 
-double Value(const Row& row, const char* key) {
-  const Figure* f = row.FindFigure(key);
-  EXPECT_NE(f, nullptr) << row.name << ": " << key;
-  return f ? f->value.median : -1;
-}
+using testing::FigureMedian;
 
 // A pass of 1000 lines, 50,000 bytes, in `ms` milliseconds.
 MethodRun Pass(uint64_t ms, uint64_t write_calls, uint64_t sync_calls = 0) {
@@ -31,12 +29,12 @@ TEST(RecordsRows, PassesBecomeRatesPerLineWithOneCopyOfEachNote) {
   AddMethodRun(Pass(40, 13, 1), kPlan, acc);
   Row row = RecordsRow("fwrite/end", acc);
   EXPECT_EQ(row.status, RowStatus::kOk);
-  EXPECT_DOUBLE_EQ(Value(row, "lines_s"), 50'000);  // 1000 lines in 20 ms
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "lines_s"), 50'000);  // 1000 lines in 20 ms
   EXPECT_EQ(row.FindFigure("lines_s")->value.min, 25'000);
   EXPECT_EQ(row.FindFigure("lines_s")->value.max, 100'000);
-  EXPECT_DOUBLE_EQ(Value(row, "mb_s"), 2.5);
-  EXPECT_DOUBLE_EQ(Value(row, "syscalls_per_line"), 0.014);
-  EXPECT_DOUBLE_EQ(Value(row, "sync_calls"), 1);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "mb_s"), 2.5);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "syscalls_per_line"), 0.014);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "sync_calls"), 1);
   EXPECT_EQ(row.FindFigure("speedup"), nullptr);  // set later, against the write row
   EXPECT_EQ(row.notes, std::vector<std::string>{"stdio buffer 4096 bytes"});
 }
@@ -53,10 +51,10 @@ TEST(RecordsRows, SpeedupIsAgainstTheWriteRowOfTheSameSyncChoice) {
     out.rows.push_back(RecordsRow(name, acc));
   }
   AddSpeedups(out);
-  EXPECT_DOUBLE_EQ(Value(out.rows[0], "speedup"), 1);
-  EXPECT_DOUBLE_EQ(Value(out.rows[1], "speedup"), 4);
-  EXPECT_DOUBLE_EQ(Value(out.rows[2], "speedup"), 1);
-  EXPECT_DOUBLE_EQ(Value(out.rows[3], "speedup"), 2);
+  EXPECT_DOUBLE_EQ(FigureMedian(out.rows[0], "speedup"), 1);
+  EXPECT_DOUBLE_EQ(FigureMedian(out.rows[1], "speedup"), 4);
+  EXPECT_DOUBLE_EQ(FigureMedian(out.rows[2], "speedup"), 1);
+  EXPECT_DOUBLE_EQ(FigureMedian(out.rows[3], "speedup"), 2);
   EXPECT_EQ(out.rows[4].FindFigure("speedup"), nullptr);  // no write/rwf-dsync row
   // speedup sits before bytes, in table order
   const auto& f = out.rows[1].figures;
@@ -94,12 +92,12 @@ TEST(RecordsRows, AGroupCommitRowHasItsCeilingAndSpeedup) {
   AddCommitTrial(Commits(), CommitWay{true, false, "group"}, 8, acc);
   Row row = CommitRow(acc, 1000);
   EXPECT_EQ(row.name, "group/8");
-  EXPECT_DOUBLE_EQ(Value(row, "commits_s"), 4000);
-  EXPECT_DOUBLE_EQ(Value(row, "records_per_sync"), 4);
-  EXPECT_DOUBLE_EQ(Value(row, "sync_ms"), 2);
-  EXPECT_DOUBLE_EQ(Value(row, "ceiling_commits_s"), 4000);  // 8 threads / 2 ms
-  EXPECT_DOUBLE_EQ(Value(row, "ceiling_fraction"), 1);
-  EXPECT_DOUBLE_EQ(Value(row, "speedup"), 4);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "commits_s"), 4000);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "records_per_sync"), 4);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "sync_ms"), 2);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "ceiling_commits_s"), 4000);  // 8 threads / 2 ms
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "ceiling_fraction"), 1);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "speedup"), 4);
   ASSERT_EQ(row.latencies.size(), 1u);
   EXPECT_EQ(row.latencies[0].count, 1u);
 }

@@ -4,8 +4,12 @@
 
 #include <cerrno>
 
+#include "row_figures.h"
+
 namespace writelab {
 namespace {
+
+using testing::FigureMedian;
 
 // A trial that wrote `bytes` in write_s + sync_s seconds, with two samples.
 TrialResult Trial(uint64_t bytes, double write_s, double sync_s) {
@@ -22,12 +26,6 @@ TrialResult Trial(uint64_t bytes, double write_s, double sync_s) {
   t.samples = {a, b};
   t.gib_mb_s = {500, 400};
   return t;
-}
-
-double Median(const Row& row, const char* key) {
-  const Figure* f = row.FindFigure(key);
-  EXPECT_NE(f, nullptr) << key;
-  return f ? f->value.median : -1;
 }
 
 TEST(StreamRows, TrialsBecomeMediansWithTheirSpread) {
@@ -47,9 +45,9 @@ TEST(StreamRows, TrialsBecomeMediansWithTheirSpread) {
   EXPECT_DOUBLE_EQ(mb->value.max, 1000);
   EXPECT_EQ(mb->unit, "MB/s");
   EXPECT_FALSE(mb->includes.empty());
-  EXPECT_DOUBLE_EQ(Median(row, "write_mb_s"), 1e9 / 1.5 / 1e6);
-  EXPECT_DOUBLE_EQ(Median(row, "dirty_peak"), 300);
-  EXPECT_DOUBLE_EQ(Median(row, "writeback_peak"), 50);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "write_mb_s"), 1e9 / 1.5 / 1e6);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "dirty_peak"), 300);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "writeback_peak"), 50);
   EXPECT_EQ(row.FindFigure("cached_end"), nullptr);  // never measured
   EXPECT_EQ(row.FindFigure("probe_p99_ms"), nullptr);
   const Latency* write = row.FindLatency("write");
@@ -110,7 +108,7 @@ TEST(StreamRows, AProbeAddsItsPercentilesAndItsFailureANote) {
   t.probe_error = EIO;
   AddStreamTrial(spec, 0, t, acc);
   Row row = StreamRow(StreamStrategy::kPlain, acc);
-  EXPECT_NEAR(Median(row, "probe_max_ms"), 2, 0.1);
+  EXPECT_NEAR(FigureMedian(row, "probe_max_ms"), 2, 0.1);
   EXPECT_NE(row.FindLatency("probe"), nullptr);
   ASSERT_EQ(row.notes.size(), 1u);
   EXPECT_EQ(row.notes[0].rfind("probe: a write or fdatasync failed", 0), 0u);

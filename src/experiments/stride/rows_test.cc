@@ -4,8 +4,12 @@
 
 #include <cerrno>
 
+#include "row_figures.h"
+
 namespace writelab {
 namespace {
+
+using testing::FigureMedian;
 
 // 1000 writes of 4 KiB in 0.5 s through 250 system calls.
 StepResult Step() {
@@ -20,24 +24,18 @@ StepResult Step() {
   return r;
 }
 
-double Value(const Row& row, const char* key) {
-  const Figure* f = row.FindFigure(key);
-  EXPECT_NE(f, nullptr) << key;
-  return f ? f->value.median : -1;
-}
-
 TEST(StrideRows, AStepBecomesThroughputSyscallsAndPercentiles) {
   StepResult r = Step();
   Row row = StrideRow("mq-deadline/qd32/step8", r);
   EXPECT_EQ(row.name, "mq-deadline/qd32/step8");
   EXPECT_EQ(row.status, RowStatus::kOk);
-  EXPECT_DOUBLE_EQ(Value(row, "cycles"), 1000);
-  EXPECT_DOUBLE_EQ(Value(row, "written_mb"), 4.096);
-  EXPECT_DOUBLE_EQ(Value(row, "mb_s"), 8.192);
-  EXPECT_DOUBLE_EQ(Value(row, "syscalls_per_write"), 0.25);
-  EXPECT_NEAR(Value(row, "write_p50_ms"), 0.1, 0.01);
-  EXPECT_NEAR(Value(row, "write_p99_ms"), 0.1, 0.01);  // 990 of 1000 at 0.1 ms
-  EXPECT_EQ(row.figures.front().key, "cycles");        // table order
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "cycles"), 1000);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "written_mb"), 4.096);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "mb_s"), 8.192);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "syscalls_per_write"), 0.25);
+  EXPECT_NEAR(FigureMedian(row, "write_p50_ms"), 0.1, 0.01);
+  EXPECT_NEAR(FigureMedian(row, "write_p99_ms"), 0.1, 0.01);  // 990 of 1000 at 0.1 ms
+  EXPECT_EQ(row.figures.front().key, "cycles");               // table order
   ASSERT_EQ(row.latencies.size(), 1u);
   EXPECT_EQ(row.latencies[0].count, 1000u);
   EXPECT_EQ(row.latencies[0].max_ns, 5'000'000u);
@@ -57,9 +55,9 @@ TEST(StrideRows, DeviceFiguresOnlyWithADevice) {
   d.device_merges = 950;
   d.device_bytes = 1000 * 4096;
   Row with = StrideRow("none/qd32/step8", d);
-  EXPECT_DOUBLE_EQ(Value(with, "device_writes"), 50);
-  EXPECT_DOUBLE_EQ(Value(with, "device_merges"), 950);
-  EXPECT_DOUBLE_EQ(Value(with, "device_kib_per_write"), 80);
+  EXPECT_DOUBLE_EQ(FigureMedian(with, "device_writes"), 50);
+  EXPECT_DOUBLE_EQ(FigureMedian(with, "device_merges"), 950);
+  EXPECT_DOUBLE_EQ(FigureMedian(with, "device_kib_per_write"), 80);
 }
 
 TEST(StrideRows, NoDeviceWritesNoKibPerWriteAndNoOpsNoSyscallRatio) {
@@ -67,7 +65,7 @@ TEST(StrideRows, NoDeviceWritesNoKibPerWriteAndNoOpsNoSyscallRatio) {
   r.have_device = true;  // the device did nothing yet (all in its queue)
   r.ops = 0;
   Row row = StrideRow("s", r);
-  EXPECT_DOUBLE_EQ(Value(row, "device_writes"), 0);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "device_writes"), 0);
   EXPECT_EQ(row.FindFigure("device_kib_per_write"), nullptr);
   EXPECT_EQ(row.FindFigure("syscalls_per_write"), nullptr);
 }
