@@ -57,6 +57,17 @@ std::expected<RecordsSpec, std::string> BuildSpec(RecordsOptions& o) {
   return spec;
 }
 
+// --commit and what only it reads.
+void AddCommitOptions(CLI::App& sub, RecordsOptions& o) {
+  sub.add_flag("--commit", o.spec.commit,
+               "Group commit mode: per-thread fdatasync against RecordWriter group commit");
+  sub.add_option("--threads", o.spec.threads, "Thread counts for --commit (default: 1,2,4,8,16)")
+      ->delimiter(',')
+      ->check(Count(1, 1024));
+  sub.add_option("--commit-time", o.commit_time, "Duration of each --commit row")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void AddRecordsCommand(CLI::App& app, CommandAction* action) {
@@ -110,13 +121,7 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
   auto* verify = sub->add_flag("--verify", o->verify,
                                "Read each file back and compare it with the input (default)");
   sub->add_flag("--no-verify", o->no_verify, "Skip the byte-for-byte check")->excludes(verify);
-  sub->add_flag("--commit", o->spec.commit,
-                "Group commit mode: per-thread fdatasync against RecordWriter group commit");
-  sub->add_option("--threads", o->spec.threads, "Thread counts for --commit (default: 1,2,4,8,16)")
-      ->delimiter(',')
-      ->check(Count(1, 1024));
-  sub->add_option("--commit-time", o->commit_time, "Duration of each --commit row")
-      ->capture_default_str();
+  AddCommitOptions(*sub, *o);
   WireExperimentCommand(
       *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, DirOrFile<RecordsSpec>,
       [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
