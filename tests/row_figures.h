@@ -6,7 +6,7 @@
 
 #include "core/result.h"
 
-namespace writelab::testing {
+namespace writelab::test_support {
 
 inline double FigureMedian(const Row& row, const char* key) {
   const Figure* f = row.FindFigure(key);
@@ -14,4 +14,4 @@ inline double FigureMedian(const Row& row, const char* key) {
   return f ? f->value.median : -1;
 }
 
-}  // namespace writelab::testing
+}  // namespace writelab::test_support

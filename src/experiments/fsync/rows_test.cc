@@ -5,15 +5,19 @@
 
 #include <cerrno>
 
+#include "port/linux_compat.h"
+
 #include "row_figures.h"
 
 namespace writelab {
 namespace {
 
-using testing::FigureMedian;
+using test_support::FigureMedian;
 
 constexpr SyncMethodInfo kFsync{SyncMethod::kFsync, "fsync", "pwrite, then fsync", 0, 0, true};
 constexpr SyncMethodInfo kOsync{SyncMethod::kOsync, "osync", "O_SYNC", O_SYNC, 0, false};
+constexpr SyncMethodInfo kRwfDsync{
+    SyncMethod::kRwfDsync, "rwf-dsync", "RWF_DSYNC", 0, RWF_DSYNC, false};
 
 // Ten iterations: 1 ms writes and syncs of 10 ms, one of them 900 ms.
 SyncRun TenIterations() {
@@ -101,7 +105,7 @@ TEST(FsyncRows, AnUnsupportedMethodWithoutWritesHasNoFigures) {
   rc.bg_name = "none";
   rc.seconds = 1;
   rc.dirty_peak = 5;
-  Row row = FsyncRow(kFsync, run, rc, 0.5);
+  Row row = FsyncRow(kRwfDsync, run, rc, 0.5);
   EXPECT_EQ(row.status, RowStatus::kUnsupported);
   EXPECT_EQ(row.error_code, EOPNOTSUPP);
   EXPECT_TRUE(row.figures.empty());

@@ -3,13 +3,11 @@
 
 #include <fcntl.h>
 #include <linux/falloc.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <optional>
 
 #include "core/clock.h"
@@ -21,7 +19,6 @@
 #include "io/runner.h"
 #include "port/linux_compat.h"
 #include "port/write_all.h"
-#include "telemetry/fiemap.h"
 #include "telemetry/identify.h"
 #include "testbed/scoped_change.h"
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "row_figures.h"
@@ -14,12 +15,14 @@
 namespace writelab {
 namespace {
 
-using testing::FigureMedian;
+using test_support::FigureMedian;
 
 // A file of the test's own in /var/tmp, removed at the end.
 class OwnFile {
  public:
   OwnFile() : fd_(mkstemp(path_)) {}
+  OwnFile(const OwnFile&) = delete;
+  OwnFile& operator=(const OwnFile&) = delete;
   ~OwnFile() {
     if (fd_ >= 0) close(fd_);
     unlink(path_);
@@ -32,7 +35,7 @@ class OwnFile {
   int fd_;
 };
 
-TEST(PreallocRows, ExtentsBeforeAndAfterAStridedWriteIntoFallocatedSpace) {
+TEST(PreallocRows, ExtentsBeforeAndAfterAWriteIntoFallocatedSpace) {
   OwnFile file;
   ASSERT_GE(file.fd(), 0);
   if (fallocate(file.fd(), 0, 0, 1 << 20) != 0)

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 #include "core/units.h"
 #include "experiments/records/corpus.h"

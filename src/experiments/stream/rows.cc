@@ -4,6 +4,8 @@
 
 #include "core/units.h"
 #include "experiments/stream/figures.h"
+#include "telemetry/sampler.h"
+#include "writelab/error.h"
 
 namespace writelab {
 

@@ -9,7 +9,7 @@
 namespace writelab {
 namespace {
 
-using testing::FigureMedian;
+using test_support::FigureMedian;
 
 // A trial that wrote `bytes` in write_s + sync_s seconds, with two samples.
 TrialResult Trial(uint64_t bytes, double write_s, double sync_s) {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
 
 #include "core/units.h"
 #include "experiments/stream/rows.h"

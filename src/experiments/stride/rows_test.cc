@@ -9,7 +9,7 @@
 namespace writelab {
 namespace {
 
-using testing::FigureMedian;
+using test_support::FigureMedian;
 
 // 1000 writes of 4 KiB in 0.5 s through 250 system calls.
 StepResult Step() {
@@ -26,8 +26,8 @@ StepResult Step() {
 
 TEST(StrideRows, AStepBecomesThroughputSyscallsAndPercentiles) {
   StepResult r = Step();
-  Row row = StrideRow("mq-deadline/qd32/step8", r);
-  EXPECT_EQ(row.name, "mq-deadline/qd32/step8");
+  Row row = StrideRow("8 qd32 batch4", r);
+  EXPECT_EQ(row.name, "8 qd32 batch4");
   EXPECT_EQ(row.status, RowStatus::kOk);
   EXPECT_DOUBLE_EQ(FigureMedian(row, "cycles"), 1000);
   EXPECT_DOUBLE_EQ(FigureMedian(row, "written_mb"), 4.096);
@@ -45,7 +45,7 @@ TEST(StrideRows, AStepBecomesThroughputSyscallsAndPercentiles) {
 
 TEST(StrideRows, DeviceFiguresOnlyWithADevice) {
   StepResult r = Step();
-  Row without = StrideRow("none/qd1/step1", r);
+  Row without = StrideRow("1 qd1", r);
   EXPECT_EQ(without.FindFigure("device_writes"), nullptr);
   EXPECT_EQ(without.FindFigure("device_merges"), nullptr);
 
@@ -54,7 +54,7 @@ TEST(StrideRows, DeviceFiguresOnlyWithADevice) {
   d.device_writes = 50;  // 1000 writes merged into 50 requests
   d.device_merges = 950;
   d.device_bytes = 1000 * 4096;
-  Row with = StrideRow("none/qd32/step8", d);
+  Row with = StrideRow("8 qd32", d);
   EXPECT_DOUBLE_EQ(FigureMedian(with, "device_writes"), 50);
   EXPECT_DOUBLE_EQ(FigureMedian(with, "device_merges"), 950);
   EXPECT_DOUBLE_EQ(FigureMedian(with, "device_kib_per_write"), 80);
@@ -73,7 +73,7 @@ TEST(StrideRows, NoDeviceWritesNoKibPerWriteAndNoOpsNoSyscallRatio) {
 TEST(StrideRows, AFailedStepHasItsErrnoAndNoFigures) {
   StepResult r = Step();
   r.outcome.Fail(EACCES, "io_uring_queue_init", Feature::kIoUring);
-  Row row = StrideRow("mq-deadline/qd32/step8", r);
+  Row row = StrideRow("8 qd32 batch4", r);
   EXPECT_EQ(row.status, RowStatus::kUnsupported);  // EACCES: a seccomp or LSM refusal
   EXPECT_EQ(row.error_code, EACCES);
   EXPECT_TRUE(row.figures.empty());
