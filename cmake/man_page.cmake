@@ -1,0 +1,36 @@
+# Writes OUTPUT, the writelab(1) man page, with help2man from the binary's own
+# help: `writelab --help` and `--version` for the synopsis, the description and
+# the exit codes, then one subsection per command from `writelab CMD --help`,
+# so the page cannot drift from the options the binary takes.
+# Run as: cmake -DWRITELAB=... -DHELP2MAN=... -DOUTPUT=... -P man_page.cmake
+execute_process(COMMAND "${WRITELAB}" --help OUTPUT_VARIABLE top RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "man_page: ${WRITELAB} --help failed (${rc})")
+endif()
+# The commands: the first word of each line under "Subcommands:".
+string(REGEX REPLACE ".*\nSubcommands:\n" "" listing "${top}")
+string(REGEX MATCHALL "(^|\n)  [a-z]+" commands "${listing}")
+set(include "[COMMANDS]\n")
+foreach(command IN LISTS commands)
+  string(STRIP "${command}" command)
+  execute_process(COMMAND "${WRITELAB}" ${command} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "man_page: ${WRITELAB} ${command} --help failed (${rc})")
+  endif()
+  # roff: a backslash is written \e; a line starting with . or ' is escaped.
+  string(REPLACE "\\" "\\e" help "${help}")
+  string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" help "${help}")
+  string(APPEND include ".SS ${command}\n.nf\n${help}.fi\n")
+endforeach()
+string(APPEND include "[FILES]\n.TP\n/run/writelab\nThe undo journals that `writelab cleanup' replays.\n"
+  "[SEE ALSO]\nThe documentation of each experiment, the result schema and the library: "
+  "the docs/ folder of the source, installed in /usr/share/doc/writelab.\n")
+file(WRITE "${OUTPUT}.include" "${include}")
+execute_process(
+  COMMAND "${HELP2MAN}" --no-info --no-discard-stderr --section=1
+          "--name=Linux write-path experiments, old way and modern way side by side"
+          "--include=${OUTPUT}.include" "--output=${OUTPUT}" "${WRITELAB}"
+  RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "man_page: help2man failed (${rc})")
+endif()

@@ -1,0 +1,57 @@
+# The writelab tool: everything it is made of (writelab_core, which the tests
+# and benchmarks link too), the binary and the library's examples.
+
+# Everything the tool is made of, minus main().
+file(GLOB WRITELAB_CORE_SOURCES CONFIGURE_DEPENDS
+  src/core/*.cc src/io/*.cc src/telemetry/*.cc src/testbed/*.cc src/experiments/*.cc src/experiments/*/*.cc
+  src/report/*.cc src/cli/*.cc)
+list(FILTER WRITELAB_CORE_SOURCES EXCLUDE REGEX "(_test\\.cc|/main\\.cc)$")
+add_library(writelab_core STATIC ${WRITELAB_CORE_SOURCES})
+target_include_directories(writelab_core PUBLIC src)
+target_compile_definitions(writelab_core PUBLIC WRITELAB_VERSION="${PROJECT_VERSION}")
+target_link_libraries(writelab_core PUBLIC writelab fmt::fmt nlohmann_json::nlohmann_json
+  CLI11::CLI11 PkgConfig::URING PkgConfig::MOUNT PkgConfig::BLKID Threads::Threads)
+
+# The HTML report's charting library (third_party/chartjs, in the repository)
+# and its glue script, embedded into the binary so that `writelab report`
+# needs nothing beside it at run time.
+set(WRITELAB_CHART_JS ${PROJECT_SOURCE_DIR}/third_party/chartjs/chart.umd.min.js)
+if(NOT EXISTS ${WRITELAB_CHART_JS})
+  message(FATAL_ERROR "${WRITELAB_CHART_JS} is missing: the HTML report needs Chart.js "
+    "(third_party/chartjs/README.md says where it comes from)")
+endif()
+set(WRITELAB_EMBEDDED_SOURCES)
+foreach(asset IN ITEMS "chart_js|${WRITELAB_CHART_JS}" "report_js|${PROJECT_SOURCE_DIR}/web/report.js")
+  string(REPLACE "|" ";" asset "${asset}")
+  list(GET asset 0 symbol)
+  list(GET asset 1 input)
+  set(output ${PROJECT_BINARY_DIR}/generated/embedded_${symbol}.cc)
+  add_custom_command(OUTPUT ${output}
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${input} -DOUTPUT=${output} -DSYMBOL=${symbol}
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_file.cmake
+    DEPENDS ${input} ${PROJECT_SOURCE_DIR}/cmake/embed_file.cmake
+    COMMENT "Embedding ${input}")
+  list(APPEND WRITELAB_EMBEDDED_SOURCES ${output})
+endforeach()
+target_sources(writelab_core PRIVATE ${WRITELAB_EMBEDDED_SOURCES})
+
+add_executable(writelab_cli src/cli/main.cc)
+set_target_properties(writelab_cli PROPERTIES OUTPUT_NAME writelab)
+target_link_libraries(writelab_cli PRIVATE writelab_core)
+# With debug information (RelWithDebInfo), it goes to writelab.debug beside
+# the binary, which gdb finds through .gnu_debuglink: a 3 MB writelab
+# instead of a 68 MB one.
+if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo" AND CMAKE_OBJCOPY)
+  add_custom_command(TARGET writelab_cli POST_BUILD
+    COMMAND ${CMAKE_OBJCOPY} --only-keep-debug $<TARGET_FILE:writelab_cli>
+            $<TARGET_FILE:writelab_cli>.debug
+    COMMAND ${CMAKE_OBJCOPY} --strip-debug --add-gnu-debuglink=$<TARGET_FILE:writelab_cli>.debug
+            $<TARGET_FILE:writelab_cli>
+    VERBATIM)
+endif()
+
+add_executable(stream_writer_example examples/stream_writer_example.cc)
+target_link_libraries(stream_writer_example PRIVATE writelab)
+add_executable(record_writer_example examples/record_writer_example.cc)
+target_link_libraries(record_writer_example PRIVATE writelab)
+
