@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the build dependencies (scripts/setup.sh) and builds writelab into
-# BUILD_DIR (default build/). Extra arguments go to cmake's configure step.
+# Installs the build dependencies (scripts/setup.sh, profile $SETUP_PROFILE,
+# default test) and builds writelab into BUILD_DIR (default build/). Extra
+# arguments go to cmake's configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh "${SETUP_PROFILE:-test}"
 build_dir=${BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

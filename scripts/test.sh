@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the normal build
-# (unit and integration tests; test beds and loop devices when root), then
-# the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# (unit and integration tests; test beds and loop devices when root), the
+# package test (tests/package/run.sh), then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer,
 # then each parser's fuzz target for 30 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh
+./scripts/build.sh -DWRITELAB_BUILD_TESTS=ON -DWRITELAB_BUILD_BENCH=ON
 echo "== tests (build/)"
 ctest --test-dir build --output-on-failure -j 2
+echo "== package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb"
+BUILD_DIR=build tests/package/run.sh
 echo "== unit tests under ASan + UBSan (build-asan/)"
-./scripts/setup.sh
+./scripts/setup.sh test
 cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j "$(nproc)" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

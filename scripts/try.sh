@@ -6,6 +6,7 @@
 set -euo pipefail
 here=$(pwd)
 cd "$(dirname "$0")/.."
-./scripts/build.sh
+# Only what the tool needs: no tests, benchmarks or their tools.
+SETUP_PROFILE=run BUILD_DIR=build ./scripts/build.sh -DWRITELAB_BUILD_TESTS=OFF -DWRITELAB_BUILD_BENCH=OFF
 cd "$here"
 exec "$OLDPWD/build/writelab" survey --dir "$here" "$@"

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The package test: writelab as a library user and a packager get it, from
+# the build in BUILD_DIR (default build/, made by scripts/build.sh).
+#  1. `cmake --install` into a temporary prefix puts every file where
+#     cmake/install.cmake says;
+#  2. a separate project finds it with find_package(writelab 0.2) and runs;
+#  3. the same program with add_subdirectory of the source tree, configured
+#     with every package but Threads disabled (the library needs no other);
+#  4. the same program with pkg-config and a plain g++ command line;
+#  5. the man page has a section per command, and bash completion completes
+#     commands and options;
+#  6. `cpack -G DEB` makes a .deb whose dependencies and contents are right,
+#     which installs with `dpkg --root` and whose writelab and library work.
+# Prints one line per step; exits 1 at the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+src=$(pwd)
+build=$(cd "${BUILD_DIR:-build}" && pwd)
+work=$(mktemp -d /var/tmp/writelab-package.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "package: FAIL: $*" >&2; exit 1; }
+ok() { echo "package: ok: $*"; }
+# Runs a command with its output kept aside, shown only when it fails.
+quiet() { "$@" >"$work/log" 2>&1 || { cat "$work/log" >&2; fail "$*"; }; }
+
+prefix=$work/prefix
+quiet cmake --install "$build" --prefix "$prefix"
+for f in bin/writelab lib/libwritelab.a include/writelab/record_writer.h \
+  include/writelab/stream_writer.h include/writelab/error.h include/writelab/unique_fd.h \
+  lib/cmake/writelab/writelabConfig.cmake lib/cmake/writelab/writelabConfigVersion.cmake \
+  lib/cmake/writelab/writelabTargets.cmake lib/pkgconfig/writelab.pc \
+  share/man/man1/writelab.1 share/bash-completion/completions/writelab \
+  share/doc/writelab/LICENSE share/doc/writelab/third_party/LICENSE-chartjs.md; do
+  [ -f "$prefix/$f" ] || fail "cmake --install did not install $f"
+done
+"$prefix/bin/writelab" --version | grep -q "^writelab 0.2" || fail "installed writelab --version"
+ok "cmake --install puts the binary, library, headers, CMake and pkg-config files, man page, completion"
+
+run_consumer() {  # $1: the program, $2: how it was built
+  mkdir -p "$work/out-$2"
+  "$1" "$work/out-$2" >/dev/null || fail "the consumer built with $2 failed"
+}
+
+quiet cmake -S tests/package/consumer -B "$work/find" -DCMAKE_PREFIX_PATH="$prefix"
+quiet cmake --build "$work/find"
+run_consumer "$work/find/consumer" find_package
+# A version the package does not satisfy is refused (0.x: same minor only).
+mkdir -p "$work/newer"
+sed 's/find_package(writelab 0.2 REQUIRED)/find_package(writelab 0.3 REQUIRED)/' \
+  tests/package/consumer/CMakeLists.txt >"$work/newer/CMakeLists.txt"
+cp tests/package/consumer/main.cc "$work/newer/"
+if cmake -S "$work/newer" -B "$work/newer/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null 2>&1; then
+  fail "find_package(writelab 0.3) accepted writelab 0.2"
+fi
+ok "find_package(writelab 0.2) and writelab::writelab; 0.3 refused"
+
+quiet cmake -S tests/package/subproject -B "$work/sub" -DWRITELAB_SOURCE="$src" --no-warn-unused-cli \
+  -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON -DCMAKE_DISABLE_FIND_PACKAGE_fmt=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON
+quiet cmake --build "$work/sub" -j "$(nproc)"
+run_consumer "$work/sub/consumer" add_subdirectory
+ok "add_subdirectory builds only the library, with no package but Threads"
+
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+[ "$(pkg-config --modversion writelab)" = 0.2.0 ] || fail "pkg-config --modversion writelab"
+# shellcheck disable=SC2046
+g++ -std=c++23 tests/package/consumer/main.cc $(pkg-config --cflags --libs writelab) -o "$work/pc"
+run_consumer "$work/pc" pkg-config
+ok "pkg-config and a plain g++ command line"
+
+man=$prefix/share/man/man1/writelab.1
+for command in survey stream fsync records prealloc stride report compare cleanup; do
+  grep -q "^\.SS $command\$" "$man" || fail "writelab.1 has no section for $command"
+done
+grep -q -- "--scheduler" "$man" || fail "writelab.1 lacks stride's --scheduler"
+ok "writelab(1) has a section per command with its options"
+
+complete_words() {  # the completions of the words given, the last being completed
+  PATH=$prefix/bin:$PATH bash -c '
+    source "$0"
+    COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+    _writelab writelab
+    printf "%s\n" "${COMPREPLY[@]}"' "$prefix/share/bash-completion/completions/writelab" "$@"
+}
+[ "$(complete_words writelab st | sort | tr '\n' ' ')" = "stream stride " ] ||
+  fail "completion of 'writelab st': $(complete_words writelab st | tr '\n' ' ')"
+complete_words writelab stride --sch | grep -qx -- --scheduler || fail "completion of 'stride --sch'"
+complete_words writelab records --com | grep -qx -- --commit-time || fail "completion of 'records --com'"
+ok "bash completion of commands and options"
+
+quiet cpack -G DEB -B "$build" --config "$build/CPackConfig.cmake"
+deb=$(ls "$build"/writelab_0.2.0_*.deb)
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libc6 libstdc++6 liburing2 libmount1 libblkid1 libfmt9; do
+  [[ $depends == *"$lib"* ]] || fail "the .deb does not depend on $lib: $depends"
+done
+contents=$(dpkg-deb -c "$deb")
+for f in ./usr/bin/writelab ./usr/lib/x86_64-linux-gnu/libwritelab.a ./usr/include/writelab/record_writer.h \
+  ./usr/share/man/man1/writelab.1 ./usr/lib/x86_64-linux-gnu/pkgconfig/writelab.pc; do
+  grep -q " $f\$" <<<"$contents" || grep -q " ${f/x86_64-linux-gnu\//}\$" <<<"$contents" ||
+    fail "the .deb lacks $f"
+done
+root=$work/root
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+touch "$root/var/lib/dpkg/status"
+quiet dpkg --root="$root" --force-depends --force-script-chrootless -i "$deb"
+"$root/usr/bin/writelab" --version | grep -q "^writelab 0.2" || fail "writelab from the .deb"
+size=$(stat -c %s "$root/usr/bin/writelab")
+[ "$size" -lt $((20 << 20)) ] || fail "the packaged writelab is $size bytes (stripped: expected under 20 MiB)"
+libdir=$(dirname "$(find "$root/usr/lib" -name libwritelab.a)")
+g++ -std=c++23 -I"$root/usr/include" tests/package/consumer/main.cc -L"$libdir" -lwritelab -pthread \
+  -o "$work/deb"
+run_consumer "$work/deb" deb
+ok "cpack -G DEB: $(basename "$deb"), $((size >> 20)) MiB writelab, depends on $depends"
