@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ceiling for bench/compare-fio.sh: pwrite BLOCK bytes COUNT times to
 // PATH sequentially with no timing, no statistics, nothing else. Prints the
 // IOPS it reached (one clock read at each end).

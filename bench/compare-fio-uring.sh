@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # writelab stride against fio on the same io_uring job: 4 KiB O_DIRECT writes
 # at a step of 8 sectors (contiguous: the block layer can merge) and 512
 # sectors (256 KiB apart: nothing to merge), queue depth 32, submitted in

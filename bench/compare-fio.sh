@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # writelab against fio on the same job, and a bare pwrite loop as the ceiling.
 #
 # Job: sequential 4 KiB pwrite() to a new file on tmpfs, one thread, latency

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs each fuzz target (tests/fuzz) for RUNS executions (default 10000000),
 # one at a time on one core, and prints executions, seconds and exec/s per
 # target. Builds build-fuzz/ first. Fails on the first crash, like

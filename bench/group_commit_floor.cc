@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What group commit can reach on this machine when the sync itself costs
 // nothing but time: THREADS threads call RecordWriter::Append(line,
 // Durable::kYes) for SECONDS on a sink whose fdatasync sleeps SYNC_US

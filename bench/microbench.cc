@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Google Benchmark microbenchmarks of the measurement core: what writelab
 // itself costs per recorded write. Goals (issue #2): Histogram::Record under
 // 5 ns; the timed write loop adds little over a bare pwrite on tmpfs.

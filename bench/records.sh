@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The performance goals of `writelab records` (issue 4), measured, not assumed:
 #   1. library >= fwrite_unlocked and >= 4 x write, lines/s, default corpus
 #      (8 MiB generated, C source line lengths), --total (default 256M);

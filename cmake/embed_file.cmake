@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Writes OUTPUT, a C++ source that defines `extern const char SYMBOL[]` (NUL
 # terminated) and `SYMBOL_size` holding the bytes of INPUT, so that the
 # writelab binary carries the file and needs nothing beside it at run time.

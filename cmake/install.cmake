@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What `cmake --install` puts where, and the .deb (`cpack -G DEB`):
 #   lib/libwritelab.a (and .so with WRITELAB_SHARED), include/writelab/,
 #   lib/cmake/writelab/ (find_package), lib/pkgconfig/writelab.pc;

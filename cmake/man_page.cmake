@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Writes OUTPUT, the writelab(1) man page, with help2man from the binary's own
 # help: `writelab --help` and `--version` for the synopsis, the description and
 # the exit codes, then one subsection per command from `writelab CMD --help`,

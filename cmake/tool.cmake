@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The writelab tool: everything it is made of (writelab_core, which the tests
 # and benchmarks link too), the binary and the library's examples.
 

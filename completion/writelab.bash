@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bash completion for writelab(1): commands, then each command's options.
 # Both are read from the binary's own --help, so they follow the binary.
 _writelab() {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Appends log records to PATH from THREADS threads with group commit: each
 // Append(.., Durable::kYes) returns once its record is on stable storage,
 // and concurrent committers share fdatasyncs. Prints how many they shared.

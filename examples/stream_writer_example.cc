@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Writes SIZE MiB of data to PATH with writelab::StreamWriter and prints the
 // method it picked. Usage: stream_writer_example PATH [SIZE_MIB]
 #include <writelab/stream_writer.h>

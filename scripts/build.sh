@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the build dependencies (scripts/setup.sh, profile $SETUP_PROFILE,
 # default test) and builds writelab into BUILD_DIR (default build/). Extra
 # arguments go to cmake's configure step.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the fuzz targets (tests/fuzz) with clang++ under ASan + UBSan in
 # build-fuzz/, then runs each for SECONDS (default 30), one after another,
 # from its seed corpus (tests/fuzz/corpus/NAME). Fails on the first crash,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what writelab needs on Debian 12, by profile:
 #   scripts/setup.sh run    building and running the tool, test beds included
 #   scripts/setup.sh test   everything: also the tests' and benchmarks' tools

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what is missing, builds, and runs every test: the normal build
 # (unit and integration tests; test beds and loop devices when root), the
 # package test (tests/package/run.sh), then the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer,

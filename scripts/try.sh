@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs, builds, and runs `writelab survey` on the current directory's
 # file system (a minute or two; no root needed). Results go to
 # writelab-survey.json and writelab-survey.html (charts) here. Extra

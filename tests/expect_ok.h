@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ASSERT_OK(expr) and EXPECT_OK(expr) for a writelab::Status or any
 // std::expected whose error is an Error or a string: the test fails when expr
 // holds an error, and the failure shows that error's message, not "false".

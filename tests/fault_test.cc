@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Injected faults, end to end (WRITELAB_FAULT, io/fault_engine.h): for every
 // experiment, a write, sync or preallocate that fails part-way through a run
 // gives a failed row with that errno, exit code 1, an `errors` line, and the

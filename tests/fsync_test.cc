@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab fsync` end to end: rows, background processes and their files.
 #include <dirent.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers for integration tests: run the writelab binary as a user would,
 // in a scratch directory of the test's own.
 #pragma once

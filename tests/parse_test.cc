@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bad input on the command line and in result files: each is refused at
 // once with exit code 2 and one line on stderr (issue 11's parser review).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab records` end to end: every row present and verified, usage
 // errors, group commit mode, io_uring refused by the kernel (a seccomp filter
 // makes io_uring_setup fail with ENOSYS), and ENOSPC reaching every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab report` and `writelab compare` end to end: real short runs of
 // stream and fsync, a report made from them, opened in headless Chromium,
 // which must draw every chart (painted canvas pixels and points) without a

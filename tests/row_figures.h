@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FigureMedian(row, key): the median of a row's figure, for unit tests of an
 // experiment's row building; a figure the row lacks fails the test and gives -1.
 #pragma once

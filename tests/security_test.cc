@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // writelab as root beside a hostile local user (issue 11): every case a
 // security review reproduced, run for real. The hostile side is played with
 // files owned by nobody (uid 65534) and with journals and links planted the

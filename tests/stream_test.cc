@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab stream` end to end on a real directory, as a user runs it.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab stride` on real devices: loop devices the test makes itself, so
 // it can check what stays after writelab: the scheduler, the data.
 #include <gtest/gtest.h>

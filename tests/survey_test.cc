@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab survey` end to end: the README's first command.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Test beds and `writelab prealloc` on real loop devices and file systems
 // (root). Each test uses a scratch directory of its own, so what it checks
 // for leftovers is exactly what it made.

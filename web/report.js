@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // writelab's HTML report: draws the charts specified in the JSON of
 // the script element writelab-charts (one entry per div with data-chart=N) with
 // Chart.js, then writes a self-check into the hidden element writelab-check: per chart

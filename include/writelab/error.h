@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Error values for writelab's library and tool.
 //
 // Setup and control paths return Status or std::expected<T, Error>. An Error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RecordWriter: append many small records (log lines, WAL entries) to a file
 // in few system calls, and make them durable by policy.
 //

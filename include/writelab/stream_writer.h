@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // StreamWriter: write a large file sequentially at close to the device's
 // speed without flooding the page cache or stalling the rest of the system.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // UniqueFd: owns a file descriptor and closes it once, in its destructor.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab cleanup`: undo what a killed writelab left behind (loop devices,
 // mounts, schedulers and sysfs knobs, scratch files, background commands),
 // from the undo journals in /run/writelab. Journals of writelab processes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The command line: parsing, validation into experiment specs, and the
 // boundary where errors become exit codes. Exit codes (also in README.md):
 //   0  success

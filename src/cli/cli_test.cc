@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every command's command line, parsed in process through RunCli: good
 // values reach the experiment (read back from the params of the run's
 // --json), bad values are refused with exit code 2 and one line on stderr

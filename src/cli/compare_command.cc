@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab compare A.json B.json`: the same experiments side by side, with
 // the change in percent and whether it exceeds the trials' noise.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "cli/count_option.h"
 
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "cli/documents.h"
 
 #include <fcntl.h>

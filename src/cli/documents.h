@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading result documents named on the command line (report, compare).
 #pragma once
 

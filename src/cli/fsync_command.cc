@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab fsync`: options → FsyncSpec → RunFsync → reporters.
 #include <unistd.h>
 

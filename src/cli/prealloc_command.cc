@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab prealloc`: options → PreallocSpec → RunPrealloc on each target.
 #include <memory>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab records`: options → RecordsSpec → RunRecords → reporters.
 #include <algorithm>
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab report RESULT.json [MORE.json ...] -o report.html`: one
 // self-contained HTML page with charts (docs/report.md).
 #include <cstdio>

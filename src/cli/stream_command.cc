@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab stream`: options → StreamSpec → RunStream → reporters.
 #include <memory>
 #include <string>

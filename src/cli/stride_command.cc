@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab stride`: options → StrideSpec → RunStride per scheduler.
 #include <memory>
 #include <string>

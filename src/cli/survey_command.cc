@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab survey`: all five experiments, short, on one directory's file
 // system, then recommendations backed by what was just measured. No root
 // needed, nothing switched: test beds and schedulers are for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "cli/targets.h"
 
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where an experiment runs: the user's directory, or test beds made for it
 // (--testbed), each under one or more I/O schedulers (--scheduler). Shared by
 // every experiment command; docs/testbeds.md documents the options.

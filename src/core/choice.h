@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A named choice of an experiment (a strategy, method, mode, background):
 // the tables that feed --help, option parsing and the default order.
 #pragma once

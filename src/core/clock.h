@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one clock experiments measure with: CLOCK_MONOTONIC in nanoseconds
 // (vDSO, about 20 ns a read, never steps backwards).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A log-linear latency histogram in integer nanoseconds (after fio's
 // plat_val_to_idx, without its 17 s ceiling).
 //

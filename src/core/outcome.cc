@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/outcome.h"
 
 #include <utility>

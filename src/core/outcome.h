@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How a measurement ended: the one outcome every experiment's trial, step or
 // run carries, and the one way to turn it into a result row.
 #pragma once

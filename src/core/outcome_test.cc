@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one outcome: the first failure is kept, the feature decides
 // unsupported against failed, and the row carries what the outcome says.
 #include "core/outcome.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The typed result tree. Experiments fill it; reporters (text, JSON, CSV, HTML,
 // compare) read it and nothing else. It knows nothing of options, JSON or
 // terminals. Every number carries its unit; every figure says what its timing

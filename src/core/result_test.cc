@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Figure keys are checked: a value under a key the table lacks is a bug that
 // fails loudly (KeyOf catches it at compile time where keys are written).
 #include "core/result.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Summaries of repeated trials: a figure measured N times is reported as its
 // median with min, max, mean and a 95% confidence interval of the mean
 // (Student's t, two-sided). With one trial there is no interval: ci is empty

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sizes and durations as people type them, and as writelab prints them.
 //
 // Sizes: a non-negative number with an optional binary suffix. "4096", "4k",

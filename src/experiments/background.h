@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Background loads for `writelab fsync`: separate processes, as in the 2009
 // fsync-tester runs, started before a measurement and killed and reaped
 // after it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every experiment gets from the command line besides its spec: where
 // progress goes and whether the user asked to stop. No globals (STYLE.md 9).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/probe.h"
 
 #include <fcntl.h>

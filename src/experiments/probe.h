@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bystander probe: a small application beside the experiment. Every
 // period it writes 4 KiB at offset 0 of its own small file and fdatasyncs it,
 // timing the pair. Its latency shows how much the experiment disturbs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The survey's plan: which experiments, with what parameters, sized from the
 // free space and the dirty thresholds of the host.
 #include "experiments/survey.h"

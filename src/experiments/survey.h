@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab survey`: short runs of all five experiments on one directory's
 // file system. This is its plan; the command (src/cli/survey_command.cc)
 // runs it and the recommendations (src/report/recommendations.h) read what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The survey's plan: the random background outgrows the dirty-background
 // threshold where the free space allows, and every experiment is planned.
 #include "experiments/survey.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The write-engine contract (after fio's ioengine queue()/commit()/getevents()).
 //
 // Synchronous engines complete a request inside Queue(); asynchronous ones

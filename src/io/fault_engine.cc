@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "io/fault_engine.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fault injection, for tests: fail the N-th write, sync, preallocate or
 // advise of a run with a chosen errno, as a failing disk or full file system
 // would, and see that the experiment reports it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Files and buffers for experiments: opening with context-rich errors,
 // creating files that are writelab's own, and aligned buffers for O_DIRECT.
 #pragma once

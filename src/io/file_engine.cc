@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "io/file_engine.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The base of every engine that writes one file descriptor: Sync, Preallocate
 // and Advise are the plain system calls on it (the runner counts them;
 // syscalls() stays the write path's count).

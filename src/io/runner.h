@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The runner: the one place that times writes and counts what happened.
 //
 // WriteFully() writes a whole buffer through an engine: each system call is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stdio: fwrite / fwrite_unlocked into glibc's FILE buffer (Morton's second
 // and third ways). It fits the engine contract as a buffered engine: Queue()
 // is one fwrite and completes at once (the bytes are in the FILE buffer, not

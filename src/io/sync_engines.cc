@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Synchronous engines: one system call per request, completed in Queue().
 #include <sys/uio.h>
 #include <unistd.h>

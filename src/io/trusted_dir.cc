@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>

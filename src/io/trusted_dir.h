@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Directories writelab may create files in while it runs as root among other
 // users. A directory is trusted when no other user can swap what is in it or
 // above it: every component from / down is resolved without following a

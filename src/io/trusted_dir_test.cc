@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Trusted directories on real directories: ownership and modes made by the
 // test (chown needs root; those cases skip without it).
 #include "io/trusted_dir.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // io_uring through liburing: the async engine. Queue() only prepares an SQE
 // (no system call); Commit() submits everything prepared in one
 // io_uring_enter; Reap() takes completions, entering the kernel only when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // writev: gathers many buffers into one system call (Morton's third way).
 // pwritev rather than writev so that the offset is explicit, as for every
 // other engine; pwritev2 when RWF_* flags are asked for (RWF_DSYNC).

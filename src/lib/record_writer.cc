@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "writelab/record_writer.h"
 
 #include <fcntl.h>

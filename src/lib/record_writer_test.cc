@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RecordWriter with a memory sink that counts calls and injects faults
 // (STYLE.md 11), and on a real file: records stay whole and in order under
 // concurrent appenders, no acknowledgement precedes the fdatasync that

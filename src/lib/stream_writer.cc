@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "writelab/stream_writer.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // StreamWriter on real files: every method writes exactly the bytes given,
 // whatever the sizes of the appends, and says which method it used.
 #include "writelab/stream_writer.h"

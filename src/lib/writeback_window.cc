@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "lib/writeback_window.h"
 
 #include <fcntl.h>

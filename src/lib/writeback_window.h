@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The windowed writeback of overwrite.c (LKML, 2009), in one place for the
 // library's StreamWriter and the stream experiment: after each write, start
 // its writeback (sync_file_range WRITE); once more than one window of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The writeback window on a real file: what lies more than a window behind
 // the newest write is written back and, with drop, out of the page cache.
 #include "lib/writeback_window.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Is an errno the kernel saying "this feature is not here", or a failure?
 // One answer for the whole tool (docs/results.md, "unsupported"): a row whose
 // feature the kernel, file system or a security policy refuses is

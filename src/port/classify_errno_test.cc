@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One answer to "is this errno the feature missing?" for each feature.
 #include "port/classify_errno.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "writelab/error.h"
 
 #include "port/classify_errno.h"

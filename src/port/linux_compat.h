@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Kernel interfaces newer than Debian 12's headers (linux-libc-dev 6.1).
 // Values are the kernel's ABI; whether the running kernel has them is probed
 // at run time, never assumed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "port/write_all.h"
 
 #include <sys/uio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ground floor's whole-buffer writes: EINTR is retried and a short write
 // is continued in one place, for the library, the reporters and the
 // experiments (STYLE.md 6). Untimed: the runner (io/runner.h) is the timed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ground floor's vectored write-all on a scripted write function: short
 // writes continue where they stopped, EINTR is retried, and a failure says
 // where it happened.

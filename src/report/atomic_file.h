@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Writes a result file (--json, --csv, report -o) so that a reader sees the
 // old file or the whole new one, never half, and so that root, writing into
 // a directory other users share, never writes a file it was not pointed at:

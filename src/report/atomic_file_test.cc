@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Result files: what WriteFileAtomically does to each kind of destination.
 #include "report/atomic_file.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab compare`: two result documents side by side. Experiments match by
 // name, test bed and scheduler; rows by name; figures by key. Each figure shows
 // both medians, the change in percent (B against A), and whether the

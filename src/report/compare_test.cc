@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // compare on fixed documents: percent change, significance from the 95%
 // intervals, one trial, and documents that share nothing.
 #include "report/compare.h"

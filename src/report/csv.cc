@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "report/csv.h"
 
 #include <fmt/format.h>

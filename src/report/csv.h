@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The result document as CSV for spreadsheets: one line per figure of each
 // row (long form), with its unit and its summary over trials.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A fixed result document for reporter tests (golden files, round trips).
 #pragma once
 

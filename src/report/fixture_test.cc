@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Test-only: built into unit_tests through the *_test.cc glob, not into the tool.
 #include "report/fixture.h"
 

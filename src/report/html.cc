@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The report page: static HTML for the descriptions and tables, a JSON block
 // of chart specs, and the inlined Chart.js plus web/report.js that draw them.
 #include "report/html.h"

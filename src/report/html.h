@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The HTML report: one self-contained page (no network, can be mailed) with
 // the host and target description, the tables of the text reporter, and
 // charts drawn by Chart.js, which is inlined with the page's glue script.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which charts the report draws, decided from the shape of the result tree
 // alone so that an experiment the report does not know is plotted too.
 #include <algorithm>

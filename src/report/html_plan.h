@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The layout of the HTML report, shared by its page writer (html.cc) and its
 // chart planner (html_charts.cc): experiments grouped by name across all
 // documents, each group with its cross-run charts and, per run, the run's own

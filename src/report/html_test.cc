@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The HTML renderer on fixed documents: a chart per series, latency and
 // table figure, escaping of hostile names, and the page's structure. The
 // browser draws the charts in tests/report_test.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "report/json.h"
 
 #include "writelab/error.h"

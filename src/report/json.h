@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The result document as JSON (schema version 1, docs/results.md), both
 // ways: writing for --json, reading for `report`, `compare` and tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading a result document (FromJson). A document may come from anyone, and
 // `report` and `compare` run as root: every field is checked for presence,
 // type and range before it is stored, and the first problem ends the read

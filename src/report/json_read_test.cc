@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FromJson on crafted documents: every defect is one clean error naming the
 // JSON path, never a crash, an uncaught exception or a silently wrong value.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The survey's conclusion: recommendations read from a result document, each
 // backed by the numbers it holds (figures named by checked keys).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "report/recommendations.h"
 
 #include <gtest/gtest.h>

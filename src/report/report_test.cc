@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reporters on a fixed document: the JSON round trip is lossless and the
 // text and CSV output match golden files (tests/golden/). To update a golden
 // file after an intended change: WRITELAB_UPDATE_GOLDEN=1 ./unit_tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Terminal tables from the result tree: one table per experiment shaped like
 // the original post, every figure the median over trials with min-max beside
 // it, unsupported rows saying why, and a legend of what each figure includes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "telemetry/blockdev.h"
 
 #include <blkid/blkid.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Is a block device safe to overwrite? writelab writes a raw device only
 // when nothing uses it and nothing is on it: not mounted, not held open
 // exclusively (O_EXCL: mounts, device-mapper, md, swap), and no file-system

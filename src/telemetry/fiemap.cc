@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "telemetry/fiemap.h"
 
 #include <linux/fiemap.h>

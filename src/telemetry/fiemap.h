@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A file's extents from FIEMAP, counted here: filefrag's summary merges
 // physically adjacent extents and can say 2 where there are 4000.
 #pragma once

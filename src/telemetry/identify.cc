@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "telemetry/identify.h"
 
 #include <libmount/libmount.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Who is being measured: the host (kernel, CPUs, memory, writeback sysctls)
 // and the target (file system, mount, block device stack, queue settings).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "telemetry/pagecache.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How much of a file the page cache holds: cachestat(2) (Linux 6.5+) where
 // the kernel has it, else mincore(2) over a mapping of the file (resident
 // pages only; dirty and writeback are then unknown).

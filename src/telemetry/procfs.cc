@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "telemetry/procfs.h"
 
 #include <fcntl.h>

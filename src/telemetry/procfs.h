@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Readers for /proc/meminfo and /sys/block/DEV/stat. The parsers are pure
 // (tested on fixed text); the readers keep the file open and re-read it with
 // pread into a fixed buffer, so a sampler thread can poll cheaply.

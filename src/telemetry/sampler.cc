@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "telemetry/sampler.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The telemetry sampler: a thread that, every interval, reads the
 // experiment's progress counter, /proc/meminfo and the target device's
 // /sys/block/DEV/stat. The experiment's hot loop only stores into an atomic;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "testbed/journal.h"
 
 #include <dirent.h>

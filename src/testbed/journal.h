@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The undo journal: every system change writelab makes (a scratch file, a
 // loop device, a mount, a sysfs knob such as an I/O scheduler) is recorded
 // here, with how to undo it, BEFORE it is made. The record is fsynced, so

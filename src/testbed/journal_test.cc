@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The undo journal's line parser and the sysfs knobs cleanup may write: the
 // checks that stand between a journal file and root's actions.
 #include "testbed/journal.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParseTestbeds on what users type: empty lists and items are refused.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "testbed/scoped_change.h"
 
 #include <fcntl.h>

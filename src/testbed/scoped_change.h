@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ScopedChange: one system change, journaled before it is made and undone
 // when the owner goes away (RAII + the undo journal, STYLE.md 10).
 #pragma once

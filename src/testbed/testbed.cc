@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "testbed/testbed.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Test beds: a file system made for the experiment on a loop device over a
 // sparse file (or a tmpfs), mounted under /run/writelab, undone on exit.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FromJson (report, compare) on any bytes: never crashes, never lets an
 // exception out, and a document it accepts survives a round trip: written
 // with ToJson and read again, it is written the same.

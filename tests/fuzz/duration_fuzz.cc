@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParseDurationNs on any text: never crashes; what it accepts fits in int64
 // nanoseconds.
 #include <cstddef>

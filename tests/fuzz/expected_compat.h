@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz builds only (force-included by tests/fuzz/CMakeLists.txt): a minimal
 // std::expected for clang++ 14 with libstdc++ 12, whose <expected> needs
 // __cpp_concepts >= 202002L (conditionally trivial special members) that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The undo journal's line parser (what `writelab cleanup` obeys as root) on
 // any text, line by line as cleanup reads a journal: never crashes, and every
 // step it accepts is one cleanup may perform: a known op, an absolute path

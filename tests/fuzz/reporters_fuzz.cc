@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What `report` and `compare` do with a document FromJson accepted: the HTML
 // page, the CSV and the comparison with itself and with an empty document
 // never crash. The reader checks types; this checks that the reporters

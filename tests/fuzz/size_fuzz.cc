@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParseSize on any text: never crashes, and what it accepts is consistent
 // with ParseCount for plain digits.
 #include <cstddef>

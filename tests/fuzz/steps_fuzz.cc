@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParseSteps on any text: never crashes, and what it accepts is within the
 // documented bounds (1..kMaxStep, at most kMaxSteps steps).
 #include <cstddef>

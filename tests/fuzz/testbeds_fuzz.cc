@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParseTestbeds (--testbed) on any text: never crashes, and every spec it
 // accepts names a known file system and has no empty option.
 #include <cstddef>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The package test: writelab as a library user and a packager get it, from
 # the build in BUILD_DIR (default build/, made by scripts/build.sh).
 #  1. `cmake --install` into a temporary prefix puts every file where

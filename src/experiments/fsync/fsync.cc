@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/fsync/fsync.h"
 #include "experiments/fsync/rows.h"
 #include "experiments/fsync/sync_loop.h"

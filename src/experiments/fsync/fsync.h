@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab fsync`: sync latency under background writers, after
 // fsync-tester (Theodore Ts'o, March 2009; the random writer by Chris Mason)
 // as run by Jens Axboe for "[PATCH 0/8][RFC] IO latency/throughput fixes"

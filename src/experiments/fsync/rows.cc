@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/fsync/rows.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How a `writelab fsync` (background, method) run becomes a row: the sync
 // loop's latencies as percentiles, the background's and the device's
 // throughput, Dirty and Writeback peaks, and the per-iteration and telemetry

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The measured loop of `writelab fsync`: write, sync, sleep, COUNT times.
 #include <fcntl.h>
 #include <time.h>

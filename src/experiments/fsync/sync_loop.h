@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The measured loop of `writelab fsync`: one sync method's iterations.
 // Internal to the fsync experiment (fsync.cc runs it per method and
 // background); exposed for tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The fsync loop on a real file, with injected faults (io/fault_engine.h): an unsupported method is
 // a row that says so, a mid-run error is a failure, and nothing is counted that did not happen.
 #include "experiments/fsync/sync_loop.h"

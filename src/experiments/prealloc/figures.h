@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The figures of `writelab prealloc` rows: key, label, unit and what each
 // includes, in table order. Its own header, so that readers of results (the
 // survey's recommendations, the reporters) name figures by checked keys

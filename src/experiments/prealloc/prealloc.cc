@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/prealloc/prealloc.h"
 #include "io/trusted_dir.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab prealloc`: what preallocation costs, after the ext4 thread on
 // linux-fsdevel (Zheng Liu, answered by Andreas Dilger, April 2012): make a
 // 256 MiB file by fallocate or by dd, then 2000 sync+direct 4 KiB writes at a

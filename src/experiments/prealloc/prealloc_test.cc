@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ValidatePreallocSpec: the file must hold every write, and the product that
 // says so must not overflow into a small number that passes.
 #include "experiments/prealloc/prealloc.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/prealloc/rows.h"
 
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How a `writelab prealloc` trial becomes a row: the figures measured during
 // the trial (preparation and workload times, write percentiles), the file's
 // allocation and extents before and after the workload from FIEMAP, and the

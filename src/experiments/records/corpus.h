@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The corpus of `writelab records`: a text buffer held as a linked list of
 // separately allocated lines ({next, length, data}), as in Morton's
 // writev-speed.c, so that gathering is honest: no method finds the lines

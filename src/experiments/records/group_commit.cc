@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/records/group_commit.h"
 #include "experiments/records/figures.h"
 #include "experiments/records/rows.h"

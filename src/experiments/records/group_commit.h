@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab records --commit`: T threads commit records to one file, each
 // waiting until its record is durable; per-thread fdatasync against the
 // library's group commit, for each T of --threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The measured loops of `writelab records`, one per method: each writes the
 // planned lines to fd, applies the sync choice, and times the whole pass.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hot loops: no allocation, lock or formatting between the first write and
 // the last sync. Buffers and iovec arrays are made before the clock starts.
 #include "experiments/records/methods.h"

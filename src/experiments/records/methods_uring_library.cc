@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The io_uring and library methods of `writelab records` (the other loops
 // are in methods_sync.cc).
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/records/records.h"
 #include "io/trusted_dir.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab records`: small-record write strategies, after writev-speed.c
 // (Andrew Morton, "Re: [patch] readv/writev rework", LKML, September 2002),
 // and group commit for concurrent committers. docs/records.md explains every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The records methods on real files, checked independently of --verify: the
 // file must equal the planned lines, byte for byte, for every method and
 // several sync choices; and the corpus is deterministic and C-shaped.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/records/rows.h"
 
 #include <algorithm>

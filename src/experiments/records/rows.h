@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How `writelab records` turns passes into rows: each method's passes, and
 // each group-commit row's trials, are accumulated and become one row with
 // medians and min-max; speedups are then set against the write row (methods)

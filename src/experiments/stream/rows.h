@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How `writelab stream` turns trials into rows: each strategy's trials are
 // accumulated (figures per trial, histograms merged, series kept) and become
 // one row with medians and min-max. Internal to the stream experiment; its own

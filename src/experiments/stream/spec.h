@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The spec of `writelab stream` and the tables its options choose from: the
 // types its own files share (trial.h), apart from the orchestrator's
 // Validate and Run, so that the arrows between its files run one way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/stream/stream.h"
 #include "io/trusted_dir.h"
 

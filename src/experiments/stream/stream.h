@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab stream`: streaming-write strategies, after overwrite.c (LKML
 // "Linux 2.6.29", April 2009; Linus Torvalds, Jeff Garzik). docs/stream.md
 // explains every row and figure.

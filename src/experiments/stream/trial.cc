@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/stream/trial.h"
 
 #include <fcntl.h>

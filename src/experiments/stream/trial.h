@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One trial of one `stream` strategy: write the file, sync it, measure what
 // it left behind, remove it. Internal to the stream experiment.
 #pragma once

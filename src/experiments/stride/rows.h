@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How a `writelab stride` step becomes a row: throughput, system calls per
 // write, latency percentiles and, with a device, what the block layer did
 // (writes, merges, KiB per request). Internal to the stride experiment; its

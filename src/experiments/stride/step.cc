@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/stride/step.h"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One step of `writelab stride`: write --block at step x i x unit for
 // --duration, at one queue depth, and measure what the device did.
 // Internal to the stride experiment.

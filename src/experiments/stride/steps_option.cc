@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParseSteps, alone in its file so that its fuzz target (tests/fuzz) links
 // nothing of the experiment.
 #include <string>

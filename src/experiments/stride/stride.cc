@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "experiments/stride/stride.h"
 
 #include <fcntl.h>

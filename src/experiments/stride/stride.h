@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `writelab stride`: strided direct writes per I/O scheduler, after
 // "submit_bio() question" (Damon LaCrosse, kernelnewbies, September 2006):
 // 4 KiB writes at sector step x i, 3 s per step, under each scheduler.

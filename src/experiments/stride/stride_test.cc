@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ParseSteps and ValidateStrideSpec on what users type: every number is
 // checked, nothing wraps, and the number of steps is bounded.
 #include "experiments/stride/stride.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A program of a library user's own, built against an installed writelab
 // (find_package, pkg-config, a plain g++ line) or the source tree
 // (add_subdirectory) by tests/package/run.sh. It streams 4 MiB with
