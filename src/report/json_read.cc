@@ -350,14 +350,21 @@ Document ReadDocument(const Node& n) {
 }  // namespace
 
 std::expected<Document, std::string> FromJson(const std::string& text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    return std::unexpected("empty: not a writelab result file");
   json j;
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {  // e.what() may quote the input: say where instead
+    if (e.byte > text.size())             // the input ended inside the document
+      return std::unexpected("truncated: the JSON ends at byte " + std::to_string(text.size()) +
+                             " before the document is complete");
     return std::unexpected("not JSON: syntax error at byte " + std::to_string(e.byte));
   } catch (const json::exception&) {  // out_of_range 406: 1e999 overflows a double
     return std::unexpected("not JSON: a number out of range");
   }
+  if (j.is_object() && !j.contains("schema_version"))
+    return std::unexpected("not a writelab result file: JSON without a schema_version");
   try {
     return ReadDocument(Node(j));
   } catch (const BadField& bad) {

@@ -58,7 +58,8 @@ TEST(FromJson, SchemaVersionMustBeExactlyOne) {
             "schema_version: expected an integer, not a number");
   EXPECT_EQ(ErrorAfter([](json& j) { j["schema_version"] = "1"; }),
             "schema_version: expected an integer, not a string");
-  EXPECT_EQ(ErrorAfter([](json& j) { j.erase("schema_version"); }), "schema_version: missing");
+  EXPECT_EQ(ErrorAfter([](json& j) { j.erase("schema_version"); }),
+            "not a writelab result file: JSON without a schema_version");
 }
 
 TEST(FromJson, WrongTypesNameTheirPath) {
@@ -117,8 +118,12 @@ TEST(FromJson, LargeParamIntegersAreRefusedNotWrapped) {
 
 TEST(FromJson, NotJsonSaysWhereNotWhat) {
   EXPECT_EQ(FromJson("not json").error(), "not JSON: syntax error at byte 2");
-  EXPECT_EQ(FromJson("").error(), "not JSON: syntax error at byte 1");
-  EXPECT_EQ(FromJson("{}").error(), "schema_version: missing");
+  EXPECT_EQ(FromJson("").error(), "empty: not a writelab result file");
+  EXPECT_EQ(FromJson(" \n").error(), "empty: not a writelab result file");
+  EXPECT_EQ(FromJson("{\"schema_version\": 1, \"host\": {").error(),
+            "truncated: the JSON ends at byte 31 before the document is complete");
+  EXPECT_EQ(FromJson("{}").error(), "not a writelab result file: JSON without a schema_version");
+  EXPECT_EQ(FromJson("[1, 2]").error(), "document: expected an object, not an array");
   // Found by fuzz_document: nlohmann throws out_of_range, not parse_error.
   EXPECT_EQ(FromJson("{\"schema_version\": 1, \"x\": 85e9934592}").error(),
             "not JSON: a number out of range");
