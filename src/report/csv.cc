@@ -21,14 +21,17 @@ std::string RenderCsv(const Document& doc) {
   std::string out =
       "experiment,testbed,scheduler,target,row,status,errno,figure,unit,n,median,min,max,mean,ci95_"
       "low,ci95_high,"
-      "includes\n";
+      "includes,host,run\n";
+  // Each line ends with the host and the run's start, so that files from
+  // many runs can be concatenated.
+  const std::string tail = "," + Quote(doc.host.hostname) + "," + Quote(doc.started_at) + "\n";
   for (const ExperimentResult& e : doc.experiments) {
     for (const Row& r : e.rows) {
       std::string head = Quote(e.name) + "," + Quote(e.testbed) + "," + Quote(e.scheduler) + "," +
                          Quote(e.target.path) + "," + Quote(r.name) + "," +
                          RowStatusName(r.status) + "," + std::to_string(r.error_code) + ",";
       if (r.status != RowStatus::kOk) {
-        out += head + ",,0,,,,,,," + Quote(r.message) + "\n";
+        out += head + ",,0,,,,,,," + Quote(r.message) + tail;
         continue;
       }
       for (const Figure& f : r.figures) {
@@ -36,12 +39,12 @@ std::string RenderCsv(const Document& doc) {
         out += head + Quote(f.key) + "," + Quote(f.unit) + "," + std::to_string(s.n) + "," +
                Num(s.median) + "," + Num(s.min) + "," + Num(s.max) + "," + Num(s.mean) + "," +
                (s.ci95 ? Num(s.ci95->low) + "," + Num(s.ci95->high) : std::string(",")) + "," +
-               Quote(f.includes) + "\n";
+               Quote(f.includes) + tail;
       }
       for (const Latency& l : r.latencies) {
         for (const auto& [p, ns] : l.percentiles_ns) {
           out += head + Quote(fmt::format("{}_p{}", l.key, p)) + ",ns," + std::to_string(l.count) +
-                 "," + std::to_string(ns) + ",,,,,," + Quote(l.includes) + "\n";
+                 "," + std::to_string(ns) + ",,,,,," + Quote(l.includes) + tail;
         }
       }
     }
