@@ -4,14 +4,21 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/units.h"
 #include "experiments/context.h"
+#include "io/file.h"
 #include "report/atomic_file.h"
 #include "report/csv.h"
 #include "report/json.h"
@@ -38,6 +45,25 @@ std::string OneLine(std::string s) {
     if (c == '\n') c = ' ';
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
+}
+
+bool IsCommand(CLI::App& app, const std::string& word) {
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    if (sub->get_name() == word) return true;
+  return false;
+}
+
+// `writelab help [CMD]` is `writelab [CMD] --help`. An unknown first word is
+// a usage error that names it (CLI11 would only say a command is required).
+std::expected<std::vector<std::string>, std::string> Rewrite(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() >= 2 && args[1] == "help") {
+    args.erase(args.begin() + 1);
+    args.push_back("--help");
+  }
+  if (args.size() >= 2 && !args[1].starts_with("-") && !IsCommand(app, args[1]))
+    return std::unexpected(Quoted(args[1]) + " is not a writelab command (see writelab --help)");
+  return args;
 }
 
 std::string CommandLine(int argc, char** argv) {
@@ -123,8 +149,12 @@ int RunCli(int argc, char** argv) {
   AddReportCommand(app, &action);
   AddCompareCommand(app, &action);
   AddCleanupCommand(app, &action);
+  auto args = Rewrite(app, argc, argv);
+  if (!args) return UsageError(args.error());
+  std::vector<char*> words;
+  for (std::string& a : *args) words.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(words.size()), words.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     PrintError(std::string(e.what()) + " (see writelab --help)");
