@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -157,6 +158,19 @@ Target IdentifyTarget(const std::string& path) {
   t.device = ResolveDevice(name, t);
   FillQueue(t.device, t);
   return t;
+}
+
+std::optional<std::string> CheckDirectSize(const char* option, uint64_t bytes,
+                                           const std::string& path, uint64_t at_least) {
+  const Target t = IdentifyTarget(path);
+  const uint64_t logical = t.logical_block_size.value_or(512);
+  const uint64_t need = std::max(logical, at_least);
+  if (bytes != 0 && bytes % need == 0) return std::nullopt;
+  std::string why = need == logical
+                        ? ", the logical block size of " + (t.device.empty() ? path : t.device)
+                        : " bytes, the alignment writelab uses";
+  return std::string(option) + ": " + std::to_string(bytes) + " bytes is not a multiple of " +
+         std::to_string(need) + why + " (O_DIRECT needs one)";
 }
 
 }  // namespace writelab

@@ -193,8 +193,8 @@ std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
   if (spec.stride < 1) return std::unexpected("--stride: must be at least 1");
   auto flags = PreallocOpenFlags(spec.flags);
   if (!flags) return std::unexpected(flags.error());
-  if ((*flags & O_DIRECT) && spec.block % 512)
-    return std::unexpected("--block: O_DIRECT needs a multiple of 512 bytes");
+  if (*flags & O_DIRECT)
+    if (auto bad = CheckDirectSize("--block", spec.block, spec.dir)) return std::unexpected(*bad);
   if (spec.writes > kMaxPreallocWrites)
     return std::unexpected("--writes: at most " + std::to_string(kMaxPreallocWrites));
   if (spec.stride > kMaxPreallocStride)

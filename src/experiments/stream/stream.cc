@@ -76,6 +76,13 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
   if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
   if (spec.strategies.empty())
     for (const auto& info : kStreamStrategies) spec.strategies.push_back(info.id);
+  if (std::ranges::find(spec.strategies, StreamStrategy::kDirect) != spec.strategies.end()) {
+    // The direct strategy writes whole blocks of aligned memory: refused here,
+    // not as a row, unless the user drops it.
+    for (auto [option, bytes] : {std::pair{"--block", spec.block}, {"--size", spec.size}})
+      if (auto bad = CheckDirectSize(option, bytes, DirOf(spec), 4096))
+        return std::unexpected(*bad + "; or leave direct out of --strategy");
+  }
   return {};
 }
 

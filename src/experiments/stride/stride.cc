@@ -111,6 +111,17 @@ std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
     for (uint64_t s : {32, 64, 128, 256, 512}) spec.steps.push_back(s);
   }
   if (spec.span && spec.span < spec.block) return std::unexpected("--span: at least one --block");
+  if (!spec.file.empty()) {  // before the banner, as stream does
+    struct stat st;
+    if (stat(spec.file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      return std::unexpected("--file: '" + spec.file + "' is not a regular file");
+    if (stat(ParentDir(spec.file).c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return std::unexpected("--file: directory '" + ParentDir(spec.file) + "' does not exist");
+  }
+  if (!spec.device.empty() || !spec.file.empty()) {  // a test bed's loop device has 512
+    const std::string on = spec.device.empty() ? ParentDir(spec.file) : spec.device;
+    if (auto bad = CheckDirectSize("--block", spec.block, on)) return std::unexpected(*bad);
+  }
   return {};
 }
 
