@@ -78,15 +78,35 @@ void PrintError(const std::string& message) {
   std::fprintf(stderr, "writelab: %s\n", OneLine(message).c_str());
 }
 
+std::optional<std::string> CheckOutputFile(const char* option, const std::string& path) {
+  if (path.empty() || path == "-") return std::nullopt;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return std::string(option) + ": '" + path + "' is a directory";
+  const std::string dir = ParentDir(path);
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return std::string(option) + ": directory '" + dir + "' does not exist";
+  return std::nullopt;
+}
+
+std::optional<std::string> CheckOutputs(const OutputOptions& out) {
+  if (out.json == "-" && out.csv == "-") return "--json - and --csv -: only one can be stdout";
+  if (auto e = CheckOutputFile("--json", out.json)) return e;
+  return CheckOutputFile("--csv", out.csv);
+}
+
 int UsageError(const std::string& message) {
   PrintError(message);
   return kExitUsage;
 }
 
 void AddOutputOptions(CLI::App& sub, OutputOptions& out) {
-  sub.add_option("--json", out.json, "Write the results as JSON to FILE (docs/results.md)")
+  sub.add_option("--json", out.json,
+                 "Write the results as JSON to FILE (docs/results.md); - for stdout, the tables "
+                 "then go to stderr")
       ->option_text("FILE");
-  sub.add_option("--csv", out.csv, "Write the figures as CSV to FILE")->option_text("FILE");
+  sub.add_option("--csv", out.csv, "Write the figures as CSV to FILE; - for stdout")
+      ->option_text("FILE");
 }
 
 std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text) {
@@ -101,24 +121,34 @@ std::expected<uint64_t, std::string> DurationOption(const char* name, const std:
   return *v;
 }
 
+namespace {
+
+// Writes text to path, or to stdout for "-". False after printing the error.
+bool WriteOutput(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fputs(text.c_str(), stdout);
+    if (std::fflush(stdout) == 0) return true;
+    PrintError("stdout: " + std::string(std::strerror(errno)));
+    return false;
+  }
+  if (Status s = WriteFileAtomically(path, text); !s) {
+    PrintError(s.error().Message());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 int Finish(Document& doc, const OutputOptions& out, const Status& run) {
   doc.finished_at = UtcNowIso8601();
   if (!run) doc.errors.push_back(run.error().Message());
-  std::fputs(RenderText(doc).c_str(), stdout);
-  std::fflush(stdout);
+  FILE* tables = out.json == "-" || out.csv == "-" ? stderr : stdout;
+  std::fputs(RenderText(doc).c_str(), tables);
+  std::fflush(tables);
   int code = run ? kExitOk : kExitRunFailed;
-  if (!out.json.empty()) {
-    if (Status s = WriteFileAtomically(out.json, ToJson(doc)); !s) {
-      PrintError(s.error().Message());
-      code = kExitRunFailed;
-    }
-  }
-  if (!out.csv.empty()) {
-    if (Status s = WriteFileAtomically(out.csv, RenderCsv(doc)); !s) {
-      PrintError(s.error().Message());
-      code = kExitRunFailed;
-    }
-  }
+  if (!out.json.empty() && !WriteOutput(out.json, ToJson(doc))) code = kExitRunFailed;
+  if (!out.csv.empty() && !WriteOutput(out.csv, RenderCsv(doc))) code = kExitRunFailed;
   if (!run) PrintError(run.error().Message());
   return code;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct OutputOptions {
   std::string csv;
 };
 void AddOutputOptions(CLI::App& sub, OutputOptions& out);
+// Before a run: "--json: directory '/x' does not exist", or "'/x' is a
+// directory", when an output cannot be written where it was asked (a usage
+// error, exit 2). "-" (stdout) and "" (none) always pass.
+std::optional<std::string> CheckOutputFile(const char* option, const std::string& path);
+std::optional<std::string> CheckOutputs(const OutputOptions& out);
 
 // "--size: '12q' is not a size" on failure.
 std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text);

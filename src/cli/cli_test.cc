@@ -227,7 +227,52 @@ TEST_F(Cli, CleanupTakesAJournalDirectory) {
 
 TEST_F(Cli, NoCommandOrAnUnknownOneIsAUsageError) {
   ExpectRefused({}, "A subcommand is required");
-  ExpectRefused({"nosuch"}, "A subcommand is required");
+  ExpectRefused({"nosuch"}, "'nosuch' is not a writelab command");
+  ExpectRefused({"help", "nosuch"}, "'nosuch' is not a writelab command");
+}
+
+TEST_F(Cli, HelpNamesACommandsOptions) {
+  CliRun r = RunWritelab({"help", "stride"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_NE(r.out.find("Usage: writelab stride"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--scheduler"), std::string::npos);
+  r = RunWritelab({"help"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_NE(r.out.find("Subcommands:"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, CountsSayTheirBound) {
+  ExpectRefused({"fsync", "--dir", dir_, "--count", "-3"}, "--count: must be at least 1");
+  ExpectRefused({"records", "--dir", dir_, "--qd", "5000"}, "--qd: must be at most 4096");
+}
+
+TEST_F(Cli, OutputsThatCannotBeWrittenAreRefusedBeforeTheRun) {
+  ExpectRefused({"stream", "--dir", dir_, "--json", dir_ + "/missing/r.json"},
+                "--json: directory '" + dir_ + "/missing' does not exist");
+  ExpectRefused({"fsync", "--dir", dir_, "--csv", dir_}, "--csv: '" + dir_ + "' is a directory");
+  ExpectRefused({"stream", "--dir", dir_, "--json", "-", "--csv", "-"}, "only one can be stdout");
+  ExpectRefused({"report", dir_ + "/r.json", "-o", dir_ + "/missing/r.html"},
+                "--output: directory '" + dir_ + "/missing' does not exist");
+  ExpectRefused({"survey", "--dir", dir_, "--html", dir_ + "/missing/s.html"},
+                "--html: directory '" + dir_ + "/missing' does not exist");
+}
+
+TEST_F(Cli, JsonToStdoutSendsTheTablesToStderr) {
+  CliRun r = RunWritelab({"records", "--dir", dir_, "--corpus-size", "16K", "--total", "64K",
+                          "--method", "write", "--json", "-"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  json doc = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out.substr(0, 200);
+  EXPECT_EQ(doc["experiments"][0]["name"], "records");
+  EXPECT_NE(r.err.find("lines/s"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, DirectBlocksThatCannotWorkAreRefusedUpFront) {
+  ExpectRefused({"stream", "--dir", dir_, "--block", "3", "--size", "9"},
+                "--block: 3 bytes is not a multiple of 4096");
+  ExpectRefused({"prealloc", "--dir", dir_, "--block", "1000"},
+                "--block: 1000 bytes is not a multiple of");
+  ExpectRefused({"stride", "--file", dir_}, "is not a regular file");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ struct ReportOptions {
 };
 
 int RunReport(const ReportOptions& o) {
+  if (auto bad = CheckOutputFile("--output", o.output)) return UsageError(*bad);
   std::vector<Document> docs;
   for (const std::string& path : o.inputs) {
     auto doc = ReadDocumentFile(path);

@@ -27,6 +27,8 @@ struct SurveyOptions {
 };
 
 int RunSurvey(const SurveyOptions& given, const RunContext& ctx, Document& doc) {
+  if (auto bad = CheckOutputs(given.out)) return UsageError(*bad);
+  if (auto bad = CheckOutputFile("--html", given.html)) return UsageError(*bad);
   auto resolved = CheckWorkDir("--dir", given.dir);
   if (!resolved) return UsageError(resolved.error());
   SurveyOptions o = given;

@@ -83,6 +83,7 @@ void WireExperimentCommand(CLI::App& sub, CommandAction* action, std::shared_ptr
   AddTargetOptions(sub, o->targets);
   sub.callback([o, action, build, where, run] {
     *action = [o, build, where, run](const RunContext& ctx, Document& doc) {
+      if (auto bad = CheckOutputs(o->out)) return UsageError(*bad);
       auto spec = [&] {
         if constexpr (std::is_invocable_v<Build, Options&, const RunContext&>)
           return build(*o, ctx);
