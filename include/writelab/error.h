@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Error values for writelab's library and tool.
 //
-// Setup and control paths return Status or std::expected<T, Error>. An Error
+// Setup and control paths return Status or Result<T> (writelab/result.h:
+// std::expected's interface, in C++20 as in C++23). An Error
 // keeps the errno that caused it (0 when none did) and the context in which it
 // happened, so one line tells the whole story:
 //   "pwrite /mnt/t/f0 at 8388608: No space left on device"
@@ -9,8 +10,9 @@
 // an Error only when a run gives up.
 #pragma once
 
-#include <expected>
 #include <string>
+
+#include "writelab/result.h"
 
 namespace writelab {
 
@@ -22,7 +24,9 @@ struct Error {
   std::string Message() const;
 };
 
-using Status = std::expected<void, Error>;
+template <class T>
+using Result = BasicResult<T, Error>;
+using Status = Result<void>;
 
 // The one place errno becomes an Error.
 Error ErrnoError(int code, std::string context);

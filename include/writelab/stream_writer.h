@@ -29,7 +29,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <expected>
 #include <memory>
 #include <span>
 #include <string>
@@ -64,10 +63,10 @@ struct StreamAttempt {
 class StreamWriter {
  public:
   // Creates path, or truncates it if it exists (O_WRONLY|O_CREAT|O_TRUNC).
-  static std::expected<StreamWriter, Error> Open(const std::string& path,
+  static Result<StreamWriter> Open(const std::string& path,
                                                  StreamWriterOptions options = {});
   // Takes over fd, a regular file open for writing, positioned at its start.
-  static std::expected<StreamWriter, Error> Adopt(UniqueFd fd, std::string path,
+  static Result<StreamWriter> Adopt(UniqueFd fd, std::string path,
                                                   StreamWriterOptions options = {});
 
   StreamWriter(StreamWriter&&) noexcept;

@@ -385,7 +385,7 @@ void RecordWriter::State::Tick() {
   }
 }
 
-std::expected<RecordWriter, Error> RecordWriter::Open(const std::string& path,
+Result<RecordWriter> RecordWriter::Open(const std::string& path,
                                                       RecordWriterOptions options, int open_flags) {
   if (options.preallocate_bytes && (open_flags & O_APPEND))
     return std::unexpected(
@@ -396,7 +396,7 @@ std::expected<RecordWriter, Error> RecordWriter::Open(const std::string& path,
   return Create(MakeFileSink(UniqueFd(fd), path, flags), options);
 }
 
-std::expected<RecordWriter, Error> RecordWriter::Create(std::unique_ptr<RecordSink> sink,
+Result<RecordWriter> RecordWriter::Create(std::unique_ptr<RecordSink> sink,
                                                         RecordWriterOptions options) {
   if (!sink) return std::unexpected(PlainError("RecordWriter: no sink"));
   if (options.buffer_bytes < 4096)

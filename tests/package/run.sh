@@ -4,7 +4,8 @@
 # the build in BUILD_DIR (default build/, made by scripts/build.sh).
 #  1. `cmake --install` into a temporary prefix puts every file where
 #     cmake/install.cmake says;
-#  2. a separate project finds it with find_package(writelab 0.2) and runs;
+#  2. a separate C++20 project finds it with find_package(writelab 0.2) and
+#     runs (the public headers need C++20, not the C++23 the tool is built in);
 #  3. the same program with add_subdirectory of the source tree, configured
 #     with every package but Threads disabled (the library needs no other);
 #  4. the same program with pkg-config and a plain g++ command line;
@@ -66,7 +67,7 @@ ok "add_subdirectory builds only the library, with no package but Threads"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 [ "$(pkg-config --modversion writelab)" = 0.2.0 ] || fail "pkg-config --modversion writelab"
 # shellcheck disable=SC2046
-g++ -std=c++23 tests/package/consumer/main.cc $(pkg-config --cflags --libs writelab) -o "$work/pc"
+g++ -std=c++20 tests/package/consumer/main.cc $(pkg-config --cflags --libs writelab) -o "$work/pc"
 run_consumer "$work/pc" pkg-config
 ok "pkg-config and a plain g++ command line"
 
@@ -110,7 +111,7 @@ quiet dpkg --root="$root" --force-depends --force-script-chrootless -i "$deb"
 size=$(stat -c %s "$root/usr/bin/writelab")
 [ "$size" -lt $((20 << 20)) ] || fail "the packaged writelab is $size bytes (stripped: expected under 20 MiB)"
 libdir=$(dirname "$(find "$root/usr/lib" -name libwritelab.a)")
-g++ -std=c++23 -I"$root/usr/include" tests/package/consumer/main.cc -L"$libdir" -lwritelab -pthread \
+g++ -std=c++20 -I"$root/usr/include" tests/package/consumer/main.cc -L"$libdir" -lwritelab -pthread \
   -o "$work/deb"
 run_consumer "$work/deb" deb
 ok "cpack -G DEB: $(basename "$deb"), $((size >> 20)) MiB writelab, depends on $depends"

@@ -112,7 +112,7 @@ Status WriteZoneAndSync(int fd, const std::string& path, uint64_t bytes) {
 }
 
 // For group rows: a RecordWriter on a second descriptor of the row's file.
-std::expected<RecordWriter, Error> GroupWriter(const CommitWay& way, const RecordsSpec& spec,
+Result<RecordWriter> GroupWriter(const CommitWay& way, const RecordsSpec& spec,
                                                int fd, const std::string& path) {
   RecordWriterOptions o;
   o.policy = DurabilityPolicy::kGroupCommit;
