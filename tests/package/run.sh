@@ -8,7 +8,8 @@
 #     runs (the public headers need C++20, not the C++23 the tool is built in);
 #  3. the same program with add_subdirectory of the source tree, configured
 #     with every package but Threads disabled (the library needs no other);
-#  4. the same program with pkg-config and a plain g++ command line;
+#  4. the library alone, shared (WRITELAB_SHARED), found and loaded;
+#     the same program with pkg-config and a plain g++ command line;
 #  5. the man page has a section per command, and bash completion completes
 #     commands and options;
 #  6. `cpack -G DEB` makes a .deb whose dependencies and contents are right,
@@ -63,6 +64,26 @@ quiet cmake -S tests/package/subproject -B "$work/sub" -DWRITELAB_SOURCE="$src" 
 quiet cmake --build "$work/sub" -j "$(nproc)"
 run_consumer "$work/sub/consumer" add_subdirectory
 ok "add_subdirectory builds only the library, with no package but Threads"
+
+# The library alone, shared too (WRITELAB_SHARED), as a distribution would
+# build it: writelab::writelab_shared links and runs from its prefix.
+shared=$work/shared-prefix
+quiet cmake -S . -B "$work/shared-build" -DWRITELAB_SHARED=ON -DWRITELAB_BUILD_TOOL=OFF \
+  -DWRITELAB_BUILD_TESTS=OFF -DWRITELAB_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX="$shared"
+quiet cmake --build "$work/shared-build" -j "$(nproc)"
+quiet cmake --install "$work/shared-build"
+[ -f "$shared/lib/libwritelab.so.0.2" ] || fail "WRITELAB_SHARED did not install libwritelab.so.0.2"
+[ ! -e "$shared/bin/writelab" ] || fail "WRITELAB_BUILD_TOOL=OFF installed the tool"
+mkdir -p "$work/shared-consumer"
+sed 's/writelab::writelab)/writelab::writelab_shared)/' tests/package/consumer/CMakeLists.txt \
+  >"$work/shared-consumer/CMakeLists.txt"
+cp tests/package/consumer/main.cc "$work/shared-consumer/"
+quiet cmake -S "$work/shared-consumer" -B "$work/shared-consumer/build" -DCMAKE_PREFIX_PATH="$shared"
+quiet cmake --build "$work/shared-consumer/build"
+ldd "$work/shared-consumer/build/consumer" | grep -q "libwritelab.so.0.2 => $shared" ||
+  fail "the consumer does not load libwritelab.so from $shared"
+run_consumer "$work/shared-consumer/build/consumer" shared
+ok "WRITELAB_SHARED: libwritelab.so.0.2 and writelab::writelab_shared, the library alone"
 
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 [ "$(pkg-config --modversion writelab)" = 0.2.0 ] || fail "pkg-config --modversion writelab"
