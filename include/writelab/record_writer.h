@@ -136,12 +136,11 @@ class RecordWriter {
  public:
   // Creates path, or truncates it (O_WRONLY|O_CREAT|O_TRUNC); open_flags are
   // added (O_DSYNC...). Records are written from offset 0.
-  static Result<RecordWriter> Open(const std::string& path,
-                                                 RecordWriterOptions options = {},
-                                                 int open_flags = 0);
+  static Result<RecordWriter> Open(const std::string& path, RecordWriterOptions options = {},
+                                   int open_flags = 0);
   // Writes through sink from offset 0 (options.rwf_flags is the sink's job).
   static Result<RecordWriter> Create(std::unique_ptr<RecordSink> sink,
-                                                   RecordWriterOptions options = {});
+                                     RecordWriterOptions options = {});
 
   RecordWriter(RecordWriter&&) noexcept;
   RecordWriter& operator=(RecordWriter&&) noexcept;

@@ -63,11 +63,10 @@ struct StreamAttempt {
 class StreamWriter {
  public:
   // Creates path, or truncates it if it exists (O_WRONLY|O_CREAT|O_TRUNC).
-  static Result<StreamWriter> Open(const std::string& path,
-                                                 StreamWriterOptions options = {});
+  static Result<StreamWriter> Open(const std::string& path, StreamWriterOptions options = {});
   // Takes over fd, a regular file open for writing, positioned at its start.
   static Result<StreamWriter> Adopt(UniqueFd fd, std::string path,
-                                                  StreamWriterOptions options = {});
+                                    StreamWriterOptions options = {});
 
   StreamWriter(StreamWriter&&) noexcept;
   StreamWriter& operator=(StreamWriter&&) noexcept;

@@ -385,8 +385,8 @@ void RecordWriter::State::Tick() {
   }
 }
 
-Result<RecordWriter> RecordWriter::Open(const std::string& path,
-                                                      RecordWriterOptions options, int open_flags) {
+Result<RecordWriter> RecordWriter::Open(const std::string& path, RecordWriterOptions options,
+                                        int open_flags) {
   if (options.preallocate_bytes && (open_flags & O_APPEND))
     return std::unexpected(
         PlainError("RecordWriter: preallocate_bytes cannot be used with O_APPEND"));
@@ -397,7 +397,7 @@ Result<RecordWriter> RecordWriter::Open(const std::string& path,
 }
 
 Result<RecordWriter> RecordWriter::Create(std::unique_ptr<RecordSink> sink,
-                                                        RecordWriterOptions options) {
+                                          RecordWriterOptions options) {
   if (!sink) return std::unexpected(PlainError("RecordWriter: no sink"));
   if (options.buffer_bytes < 4096)
     return std::unexpected(PlainError("RecordWriter: buffer_bytes must be at least 4096"));

@@ -154,15 +154,14 @@ Status StreamWriter::State::AppendDirect(std::span<const std::byte> data) {
   return {};
 }
 
-Result<StreamWriter> StreamWriter::Open(const std::string& path,
-                                                      StreamWriterOptions options) {
+Result<StreamWriter> StreamWriter::Open(const std::string& path, StreamWriterOptions options) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return std::unexpected(ErrnoError(errno, "open " + path));
   return Adopt(UniqueFd(fd), path, std::move(options));
 }
 
 Result<StreamWriter> StreamWriter::Adopt(UniqueFd fd, std::string path,
-                                                       StreamWriterOptions options) {
+                                         StreamWriterOptions options) {
   if (options.preference.empty()) return std::unexpected(PlainError("no stream method to try"));
   if (options.window_bytes == 0) return std::unexpected(PlainError("window_bytes is 0"));
   size_t a = options.direct_alignment;

@@ -112,8 +112,8 @@ Status WriteZoneAndSync(int fd, const std::string& path, uint64_t bytes) {
 }
 
 // For group rows: a RecordWriter on a second descriptor of the row's file.
-Result<RecordWriter> GroupWriter(const CommitWay& way, const RecordsSpec& spec,
-                                               int fd, const std::string& path) {
+Result<RecordWriter> GroupWriter(const CommitWay& way, const RecordsSpec& spec, int fd,
+                                 const std::string& path) {
   RecordWriterOptions o;
   o.policy = DurabilityPolicy::kGroupCommit;
   o.buffer_bytes = spec.buffer;
