@@ -17,8 +17,13 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <version>
 
-#if __cplusplus > 202002L
+// std::expected interop where the standard library has it (C++23 with
+// libstdc++ 12; not clang 14, whose concepts it needs), or where
+// tests/fuzz/expected_compat.h stands in for it.
+#if defined(__cpp_lib_expected) || defined(WRITELAB_EXPECTED_COMPAT)
+#define WRITELAB_STD_EXPECTED 1
 #include <expected>
 #endif
 
@@ -45,7 +50,7 @@ class BasicResult {
   BasicResult(T&& value) : v_(std::in_place_index<0>, std::move(value)) {}
   template <class G>
   BasicResult(Unexpected<G> u) : v_(std::in_place_index<1>, std::move(u).error()) {}
-#if __cplusplus > 202002L
+#ifdef WRITELAB_STD_EXPECTED
   template <class G>
   requires std::is_constructible_v<E, G> BasicResult(std::unexpected<G> u)
       : v_(std::in_place_index<1>, std::move(u).error()) {}
@@ -78,7 +83,7 @@ class BasicResult<void, E> {
   BasicResult() = default;
   template <class G>
   BasicResult(Unexpected<G> u) : error_(std::move(u).error()) {}
-#if __cplusplus > 202002L
+#ifdef WRITELAB_STD_EXPECTED
   template <class G>
   requires std::is_constructible_v<E, G> BasicResult(std::unexpected<G> u)
       : error_(std::move(u).error()) {}

@@ -14,6 +14,7 @@
 #include <version>
 
 #ifndef __cpp_lib_expected
+#define WRITELAB_EXPECTED_COMPAT 1  // include/writelab/result.h interoperates with it
 
 #include <concepts>
 #include <optional>
