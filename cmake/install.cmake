@@ -6,6 +6,9 @@
 #   share/bash-completion/completions/writelab, share/doc/writelab/.
 include(CMakePackageConfigHelpers)
 
+# Not CMAKE_INSTALL_DOCDIR: as a subproject that would be the parent's.
+set(WRITELAB_DOC_DIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/writelab)
+
 set(WRITELAB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/writelab)
 install(TARGETS ${WRITELAB_LIBRARY_TARGETS} EXPORT writelabTargets COMPONENT library
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -28,20 +31,20 @@ string(REGEX REPLACE "/$" "" WRITELAB_PC_TO_PREFIX "${WRITELAB_PC_TO_PREFIX}")
 configure_file(cmake/writelab.pc.in ${PROJECT_BINARY_DIR}/writelab.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/writelab.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
   COMPONENT library)
-install(FILES LICENSE README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT library)
+install(FILES LICENSE README.md DESTINATION ${WRITELAB_DOC_DIR} COMPONENT library)
 
-if(NOT WRITELAB_BUILD_TOOL)
+if(NOT WRITELAB_BUILD_TOOL OR NOT PROJECT_IS_TOP_LEVEL)
   return()
 endif()
 
 install(TARGETS writelab_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tool)
 install(FILES completion/writelab.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
   RENAME writelab COMPONENT tool)
-install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT tool)
-install(FILES third_party/chartjs/LICENSE.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/third_party
+install(DIRECTORY docs/ DESTINATION ${WRITELAB_DOC_DIR}/docs COMPONENT tool)
+install(FILES third_party/chartjs/LICENSE.md DESTINATION ${WRITELAB_DOC_DIR}/third_party
   RENAME LICENSE-chartjs.md COMPONENT tool)
 install(FILES third_party/chartjs/LICENSE-kurkle-color.md
-  DESTINATION ${CMAKE_INSTALL_DOCDIR}/third_party COMPONENT tool)
+  DESTINATION ${WRITELAB_DOC_DIR}/third_party COMPONENT tool)
 
 if(WRITELAB_MAN)
   find_program(HELP2MAN help2man)

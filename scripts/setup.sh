@@ -20,7 +20,7 @@ test_packages=(
   clang-format libgtest-dev libbenchmark-dev fio jq
   chromium  # the HTML report's browser test (tests/report_test.cc)
   clang libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes for the fuzz targets (scripts/fuzz.sh)
-  dpkg-dev bash-completion  # the package test: dpkg-shlibdeps for cpack, the completion test
+  dpkg-dev file bash-completion  # the package test: dpkg-shlibdeps and file for cpack, the completion test
 )
 case $profile in
   run) packages=("${run_packages[@]}") ;;
