@@ -79,7 +79,8 @@ void PrintError(const std::string& message) {
 }
 
 std::optional<std::string> CheckOutputFile(const char* option, const std::string& path) {
-  if (path.empty() || path == "-") return std::nullopt;
+  if (path.empty()) return std::nullopt;
+  if (path == "-") return std::string(option) + ": - (stdout) is not supported here; give a file";
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return std::string(option) + ": '" + path + "' is a directory";
@@ -91,8 +92,18 @@ std::optional<std::string> CheckOutputFile(const char* option, const std::string
 
 std::optional<std::string> CheckOutputs(const OutputOptions& out) {
   if (out.json == "-" && out.csv == "-") return "--json - and --csv -: only one can be stdout";
-  if (auto e = CheckOutputFile("--json", out.json)) return e;
-  return CheckOutputFile("--csv", out.csv);
+  if (out.json != "-")
+    if (auto e = CheckOutputFile("--json", out.json)) return e;
+  if (out.csv != "-") return CheckOutputFile("--csv", out.csv);
+  return std::nullopt;
+}
+
+bool ToStdout(const OutputOptions& out) { return out.json == "-" || out.csv == "-"; }
+
+RunContext ForOutputs(const RunContext& ctx, const OutputOptions& out) {
+  RunContext c = ctx;
+  if (ToStdout(out)) c.progress = isatty(STDERR_FILENO) ? stderr : nullptr;
+  return c;
 }
 
 int UsageError(const std::string& message) {
@@ -143,7 +154,7 @@ bool WriteOutput(const std::string& path, const std::string& text) {
 int Finish(Document& doc, const OutputOptions& out, const Status& run) {
   doc.finished_at = UtcNowIso8601();
   if (!run) doc.errors.push_back(run.error().Message());
-  FILE* tables = out.json == "-" || out.csv == "-" ? stderr : stdout;
+  FILE* tables = ToStdout(out) ? stderr : stdout;
   std::fputs(RenderText(doc).c_str(), tables);
   std::fflush(tables);
   int code = run ? kExitOk : kExitRunFailed;

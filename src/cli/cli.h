@@ -34,9 +34,13 @@ struct OutputOptions {
 void AddOutputOptions(CLI::App& sub, OutputOptions& out);
 // Before a run: "--json: directory '/x' does not exist", or "'/x' is a
 // directory", when an output cannot be written where it was asked (a usage
-// error, exit 2). "-" (stdout) and "" (none) always pass.
+// error, exit 2). "" (none) passes; "-" passes for --json and --csv only.
 std::optional<std::string> CheckOutputFile(const char* option, const std::string& path);
 std::optional<std::string> CheckOutputs(const OutputOptions& out);
+// --json - or --csv -: stdout carries the document, so tables, progress and
+// other words go to stderr.
+bool ToStdout(const OutputOptions& out);
+RunContext ForOutputs(const RunContext& ctx, const OutputOptions& out);
 
 // "--size: '12q' is not a size" on failure.
 std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text);

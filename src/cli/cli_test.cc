@@ -255,6 +255,8 @@ TEST_F(Cli, OutputsThatCannotBeWrittenAreRefusedBeforeTheRun) {
                 "--output: directory '" + dir_ + "/missing' does not exist");
   ExpectRefused({"survey", "--dir", dir_, "--html", dir_ + "/missing/s.html"},
                 "--html: directory '" + dir_ + "/missing' does not exist");
+  ExpectRefused({"survey", "--dir", dir_, "--html", "-"}, "--html: - (stdout) is not supported");
+  ExpectRefused({"report", dir_ + "/r.json", "-o", "-"}, "--output: - (stdout) is not supported");
 }
 
 TEST_F(Cli, JsonToStdoutSendsTheTablesToStderr) {

@@ -26,9 +26,11 @@ struct SurveyOptions {
   OutputOptions out;
 };
 
-int RunSurvey(const SurveyOptions& given, const RunContext& ctx, Document& doc) {
+int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& doc) {
   if (auto bad = CheckOutputs(given.out)) return UsageError(*bad);
   if (auto bad = CheckOutputFile("--html", given.html)) return UsageError(*bad);
+  const RunContext ctx = ForOutputs(run_ctx, given.out);
+  FILE* info = ToStdout(given.out) ? stderr : stdout;  // stdout may carry the document
   auto resolved = CheckWorkDir("--dir", given.dir);
   if (!resolved) return UsageError(resolved.error());
   SurveyOptions o = given;
@@ -36,15 +38,15 @@ int RunSurvey(const SurveyOptions& given, const RunContext& ctx, Document& doc) 
   std::vector<SurveyStep> steps = SurveyPlan(o.dir, doc.host);
   int expected = 0;
   for (const SurveyStep& s : steps) expected += s.expected_s;
-  std::printf("writelab survey of %s: %zu experiments, about %d s\n", o.dir.c_str(), steps.size(),
-              expected);
+  std::fprintf(info, "writelab survey of %s: %zu experiments, about %d s\n", o.dir.c_str(),
+               steps.size(), expected);
   Status status;
   const uint64_t start = NowNs();
   for (size_t i = 0; i < steps.size(); ++i) {
     const SurveyStep& s = steps[i];
-    std::printf("[%zu/%zu] %s: %s (about %d s; %.0f s elapsed)\n", i + 1, steps.size(), s.name,
-                s.what, s.expected_s, static_cast<double>(NowNs() - start) / 1e9);
-    std::fflush(stdout);
+    std::fprintf(info, "[%zu/%zu] %s: %s (about %d s; %.0f s elapsed)\n", i + 1, steps.size(),
+                 s.name, s.what, s.expected_s, static_cast<double>(NowNs() - start) / 1e9);
+    std::fflush(info);
     doc.experiments.emplace_back();
     Status st = s.run(ctx, doc.experiments.back());
     if (!st) {
@@ -56,7 +58,7 @@ int RunSurvey(const SurveyOptions& given, const RunContext& ctx, Document& doc) 
       break;
     }
   }
-  std::printf("survey done in %.0f s\n\n", static_cast<double>(NowNs() - start) / 1e9);
+  std::fprintf(info, "survey done in %.0f s\n\n", static_cast<double>(NowNs() - start) / 1e9);
   doc.recommendations = Recommendations(doc);
   int code = Finish(doc, o.out, status);
   if (!o.html.empty()) {
@@ -64,7 +66,7 @@ int RunSurvey(const SurveyOptions& given, const RunContext& ctx, Document& doc) 
       PrintError(s.error().Message());
       return kExitRunFailed;
     }
-    std::printf("report: %s (open it in a browser; it works offline)\n", o.html.c_str());
+    std::fprintf(info, "report: %s (open it in a browser; it works offline)\n", o.html.c_str());
   }
   return code;
 }

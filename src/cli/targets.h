@@ -84,15 +84,16 @@ void WireExperimentCommand(CLI::App& sub, CommandAction* action, std::shared_ptr
   sub.callback([o, action, build, where, run] {
     *action = [o, build, where, run](const RunContext& ctx, Document& doc) {
       if (auto bad = CheckOutputs(o->out)) return UsageError(*bad);
+      const RunContext out_ctx = ForOutputs(ctx, o->out);
       auto spec = [&] {
         if constexpr (std::is_invocable_v<Build, Options&, const RunContext&>)
-          return build(*o, ctx);
+          return build(*o, out_ctx);
         else
           return build(*o);
       }();
       if (!spec) return UsageError(spec.error());
       const Where w = where(*spec);
-      return RunOnTargets(o->targets, w.path, w.has_file, ctx, doc, o->out,
+      return RunOnTargets(o->targets, w.path, w.has_file, out_ctx, doc, o->out,
                           [&](const RunContext& run_ctx, const std::string& target,
                               ExperimentResult& e) { return run(*spec, target, run_ctx, e); });
     };
