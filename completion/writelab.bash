@@ -12,10 +12,11 @@ _writelab() {
       *) cmd=${COMP_WORDS[i]}; break ;;
     esac
   done
-  if [[ -z $cmd ]]; then
+  if [[ -z $cmd || ($cmd == help && $prev == help) ]]; then
     local commands
     commands=$("$1" --help 2>/dev/null | sed -n '/^Subcommands:/,$s/^  \([a-z][a-z]*\) .*/\1/p')
-    mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
+    [[ $cmd == help ]] || commands+=" help --help --version"
+    mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return
   fi
   case $prev in  # options that take a path

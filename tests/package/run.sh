@@ -19,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=$(pwd)
 build=$(cd "${BUILD_DIR:-build}" && pwd)
+libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
 work=$(mktemp -d /var/tmp/writelab-package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "package: FAIL: $*" >&2; exit 1; }
@@ -28,10 +29,10 @@ quiet() { "$@" >"$work/log" 2>&1 || { cat "$work/log" >&2; fail "$*"; }; }
 
 prefix=$work/prefix
 quiet cmake --install "$build" --prefix "$prefix"
-for f in bin/writelab lib/libwritelab.a include/writelab/record_writer.h \
+for f in bin/writelab $libdir/libwritelab.a include/writelab/record_writer.h \
   include/writelab/stream_writer.h include/writelab/error.h include/writelab/unique_fd.h \
-  lib/cmake/writelab/writelabConfig.cmake lib/cmake/writelab/writelabConfigVersion.cmake \
-  lib/cmake/writelab/writelabTargets.cmake lib/pkgconfig/writelab.pc \
+  $libdir/cmake/writelab/writelabConfig.cmake $libdir/cmake/writelab/writelabConfigVersion.cmake \
+  $libdir/cmake/writelab/writelabTargets.cmake $libdir/pkgconfig/writelab.pc \
   share/man/man1/writelab.1 share/bash-completion/completions/writelab \
   share/doc/writelab/LICENSE share/doc/writelab/third_party/LICENSE-chartjs.md; do
   [ -f "$prefix/$f" ] || fail "cmake --install did not install $f"
@@ -52,9 +53,10 @@ mkdir -p "$work/newer"
 sed 's/find_package(writelab 0.2 REQUIRED)/find_package(writelab 0.3 REQUIRED)/' \
   tests/package/consumer/CMakeLists.txt >"$work/newer/CMakeLists.txt"
 cp tests/package/consumer/main.cc "$work/newer/"
-if cmake -S "$work/newer" -B "$work/newer/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null 2>&1; then
+if cmake -S "$work/newer" -B "$work/newer/build" -DCMAKE_PREFIX_PATH="$prefix" >"$work/log" 2>&1; then
   fail "find_package(writelab 0.3) accepted writelab 0.2"
 fi
+grep -q 'version: 0.2.0' "$work/log" || { cat "$work/log" >&2; fail "find_package(writelab 0.3) failed, but not on the version"; }
 ok "find_package(writelab 0.2) and writelab::writelab; 0.3 refused"
 
 quiet cmake -S tests/package/subproject -B "$work/sub" -DWRITELAB_SOURCE="$src" --no-warn-unused-cli \
@@ -85,7 +87,7 @@ ldd "$work/shared-consumer/build/consumer" | grep -q "libwritelab.so.0.2 => $sha
 run_consumer "$work/shared-consumer/build/consumer" shared
 ok "WRITELAB_SHARED: libwritelab.so.0.2 and writelab::writelab_shared, the library alone"
 
-export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 [ "$(pkg-config --modversion writelab)" = 0.2.0 ] || fail "pkg-config --modversion writelab"
 # shellcheck disable=SC2046
 g++ -std=c++20 tests/package/consumer/main.cc $(pkg-config --cflags --libs writelab) -o "$work/pc"
@@ -110,8 +112,18 @@ complete_words() {  # the completions of the words given, the last being complet
   fail "completion of 'writelab st': $(complete_words writelab st | tr '\n' ' ')"
 complete_words writelab stride --sch | grep -qx -- --scheduler || fail "completion of 'stride --sch'"
 complete_words writelab records --com | grep -qx -- --commit-time || fail "completion of 'records --com'"
+[ "$(complete_words writelab help st | sort | tr '\n' ' ')" = "stream stride " ] ||
+  fail "completion of 'writelab help st'"
+# The public headers compile with clang too, as C++20 and as C++2b (whose
+# libstdc++ <expected> clang 14 cannot use).
+for std in c++20 c++2b; do
+  ! command -v clang++ >/dev/null ||
+    clang++ -std=$std -fsyntax-only -I"$prefix/include" tests/package/consumer/main.cc ||
+    fail "the installed headers with clang++ -std=$std"
+done
 ok "bash completion of commands and options"
 
+rm -f "$build"/writelab_*.deb
 quiet cpack -G DEB -B "$build" --config "$build/CPackConfig.cmake"
 deb=$(ls "$build"/writelab_0.2.0_*.deb)
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -127,12 +139,12 @@ done
 root=$work/root
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 touch "$root/var/lib/dpkg/status"
-quiet dpkg --root="$root" --force-depends --force-script-chrootless -i "$deb"
+quiet dpkg --root="$root" --force-depends --force-not-root --force-script-chrootless -i "$deb"
 "$root/usr/bin/writelab" --version | grep -q "^writelab 0.2" || fail "writelab from the .deb"
 size=$(stat -c %s "$root/usr/bin/writelab")
 [ "$size" -lt $((20 << 20)) ] || fail "the packaged writelab is $size bytes (stripped: expected under 20 MiB)"
-libdir=$(dirname "$(find "$root/usr/lib" -name libwritelab.a)")
-g++ -std=c++20 -I"$root/usr/include" tests/package/consumer/main.cc -L"$libdir" -lwritelab -pthread \
+deb_libdir=$(dirname "$(find "$root/usr/lib" -name libwritelab.a)")
+g++ -std=c++20 -I"$root/usr/include" tests/package/consumer/main.cc -L"$deb_libdir" -lwritelab -pthread \
   -o "$work/deb"
 run_consumer "$work/deb" deb
 ok "cpack -G DEB: $(basename "$deb"), $((size >> 20)) MiB writelab, depends on $depends"
