@@ -35,6 +35,21 @@ TEST(Result, HoldsAValueOrAnError) {
   EXPECT_EQ(bad.error().Message(), "MakeInt: Invalid argument");
 }
 
+TEST(Result, ValueThrowsOnAnErrorAndValueOrFallsBack) {
+  Result<uint64_t> lsn = 4096;  // converted from int
+  EXPECT_EQ(lsn.value(), 4096u);
+  EXPECT_EQ(lsn.value_or(1), 4096u);
+  Result<uint64_t> failed = Unexpected(ErrnoError(EIO, "fdatasync"));
+  EXPECT_THROW((void)failed.value(), BadResultAccess);
+  EXPECT_EQ(failed.value_or(7), 7u);
+  Result<std::string> name = "wal.log";  // from a const char*
+  EXPECT_EQ(*name, "wal.log");
+  EXPECT_EQ(std::move(name).value_or("other"), "wal.log");
+  Status bad = Unexpected(PlainError("no"));
+  EXPECT_THROW(bad.value(), BadResultAccess);
+  EXPECT_NO_THROW(Status{}.value());
+}
+
 TEST(Result, StatusIsSuccessByDefault) {
   Status s;
   EXPECT_TRUE(s.has_value());
