@@ -41,32 +41,35 @@ constexpr PreallocModeInfo kModes[] = {
     {PreallocMode::kZeroFill, "zero-fill", "write zeros, as dd does"},
 };
 
-// fallocate(2)'s mode for a preallocating mode; -1 for the others.
-int FallocateMode(PreallocMode m) {
-  switch (m) {
-    case PreallocMode::kFallocate:
-      return 0;
-    case PreallocMode::kKeepSize:
-      return FALLOC_FL_KEEP_SIZE;
-    case PreallocMode::kZeroRange:
-      return FALLOC_FL_ZERO_RANGE;
-    case PreallocMode::kWriteZeroes:
-      return FALLOC_FL_WRITE_ZEROES;
-    default:
-      return -1;
-  }
+bool IsFallocateFlag(PreallocMode m) {
+  return m != PreallocMode::kSparse && m != PreallocMode::kZeroFill;
 }
 
-// Makes the file in the mode, then fsyncs it; the fallocate and the fsync go
-// through the runner. 0 or -errno.
-int Prepare(PreallocMode m, int fd, OpRunner& runner, uint64_t size) {
-  if (int mode = FallocateMode(m); mode >= 0) {
-    if (int rc = runner.Preallocate({mode, 0, size}); rc < 0) return rc;
-  } else if (m == PreallocMode::kSparse) {
-    if (ftruncate(fd, static_cast<off_t>(size)) != 0) return -errno;
-  } else if (int rc = FillZeros(fd, 0, size); rc < 0) {
-    return rc;
+// The library's Preallocate, with its fallocate through the timed runner.
+class RunnerOps final : public PreallocateOps {
+ public:
+  RunnerOps(int fd, OpRunner& runner) : fd_(fd), runner_(runner) {}
+  int Fallocate(int mode, uint64_t offset, uint64_t length) override {
+    return runner_.Preallocate({mode, offset, length});
   }
+  int WriteZeros(uint64_t offset, uint64_t length) override {
+    return FillZeros(fd_, offset, offset + length);
+  }
+  int GrowTo(uint64_t size) override {
+    return ftruncate(fd_, static_cast<off_t>(size)) == 0 ? 0 : -errno;
+  }
+  long FileSystemType() override { return 0; }
+
+ private:
+  int fd_;
+  OpRunner& runner_;
+};
+
+// Makes the file in the mode (writelab::Preallocate), then fsyncs it; the
+// fallocate and the fsync go through the runner. 0 or -errno.
+int Prepare(PreallocMode m, int fd, OpRunner& runner, uint64_t size) {
+  RunnerOps ops(fd, runner);
+  if (auto p = Preallocate(ops, 0, size, m); !p) return p.error().code ? -p.error().code : -EINVAL;
   return runner.Sync({SyncKind::kFsync});
 }
 
@@ -100,8 +103,6 @@ void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
   t.figures["write_p99_ms"] = static_cast<double>(h.Percentile(99)) / 1e6;
   t.figures["write_max_ms"] = static_cast<double>(h.max()) / 1e6;
 }
-
-bool IsFallocateFlag(PreallocMode m) { return FallocateMode(m) >= 0; }
 
 PreallocTrial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align,
                        const AlignedBuffer& data, const RunContext& ctx) {

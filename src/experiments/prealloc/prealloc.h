@@ -16,10 +16,13 @@
 #include "experiments/context.h"
 #include "experiments/prealloc/figures.h"
 #include "writelab/error.h"
+#include "writelab/preallocate.h"
 
 namespace writelab {
 
-enum class PreallocMode { kSparse, kFallocate, kKeepSize, kZeroRange, kWriteZeroes, kZeroFill };
+// The library's modes (writelab/preallocate.h); the experiment runs every
+// one but kBest, which is one of the others chosen at run time.
+using PreallocMode = PreallocateMode;
 
 using PreallocModeInfo = Choice<PreallocMode>;
 std::span<const PreallocModeInfo> PreallocModes();
