@@ -31,10 +31,28 @@
 // Append(record, Durable::kYes) works under every policy: it returns once the
 // record is durable, by leading or joining a sync as above.
 //
-// Guarantee: an Append(.., Durable::kYes) or Sync() that returns success
-// means that every record appended before it (by any thread) has been
-// written and covered by a completed fdatasync. No record is acknowledged
-// before that.
+// Log sequence numbers: Append returns the file offset at which its record
+// ends (its LSN; framing included). SyncTo(lsn) returns once everything up
+// to lsn is durable, joining group commit like a Durable::kYes append, so a
+// caller that appends a batch with Durable::kNo waits once, for exactly
+// what it needs.
+//
+// Guarantee: an Append(.., Durable::kYes), SyncTo(lsn) or Sync() that
+// returns success means that every record appended before it (by any
+// thread; up to lsn for SyncTo) has been written and covered by a completed
+// fdatasync. No record is acknowledged before that. "Durable" includes the
+// file's name: Open fsyncs the directory after creating the file, Rename
+// fsyncs it after renaming, so a durable record cannot be lost with the
+// name it lives under.
+//
+// Framing (RecordWriterOptions::framing): with kLengthCrc32c every record
+// is written behind an 8-byte header of its length and CRC-32C, and
+// LogReader (writelab/log_reader.h) reads the log back, stopping at the
+// first torn, truncated or zero record: after a crash, recovery reads every
+// record up to there and reopens the log at LogReader::end_offset().
+//
+// Commit latency: stats().commit_latency is the distribution of the time
+// Append(.., Durable::kYes), SyncTo and Sync took to return success.
 //
 // Threading: every member function is safe to call from many threads at
 // once. Records of one thread appear in the file in that thread's order and
@@ -61,6 +79,7 @@
 #include <string>
 
 #include "writelab/error.h"
+#include "writelab/latency_histogram.h"
 #include "writelab/unique_fd.h"
 
 namespace writelab {
@@ -68,6 +87,10 @@ namespace writelab {
 enum class Durable { kNo, kYes };
 
 enum class DurabilityPolicy { kNone, kEveryRecords, kEveryInterval, kGroupCommit };
+
+// kNone: records are written as given. kLengthCrc32c: each behind a header
+// of its length and CRC-32C (layout in writelab/log_reader.h).
+enum class RecordFraming { kNone, kLengthCrc32c };
 
 // "none", "every-records", "every-interval", "group-commit".
 const char* DurabilityPolicyName(DurabilityPolicy policy);
@@ -85,10 +108,14 @@ class RecordSink {
   virtual int DataSync() = 0;
   // For error messages: the file's path.
   virtual std::string name() const = 0;
-  // For preallocate_bytes: writes len zero bytes at offset and starts their
-  // writeback (0 or -errno); and cuts the file to size (ftruncate).
+  // For preallocate_bytes: makes [offset, offset + len) written zeros
+  // (Preallocate kBest) and starts their writeback (0 or -errno); and cuts
+  // the file to size (ftruncate).
   virtual int Extend(uint64_t /*offset*/, uint64_t /*len*/) { return -EOPNOTSUPP; }
   virtual int Truncate(uint64_t /*size*/) { return -EOPNOTSUPP; }
+  // For RecordWriter::Rename: renames the file and fsyncs the directories
+  // of both names (0 or -errno); name() is the new path afterwards.
+  virtual int Rename(const std::string& /*to*/) { return -EOPNOTSUPP; }
 };
 
 // pwritev2(fd, .., rwf_flags) and fdatasync(fd) on a file the sink owns.
@@ -117,6 +144,7 @@ struct RecordWriterOptions {
   // copy-on-write file systems (btrfs). Not with O_APPEND or RWF_APPEND
   // (appending writes would land after the zeros): Create() fails, EINVAL.
   uint64_t preallocate_bytes = 0;
+  RecordFraming framing = RecordFraming::kNone;
 };
 
 struct RecordWriterStats {
@@ -129,38 +157,65 @@ struct RecordWriterStats {
   // Group commit: syncs that started after waiting commit_wait_ns for
   // committers who did not come.
   uint64_t wait_timeouts = 0;
-  uint64_t durable_records = 0;
+  uint64_t durable_records = 0;  // records covered by a completed sync
+  uint64_t durable_lsn = 0;      // file offset up to which everything is durable
+  // Time to success of every Append(.., Durable::kYes), SyncTo and Sync.
+  LatencyHistogram commit_latency;
 };
 
 class RecordWriter {
  public:
+  static constexpr uint64_t kAtEnd = UINT64_MAX;
+
   // Creates path, or truncates it (O_WRONLY|O_CREAT|O_TRUNC); open_flags are
-  // added (O_DSYNC...). Records are written from offset 0.
+  // added (O_DSYNC...), then fsyncs its directory. Records are written from
+  // offset 0.
   static Result<RecordWriter> Open(const std::string& path, RecordWriterOptions options = {},
                                    int open_flags = 0);
-  // Writes through sink from offset 0 (options.rwf_flags is the sink's job).
+  // Opens an existing log (O_WRONLY, never creating it) and appends at
+  // `at`: kAtEnd (its size), or an offset the caller verified, such as
+  // LogReader::end_offset() after recovery. Whatever lies beyond `at` (a
+  // torn record, preallocated zeros) is cut off first, and the file is
+  // fdatasynced, so that everything before `at` is durable (the first LSN
+  // is `at`) and no stale record after it can ever be read as a new one.
+  // `at` beyond the end of the file: EINVAL.
+  static Result<RecordWriter> Reopen(const std::string& path, uint64_t at = kAtEnd,
+                                     RecordWriterOptions options = {}, int open_flags = 0);
+  // Writes through sink from start_offset, which is taken as durable
+  // (options.rwf_flags is the sink's job).
   static Result<RecordWriter> Create(std::unique_ptr<RecordSink> sink,
-                                     RecordWriterOptions options = {});
+                                     RecordWriterOptions options = {}, uint64_t start_offset = 0);
 
   RecordWriter(RecordWriter&&) noexcept;
   RecordWriter& operator=(RecordWriter&&) noexcept;
   // Close() if not closed, ignoring its error: call Close() to see it.
   ~RecordWriter();
 
-  // Appends one record (any size, empty ignored). With Durable::kYes, returns
-  // once the record and all before it are durable (see Guarantee above).
-  Status Append(std::span<const std::byte> record, Durable durable = Durable::kNo);
-  Status Append(std::string_view record, Durable durable = Durable::kNo) {
+  // Appends one record (any size, empty ignored; with framing, less than
+  // 4 GiB). Returns its LSN: the file offset at which it ends (for an empty
+  // record, the end of the log so far). With Durable::kYes, returns once the
+  // record and all before it are durable (see Guarantee above).
+  Result<uint64_t> Append(std::span<const std::byte> record, Durable durable = Durable::kNo);
+  Result<uint64_t> Append(std::string_view record, Durable durable = Durable::kNo) {
     return Append(std::as_bytes(std::span(record.data(), record.size())), durable);
   }
+  // Returns once everything up to lsn (an LSN that Append returned) is
+  // durable, leading or joining a group commit. An lsn beyond the last
+  // append: EINVAL.
+  Status SyncTo(uint64_t lsn);
   // Hands everything buffered to the kernel; not durable.
   Status Flush();
   // Flush, then one fdatasync: every record appended before the call is
   // durable on success.
   Status Sync();
   // Stops the interval thread, writes what is buffered, syncs unless the
-  // policy is kNone, and closes the file. Later calls fail.
+  // policy is kNone, and closes the file. Later calls fail, except Rename.
   Status Close();
+  // Renames the log (rename(2); to is a path) and fsyncs the directories of
+  // the old and the new name, so that the new name is durable on success.
+  // Records are not synced by it: Sync() first where they must be. Also
+  // after Close(), for "close, then rename into place".
+  Status Rename(const std::string& to);
 
   RecordWriterStats stats() const;
 

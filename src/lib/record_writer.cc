@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "writelab/record_writer.h"
 
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -19,6 +19,7 @@
 #include <thread>
 #include <utility>
 
+#include "lib/framing.h"
 #include "port/write_all.h"
 
 namespace writelab {
@@ -52,39 +53,6 @@ void FutexWakeAll(std::atomic<uint32_t>& word) {
   syscall(SYS_futex, FutexWord(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-class FileSink final : public RecordSink {
- public:
-  FileSink(UniqueFd fd, std::string path, int flags)
-      : fd_(std::move(fd)), path_(std::move(path)), flags_(flags) {}
-  ssize_t WriteV(const iovec* iov, int count, uint64_t offset) override {
-    auto off = static_cast<off_t>(offset);
-    ssize_t n =
-        flags_ ? pwritev2(fd_.get(), iov, count, off, flags_) : pwritev(fd_.get(), iov, count, off);
-    return n >= 0 ? n : -errno;
-  }
-  int DataSync() override { return fdatasync(fd_.get()) == 0 ? 0 : -errno; }
-  int Extend(uint64_t offset, uint64_t len) override {
-    // Appending writes would land after the zeros, which Close() cuts off.
-    if ((flags_ & RWF_APPEND) || (fcntl(fd_.get(), F_GETFL) & O_APPEND)) return -EINVAL;
-    if (int rc = FillZeros(fd_.get(), offset, offset + len); rc < 0) return rc;
-    // Start writeback now, so that the commit that first needs these blocks
-    // finds them on the device already.
-    if (sync_file_range(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(len),
-                        SYNC_FILE_RANGE_WRITE) != 0)
-      return -errno;
-    return 0;
-  }
-  int Truncate(uint64_t size) override {
-    return ftruncate(fd_.get(), static_cast<off_t>(size)) == 0 ? 0 : -errno;
-  }
-  std::string name() const override { return path_; }
-
- private:
-  UniqueFd fd_;
-  std::string path_;
-  int flags_;
-};
-
 }  // namespace
 
 const char* DurabilityPolicyName(DurabilityPolicy policy) {
@@ -99,10 +67,6 @@ const char* DurabilityPolicyName(DurabilityPolicy policy) {
       return "group-commit";
   }
   return "?";
-}
-
-std::unique_ptr<RecordSink> MakeFileSink(UniqueFd fd, std::string path, int rwf_flags) {
-  return std::make_unique<FileSink>(std::move(fd), std::move(path), rwf_flags);
 }
 
 // All fields are guarded by mu unless said otherwise. I/O (WriteV, DataSync,
@@ -134,10 +98,11 @@ struct RecordWriter::State {
   std::atomic<uint32_t> sleepers{0};  // threads sleeping on epoch
   std::unique_ptr<std::byte[]> active, spare;
   size_t active_len = 0;
-  uint64_t offset = 0;  // file offset of active[0]
-  uint64_t appended = 0;
+  uint64_t offset = 0;    // file offset of active[0]
+  uint64_t appended = 0;  // LSN: file offset at which the last record ends
   uint64_t since_sync = 0;
-  std::atomic<uint64_t> durable{0};  // written under mu, read also without it
+  std::atomic<uint64_t> durable{0};  // LSN durable; written under mu, read also without it
+  uint64_t durable_records = 0;
   bool io_busy = false;
   bool closing = false;  // Close() began: no more Append, Flush, Sync
   bool closed = false;
@@ -149,13 +114,16 @@ struct RecordWriter::State {
   uint64_t expected = 0;  // committers per cycle, estimated at the last sync's end
   bool timer = false;     // a committer is waiting for company, with a deadline
   uint64_t sync_ewma_ns = 0;
+  // Commit latency, recorded without mu (LatencyHistogram's layout)
+  std::array<std::atomic<uint64_t>, LatencyHistogram::kBuckets> commit_buckets{};
+  std::atomic<uint64_t> commit_sum_ns{0}, commit_max_ns{0};
   // kEveryInterval
   std::thread ticker;
   bool stop_ticker = false;
   std::condition_variable ticker_cv;
 
   using Lock = std::unique_lock<std::mutex>;
-  Status Failed() const { return std::unexpected(*error); }
+  Unexpected<Error> Failed() const { return Unexpected(*error); }
   void Wake();
   void Sleep(Lock& lk, uint64_t deadline_ns);
   bool AcquireIo(Lock& lk);
@@ -166,7 +134,10 @@ struct RecordWriter::State {
   uint64_t CompanyWaitNs() const;
   void Lead(Lock& lk);
   Status WaitDurable(Lock& lk, uint64_t seq, bool commit);
-  Status AppendLocked(Lock& lk, std::span<const std::byte> record, uint64_t* seq);
+  Status AppendLocked(Lock& lk, std::span<const std::byte> header,
+                      std::span<const std::byte> record, uint64_t* seq);
+  Status Commit(Lock& lk, uint64_t lsn, uint64_t t0, bool company);
+  void RecordCommit(uint64_t ns);
   Status TrimZeros(Lock& lk);
   void Tick();
 };
@@ -260,7 +231,7 @@ uint64_t RecordWriter::State::CompanyWaitNs() const {
 // DataSync, advances durable, releases the token. Returns with mu unlocked.
 void RecordWriter::State::Lead(Lock& lk) {
   io_busy = true;
-  const uint64_t target = appended, covered = requests;
+  const uint64_t target = appended, target_records = stats.records, covered = requests;
   requests = 0;
   int rc = WriteOut(lk, {});
   if (rc == 0) {
@@ -275,8 +246,10 @@ void RecordWriter::State::Lead(Lock& lk) {
     sync_ewma_ns = sync_ewma_ns ? (7 * sync_ewma_ns + took) / 8 : took;
     if (rc != 0) SetError(rc, "fdatasync", at);
   }
-  if (rc == 0 && target > durable.load(std::memory_order_relaxed))
+  if (rc == 0 && target > durable.load(std::memory_order_relaxed)) {
     durable.store(target, std::memory_order_release);
+    durable_records = target_records;
+  }
   expected = covered + requests;
   since_sync = 0;
   io_busy = false;
@@ -327,29 +300,56 @@ Status RecordWriter::State::WaitDurable(Lock& lk, uint64_t seq, bool commit) {
   return Failed();
 }
 
-Status RecordWriter::State::AppendLocked(Lock& lk, std::span<const std::byte> record,
-                                         uint64_t* seq) {
+// Copies header and record into the buffer, or gathers a large record into
+// a write of its own (header buffered ahead of it). *seq: the record's LSN.
+Status RecordWriter::State::AppendLocked(Lock& lk, std::span<const std::byte> header,
+                                         std::span<const std::byte> record, uint64_t* seq) {
   const size_t cap = options.buffer_bytes;
-  if (record.size() > cap / 4) {  // gathered, not copied
+  const bool gather = record.size() > cap / 4;
+  const size_t copied = header.size() + (gather ? 0 : record.size());
+  while (active_len + copied > cap) {
     if (!AcquireIo(lk)) return Failed();
-    *seq = ++appended;
+    int rc = WriteOut(lk, {});
+    ReleaseIo();
+    if (rc != 0) return Failed();
+  }
+  std::memcpy(active.get() + active_len, header.data(), header.size());
+  active_len += header.size();
+  if (gather) {
+    if (!AcquireIo(lk)) return Failed();
+    appended += header.size() + record.size();
+    *seq = appended;
     int rc = WriteOut(lk, record);
     ReleaseIo();
     if (rc != 0) return Failed();
   } else {
-    while (active_len + record.size() > cap) {
-      if (!AcquireIo(lk)) return Failed();
-      int rc = WriteOut(lk, {});
-      ReleaseIo();
-      if (rc != 0) return Failed();
-    }
     std::memcpy(active.get() + active_len, record.data(), record.size());
     active_len += record.size();
-    *seq = ++appended;
+    appended += header.size() + record.size();
+    *seq = appended;
   }
   ++stats.records;
   stats.bytes += record.size();
   return {};
+}
+
+void RecordWriter::State::RecordCommit(uint64_t ns) {
+  commit_buckets[static_cast<size_t>(LatencyHistogram::BucketOf(ns))].fetch_add(
+      1, std::memory_order_relaxed);
+  commit_sum_ns.fetch_add(ns, std::memory_order_relaxed);
+  uint64_t max = commit_max_ns.load(std::memory_order_relaxed);
+  while (ns > max && !commit_max_ns.compare_exchange_weak(max, ns, std::memory_order_relaxed)) {
+  }
+}
+
+// Waits until lsn is durable for a caller that started at t0, and records
+// its commit latency on success. company: a group committer (Durable::kYes,
+// SyncTo), counted in `requests` and waited for by the others.
+Status RecordWriter::State::Commit(Lock& lk, uint64_t lsn, uint64_t t0, bool company) {
+  if (company && lsn > durable.load(std::memory_order_relaxed)) ++requests;  // needs a sync
+  Status st = WaitDurable(lk, lsn, company);
+  if (st) RecordCommit(MonoNs() - t0);
+  return st;
 }
 
 // Close(), preallocate_bytes > 0, everything written: cuts the zeros off,
@@ -385,35 +385,26 @@ void RecordWriter::State::Tick() {
   }
 }
 
-Result<RecordWriter> RecordWriter::Open(const std::string& path, RecordWriterOptions options,
-                                        int open_flags) {
-  if (options.preallocate_bytes && (open_flags & O_APPEND))
-    return std::unexpected(
-        PlainError("RecordWriter: preallocate_bytes cannot be used with O_APPEND"));
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | open_flags, 0644);
-  if (fd < 0) return std::unexpected(ErrnoError(errno, "open " + path));
-  int flags = options.rwf_flags;
-  return Create(MakeFileSink(UniqueFd(fd), path, flags), options);
-}
-
 Result<RecordWriter> RecordWriter::Create(std::unique_ptr<RecordSink> sink,
-                                          RecordWriterOptions options) {
-  if (!sink) return std::unexpected(PlainError("RecordWriter: no sink"));
+                                          RecordWriterOptions options, uint64_t start_offset) {
+  if (!sink) return Unexpected(PlainError("RecordWriter: no sink"));
   if (options.buffer_bytes < 4096)
-    return std::unexpected(PlainError("RecordWriter: buffer_bytes must be at least 4096"));
+    return Unexpected(PlainError("RecordWriter: buffer_bytes must be at least 4096"));
   if (options.policy == DurabilityPolicy::kEveryRecords && options.every_records == 0)
-    return std::unexpected(PlainError("RecordWriter: every_records must be greater than 0"));
+    return Unexpected(PlainError("RecordWriter: every_records must be greater than 0"));
   if (options.policy == DurabilityPolicy::kEveryInterval && options.every_ns == 0)
-    return std::unexpected(PlainError("RecordWriter: every_ns must be greater than 0"));
+    return Unexpected(PlainError("RecordWriter: every_ns must be greater than 0"));
   auto state = std::make_unique<State>();
   state->sink = std::move(sink);
   state->options = options;
   state->active = std::make_unique_for_overwrite<std::byte[]>(options.buffer_bytes);
   state->spare = std::make_unique_for_overwrite<std::byte[]>(options.buffer_bytes);
-  if (int rc = state->ExtendZeros(0); rc != 0)
-    return std::unexpected(ErrnoError(
+  state->offset = state->appended = state->zeroed_end = start_offset;
+  state->durable.store(start_offset, std::memory_order_relaxed);
+  if (int rc = state->ExtendZeros(start_offset); rc != 0)
+    return Unexpected(ErrnoError(
         -rc, "RecordWriter: extend " + state->sink->name() + " with zeros (preallocate_bytes)"));
-  state->stats.zero_bytes = state->zeroed_end;
+  state->stats.zero_bytes = state->zeroed_end - start_offset;
   if (options.policy == DurabilityPolicy::kEveryInterval) {
     State* s = state.get();  // stable: the State never moves
     state->ticker = std::thread([s] { s->Tick(); });
@@ -434,29 +425,51 @@ RecordWriter::~RecordWriter() {
   if (state_) (void)Close();
 }
 
-Status RecordWriter::Append(std::span<const std::byte> record, Durable durable) {
+Result<uint64_t> RecordWriter::Append(std::span<const std::byte> record, Durable durable) {
   State& s = *state_;
+  const uint64_t t0 = durable == Durable::kYes ? MonoNs() : 0;
+  std::byte header[kFrameHeader];
+  std::span<const std::byte> head;
+  if (s.options.framing == RecordFraming::kLengthCrc32c && !record.empty()) {
+    if (record.size() > UINT32_MAX)
+      return Unexpected(ErrnoError(EINVAL, "RecordWriter: a framed record must be under 4 GiB"));
+    EncodeFrameHeader(header, record.data(), static_cast<uint32_t>(record.size()));
+    head = header;
+  }
   State::Lock lk(s.mu);
   if (s.error) return s.Failed();
-  if (s.closing) return std::unexpected(PlainError("RecordWriter: Append after Close"));
+  if (s.closing) return Unexpected(PlainError("RecordWriter: Append after Close"));
   uint64_t seq = s.appended;
   if (!record.empty())
-    if (auto st = s.AppendLocked(lk, record, &seq); !st) return st;
-  if (durable == Durable::kYes) {
-    if (seq > s.durable.load(std::memory_order_relaxed)) ++s.requests;  // needs a sync
-    return s.WaitDurable(lk, seq, true);
-  }
-  if (s.options.policy == DurabilityPolicy::kEveryRecords && !record.empty() &&
-      ++s.since_sync >= s.options.every_records)
-    return s.WaitDurable(lk, seq, false);
-  return {};
+    if (auto st = s.AppendLocked(lk, head, record, &seq); !st) return Unexpected(st.error());
+  Status st;
+  if (durable == Durable::kYes)
+    st = s.Commit(lk, seq, t0, true);
+  else if (s.options.policy == DurabilityPolicy::kEveryRecords && !record.empty() &&
+           ++s.since_sync >= s.options.every_records)
+    st = s.WaitDurable(lk, seq, false);
+  if (!st) return Unexpected(std::move(st).error());
+  return seq;
+}
+
+Status RecordWriter::SyncTo(uint64_t lsn) {
+  State& s = *state_;
+  const uint64_t t0 = MonoNs();
+  State::Lock lk(s.mu);
+  if (s.error) return s.Failed();
+  if (s.closing) return Unexpected(PlainError("RecordWriter: SyncTo after Close"));
+  if (lsn > s.appended)
+    return Unexpected(ErrnoError(EINVAL, "RecordWriter: SyncTo(" + std::to_string(lsn) +
+                                             ") beyond the last append (" +
+                                             std::to_string(s.appended) + ")"));
+  return s.Commit(lk, lsn, t0, true);
 }
 
 Status RecordWriter::Flush() {
   State& s = *state_;
   State::Lock lk(s.mu);
   if (s.error) return s.Failed();
-  if (s.closing) return std::unexpected(PlainError("RecordWriter: Flush after Close"));
+  if (s.closing) return Unexpected(PlainError("RecordWriter: Flush after Close"));
   if (!s.AcquireIo(lk)) return s.Failed();
   int rc = s.active_len ? s.WriteOut(lk, {}) : 0;
   s.ReleaseIo();
@@ -466,10 +479,11 @@ Status RecordWriter::Flush() {
 
 Status RecordWriter::Sync() {
   State& s = *state_;
+  const uint64_t t0 = MonoNs();
   State::Lock lk(s.mu);
   if (s.error) return s.Failed();
-  if (s.closing) return std::unexpected(PlainError("RecordWriter: Sync after Close"));
-  return s.WaitDurable(lk, s.appended, false);
+  if (s.closing) return Unexpected(PlainError("RecordWriter: Sync after Close"));
+  return s.Commit(lk, s.appended, t0, false);
 }
 
 Status RecordWriter::Close() {
@@ -502,11 +516,33 @@ Status RecordWriter::Close() {
   return st;
 }
 
+Status RecordWriter::Rename(const std::string& to) {
+  State& s = *state_;
+  State::Lock lk(s.mu);
+  const bool io = !s.closed;  // after Close() nobody writes: no token needed
+  if (io && !s.AcquireIo(lk)) return s.Failed();
+  const std::string from = s.sink->name();
+  lk.unlock();
+  int rc = s.sink->Rename(to);
+  lk.lock();
+  if (io) s.ReleaseIo();
+  if (rc != 0) return Unexpected(ErrnoError(-rc, "rename " + from + " to " + to));
+  return {};
+}
+
 RecordWriterStats RecordWriter::stats() const {
   const State& s = *state_;
   std::lock_guard<std::mutex> lk(s.mu);
   RecordWriterStats out = s.stats;
-  out.durable_records = s.durable.load(std::memory_order_relaxed);
+  out.durable_records = s.durable_records;
+  out.durable_lsn = s.durable.load(std::memory_order_relaxed);
+  LatencyHistogram& h = out.commit_latency;
+  for (size_t b = 0; b < h.buckets.size(); ++b) {  // count agrees with the buckets
+    h.buckets[b] = s.commit_buckets[b].load(std::memory_order_relaxed);
+    h.count += h.buckets[b];
+  }
+  h.sum_ns = s.commit_sum_ns.load(std::memory_order_relaxed);
+  h.max_ns = s.commit_max_ns.load(std::memory_order_relaxed);
   return out;
 }
 

@@ -275,6 +275,77 @@ TEST(RecordWriter, SyncErrorReachesEveryWaiterAndStaysFinal) {
   EXPECT_NE(st.error().Message().find("fdatasync memory"), std::string::npos);
 }
 
+// Batching committers: each appends a few records without waiting, then
+// SyncTo(its last LSN). A success must mean that every byte up to that LSN
+// was covered by a completed sync; after the failing sync nothing is
+// acknowledged again.
+TEST(RecordWriter, NoSyncToIsAcknowledgedBeyondWhatASyncCovered) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  mem->sync_sleep_us = 200;
+  mem->fail_sync_at = 5;
+  RecordWriterOptions o;
+  o.policy = DurabilityPolicy::kGroupCommit;
+  o.framing = RecordFraming::kLengthCrc32c;
+  auto w = RecordWriter::Create(std::move(sink), o);
+  ASSERT_TRUE(w);
+  std::atomic<int> beyond{0}, acked_after_failure{0}, failed{0};
+  std::atomic<bool> failure_seen{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      for (int batch = 0; batch < 200; ++batch) {
+        uint64_t lsn = 0;
+        for (int i = 0; i < 3; ++i) {
+          auto r = w->Append(Record(t, batch * 3 + i));
+          if (!r) break;
+          lsn = *r;
+        }
+        const bool failed_before = failure_seen;
+        auto st = lsn ? w->SyncTo(lsn) : Status(Unexpected(PlainError("append failed")));
+        if (!st) {
+          failure_seen = true;
+          ++failed;
+          return;
+        }
+        if (mem->durable().size() < lsn) ++beyond;
+        if (failed_before) ++acked_after_failure;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 6) << "every batcher sees the failure";
+  EXPECT_EQ(beyond.load(), 0) << "acknowledged beyond the durable prefix";
+  EXPECT_EQ(acked_after_failure.load(), 0);
+  EXPECT_EQ(mem->syncs(), 6) << "no sync after the failed one";
+  EXPECT_LE(w->stats().durable_lsn, mem->durable().size());
+  EXPECT_EQ(w->SyncTo(0).error().code, EIO) << "the error stays final";
+}
+
+TEST(RecordWriter, AppendReturnsEndOffsetsAndSyncToSyncsUpToOne) {
+  auto sink = std::make_unique<MemorySink>();
+  MemorySink* mem = sink.get();
+  RecordWriterOptions o;
+  o.buffer_bytes = 4096;
+  auto w = RecordWriter::Create(std::move(sink), o, 100);  // an existing log of 100 bytes
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->stats().durable_lsn, 100u);
+  EXPECT_EQ(*w->Append("abc"), 103u);
+  EXPECT_EQ(*w->Append(""), 103u) << "an empty record: the end so far";
+  const std::string big(3000, 'x');  // gathered, not copied
+  EXPECT_EQ(*w->Append(big), 3103u);
+  EXPECT_EQ(mem->syncs(), 0);
+  EXPECT_EQ(w->SyncTo(3104).error().code, EINVAL) << "beyond the last append";
+  ASSERT_TRUE(w->SyncTo(103));
+  EXPECT_EQ(mem->syncs(), 1);
+  EXPECT_GE(w->stats().durable_lsn, 103u);
+  EXPECT_EQ(mem->durable().substr(100), "abc" + big);
+  ASSERT_TRUE(w->SyncTo(50)) << "already durable";
+  EXPECT_EQ(mem->syncs(), 1);
+  RecordWriterStats st = w->stats();
+  EXPECT_EQ(st.durable_records, 2u);
+  EXPECT_EQ(st.commit_latency.count, 2u);
+}
+
 TEST(RecordWriter, WriteErrorReachesWaitersAndLaterCalls) {
   auto sink = std::make_unique<MemorySink>();
   sink->fail_write_at = 2;
