@@ -51,8 +51,8 @@ if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo" AND CMAKE_OBJCOPY)
     VERBATIM)
 endif()
 
-add_executable(stream_writer_example examples/stream_writer_example.cc)
-target_link_libraries(stream_writer_example PRIVATE writelab)
-add_executable(record_writer_example examples/record_writer_example.cc)
-target_link_libraries(record_writer_example PRIVATE writelab)
+add_executable(stream_exporter examples/stream_exporter.cc)
+target_link_libraries(stream_exporter PRIVATE writelab)
+add_executable(wal_example examples/wal.cc)
+target_link_libraries(wal_example PRIVATE writelab)
 

@@ -231,15 +231,5 @@ TEST(RecordWriterOnDevice, EnospcReachesEveryGroupCommitWaiter) {
   ExpectEnospcReachesEveryWaiter(fs.dir() + "/log", 1 << 20);
 }
 
-TEST(RecordWriterExample, GroupCommitSharesSyncs) {
-  ScratchDir work("record-example");
-  RunResult r = RunProgram(WRITELAB_RECORD_EXAMPLE_BINARY, {work.path() + "/log", "4", "50"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("200 durable records"), std::string::npos) << r.out;
-  const std::string log = Slurp(work.path() + "/log");
-  EXPECT_EQ(CountLines(log), 200);
-  EXPECT_EQ(log.find('\0'), std::string::npos) << "the zeros ahead were not cut off at Close";
-}
-
 }  // namespace
 }  // namespace writelab::testing
