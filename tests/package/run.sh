@@ -31,6 +31,8 @@ prefix=$work/prefix
 quiet cmake --install "$build" --prefix "$prefix"
 for f in bin/writelab $libdir/libwritelab.a include/writelab/record_writer.h \
   include/writelab/stream_writer.h include/writelab/error.h include/writelab/unique_fd.h \
+  include/writelab/result.h include/writelab/preallocate.h include/writelab/log_reader.h \
+  include/writelab/latency_histogram.h \
   $libdir/cmake/writelab/writelabConfig.cmake $libdir/cmake/writelab/writelabConfigVersion.cmake \
   $libdir/cmake/writelab/writelabTargets.cmake $libdir/pkgconfig/writelab.pc \
   share/man/man1/writelab.1 share/bash-completion/completions/writelab \
@@ -74,7 +76,7 @@ quiet cmake -S . -B "$work/shared-build" -DWRITELAB_SHARED=ON -DWRITELAB_BUILD_T
   -DWRITELAB_BUILD_TESTS=OFF -DWRITELAB_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX="$shared"
 quiet cmake --build "$work/shared-build" -j "$(nproc)"
 quiet cmake --install "$work/shared-build"
-[ -f "$shared/lib/libwritelab.so.0.2" ] || fail "WRITELAB_SHARED did not install libwritelab.so.0.2"
+[ -f "$shared/$libdir/libwritelab.so.0.2" ] || fail "WRITELAB_SHARED did not install libwritelab.so.0.2"
 [ ! -e "$shared/bin/writelab" ] || fail "WRITELAB_BUILD_TOOL=OFF installed the tool"
 mkdir -p "$work/shared-consumer"
 sed 's/writelab::writelab)/writelab::writelab_shared)/' tests/package/consumer/CMakeLists.txt \
@@ -131,10 +133,11 @@ for lib in libc6 libstdc++6 liburing2 libmount1 libblkid1 libfmt9; do
   [[ $depends == *"$lib"* ]] || fail "the .deb does not depend on $lib: $depends"
 done
 contents=$(dpkg-deb -c "$deb")
-for f in ./usr/bin/writelab ./usr/lib/x86_64-linux-gnu/libwritelab.a ./usr/include/writelab/record_writer.h \
-  ./usr/share/man/man1/writelab.1 ./usr/lib/x86_64-linux-gnu/pkgconfig/writelab.pc; do
-  grep -q " $f\$" <<<"$contents" || grep -q " ${f/x86_64-linux-gnu\//}\$" <<<"$contents" ||
-    fail "the .deb lacks $f"
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+for f in ./usr/bin/writelab ./usr/lib/$multiarch/libwritelab.a ./usr/include/writelab/record_writer.h \
+  ./usr/include/writelab/log_reader.h ./usr/share/man/man1/writelab.1 \
+  ./usr/lib/$multiarch/pkgconfig/writelab.pc ./usr/lib/$multiarch/cmake/writelab/writelabConfig.cmake; do
+  grep -q " $f\$" <<<"$contents" || fail "the .deb lacks $f"
 done
 root=$work/root
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
