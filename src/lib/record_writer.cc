@@ -313,7 +313,7 @@ Status RecordWriter::State::AppendLocked(Lock& lk, std::span<const std::byte> he
     ReleaseIo();
     if (rc != 0) return Failed();
   }
-  std::memcpy(active.get() + active_len, header.data(), header.size());
+  if (!header.empty()) std::memcpy(active.get() + active_len, header.data(), header.size());
   active_len += header.size();
   if (gather) {
     if (!AcquireIo(lk)) return Failed();
