@@ -14,12 +14,13 @@ run_packages=(
   build-essential cmake pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev liburing-dev libblkid-dev libmount-dev
   help2man  # the writelab(1) man page, made from the commands' help at build time
+  clang bpftool libbpf-dev  # --explain's BPF programs (cmake -DWRITELAB_EXPLAIN=OFF builds without)
   e2fsprogs xfsprogs btrfs-progs util-linux  # --testbed file systems and loop devices
 )
 test_packages=(
   clang-format libgtest-dev libbenchmark-dev fio jq
   chromium  # the HTML report's browser test (tests/report_test.cc)
-  clang libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes for the fuzz targets (scripts/fuzz.sh)
+  libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes for the fuzz targets (scripts/fuzz.sh)
   dpkg-dev file bash-completion  # the package test: dpkg-shlibdeps and file for cpack, the completion test
 )
 case $profile in

@@ -13,6 +13,7 @@
 namespace writelab {
 
 class UndoJournal;
+class Explainer;
 
 struct RunContext {
   // Where system changes are journaled (root runs); null when none may be made.
@@ -21,6 +22,10 @@ struct RunContext {
   std::FILE* progress = nullptr;
   // Set by the SIGINT/SIGTERM handler; experiments stop at the next block.
   const std::atomic<bool>* interrupted = nullptr;
+
+  // --explain: the attribution counters of this target; null when off.
+  // Experiments measure through ExplainSpan (explain/explainer.h).
+  Explainer* explainer = nullptr;
 
   // Faults to inject (WRITELAB_FAULT, tests only); null for none.
   FaultInjector* faults = nullptr;

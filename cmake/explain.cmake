@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: MIT
+# --explain (src/explain): BPF programs compiled with clang for the BPF
+# target against a vmlinux.h that bpftool dumps from this machine's kernel
+# BTF (CO-RE relocates them to the kernel they run on), turned into a
+# skeleton header by bpftool, and loaded with libbpf. WRITELAB_EXPLAIN=OFF
+# builds writelab without them; --explain then says so.
+option(WRITELAB_EXPLAIN "Build --explain (needs clang, bpftool, libbpf-dev and kernel BTF)" ON)
+target_sources(writelab_core PRIVATE src/explain/explainer_common.cc src/explain/figures.cc)
+if(NOT WRITELAB_EXPLAIN)
+  target_sources(writelab_core PRIVATE src/explain/explainer_off.cc)
+  return()
+endif()
+
+set(WRITELAB_VMLINUX_BTF /sys/kernel/btf/vmlinux CACHE FILEPATH
+  "Kernel BTF that vmlinux.h is generated from (CO-RE adapts to the running kernel)")
+find_program(WRITELAB_BPF_CLANG NAMES clang clang-16 clang-15 clang-14)
+find_program(WRITELAB_BPFTOOL bpftool PATHS /usr/sbin /sbin)
+pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
+if(NOT WRITELAB_BPF_CLANG OR NOT WRITELAB_BPFTOOL OR NOT LIBBPF_FOUND
+   OR NOT EXISTS ${WRITELAB_VMLINUX_BTF})
+  message(FATAL_ERROR "--explain needs clang, bpftool, libbpf-dev and ${WRITELAB_VMLINUX_BTF} "
+    "(clang: '${WRITELAB_BPF_CLANG}', bpftool: '${WRITELAB_BPFTOOL}', libbpf found: "
+    "'${LIBBPF_FOUND}'). Run scripts/setup.sh, or configure with -DWRITELAB_EXPLAIN=OFF")
+endif()
+
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  set(bpf_arch x86)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+  set(bpf_arch arm64)
+else()
+  set(bpf_arch ${CMAKE_SYSTEM_PROCESSOR})
+endif()
+set(gen ${PROJECT_BINARY_DIR}/generated/explain)
+set(src ${PROJECT_SOURCE_DIR}/src/explain)
+file(MAKE_DIRECTORY ${gen})
+add_custom_command(OUTPUT ${gen}/vmlinux.h
+  COMMAND sh -c "'${WRITELAB_BPFTOOL}' btf dump file '${WRITELAB_VMLINUX_BTF}' format c > vmlinux.h"
+  WORKING_DIRECTORY ${gen} COMMENT "Generating vmlinux.h from ${WRITELAB_VMLINUX_BTF}" VERBATIM)
+add_custom_command(OUTPUT ${gen}/explain.bpf.o
+  COMMAND ${WRITELAB_BPF_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${bpf_arch}
+          -I${gen} -I${src} ${LIBBPF_CFLAGS} -c ${src}/explain.bpf.c -o explain.bpf.o
+  DEPENDS ${src}/explain.bpf.c ${src}/explain_counters.h ${gen}/vmlinux.h
+  WORKING_DIRECTORY ${gen} COMMENT "Compiling the --explain BPF programs" VERBATIM)
+add_custom_command(OUTPUT ${gen}/explain.skel.h
+  COMMAND sh -c "'${WRITELAB_BPFTOOL}' gen skeleton explain.bpf.o name explain_bpf > explain.skel.h"
+  DEPENDS ${gen}/explain.bpf.o WORKING_DIRECTORY ${gen}
+  COMMENT "Generating the --explain BPF skeleton" VERBATIM)
+add_custom_target(writelab_explain_skeleton DEPENDS ${gen}/explain.skel.h)
+add_dependencies(writelab_core writelab_explain_skeleton)
+target_sources(writelab_core PRIVATE src/explain/explainer_bpf.cc)
+set_source_files_properties(src/explain/explainer_bpf.cc PROPERTIES
+  OBJECT_DEPENDS ${gen}/explain.skel.h)
+target_include_directories(writelab_core PRIVATE ${gen})
+target_link_libraries(writelab_core PUBLIC PkgConfig::LIBBPF)

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+// writelab --explain: where the time went, aggregated in the kernel.
+//
+// Counters only, no event stream: every program adds to one per-CPU
+// `struct explain_counters` (explain_counters.h), which user space reads
+// and subtracts around a row or a phase. Filters, set before loading:
+//   target_tgid   writelab's process: sync calls, throttling
+//   fs_dev        the target file system's s_dev: conversions, jbd2
+//   block_devs    the target's disk and its partitions: block requests
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "explain_counters.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+const volatile __u32 target_tgid = 0;
+const volatile __u32 fs_dev = 0;
+const volatile long call_nrs[EXPLAIN_CALL_NRS] = {-1, -1, -1, -1, -1, -1, -1, -1};
+extern unsigned int CONFIG_HZ __kconfig __weak;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct explain_counters);
+} counters SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);  // dev_t, the kernel's encoding (major << 20 | minor)
+  __type(value, __u8);
+} block_devs SEC(".maps");
+
+struct rq_times {
+  __u64 insert_ns, issue_ns;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64);  // struct request *
+  __type(value, struct rq_times);
+} requests SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct explain_target_state);
+} state SEC(".maps");
+
+// One timed call of one of writelab's threads, and its parts so far.
+struct call {
+  __u64 start_ns, seg_start_ns;
+  __u32 seg_part;  // EXPLAIN_PART_* or EXPLAIN_SYNC_PARTS for other
+  __u32 pad;
+  __u64 part_ns[EXPLAIN_SYNC_PARTS];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);  // thread id
+  __type(value, struct call);
+} calls SEC(".maps");
+
+static __always_inline struct explain_counters* Counters(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&counters, &zero);
+}
+
+static __always_inline int Log2(__u64 v) {
+  int r = 0;
+  while (v > 1 && r < EXPLAIN_HIST_SLOTS - 1) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+static __always_inline void Hist(__u64* hist, __u64 v) {
+  int slot = Log2(v);
+  if (slot >= 0 && slot < EXPLAIN_HIST_SLOTS) hist[slot]++;
+}
+
+static __always_inline int Ours(void) { return (bpf_get_current_pid_tgid() >> 32) == target_tgid; }
+
+static __always_inline __u32 DiskDev(struct request* rq) {
+  struct gendisk* disk = BPF_CORE_READ(rq, q, disk);
+  if (!disk) return 0;
+  return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+}
+
+static __always_inline int OnTarget(__u32 dev) {
+  return bpf_map_lookup_elem(&block_devs, &dev) != 0;
+}
+
+static __always_inline int IsWrite(__u32 opf) { return (opf & 0xff) == 1; /* REQ_OP_WRITE */ }
+
+static __always_inline int IsFlush(__u32 opf) {
+  const __u32 fua = 1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA);
+  return (opf & 0xff) == 2 /* REQ_OP_FLUSH */ || (opf & fua);
+}
+
+// ---- what the target is doing, for splitting the timed calls
+
+static __always_inline __u32 PartNow(void) {
+  __u32 zero = 0;
+  struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
+  if (!t) return EXPLAIN_SYNC_PARTS;
+  if (t->commits > 0) return EXPLAIN_PART_JOURNAL;
+  if (t->flushes > 0) return EXPLAIN_PART_FLUSH;
+  if (t->writes > 0) return EXPLAIN_PART_DATA;
+  return EXPLAIN_SYNC_PARTS;
+}
+
+static __always_inline void CloseSegment(struct call* c, __u64 now) {
+  const __u32 p = c->seg_part;
+  if (p < EXPLAIN_SYNC_PARTS) c->part_ns[p] += now - c->seg_start_ns;
+  c->seg_start_ns = now;
+}
+
+static long Resegment(struct bpf_map* map, __u32* tid, struct call* c, __u64* part_and_now) {
+  CloseSegment(c, part_and_now[1]);
+  c->seg_part = (__u32)part_and_now[0];
+  return 0;
+}
+
+// The target's state changed by delta in one of its counts: every call in
+// flight starts a new segment if the part changed.
+static __always_inline void Change(int which, int delta) {
+  __u32 zero = 0;
+  struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
+  if (!t) return;
+  const __u32 before = PartNow();
+  if (which == 0) __sync_fetch_and_add(&t->commits, delta);
+  if (which == 1) __sync_fetch_and_add(&t->flushes, delta);
+  if (which == 2) __sync_fetch_and_add(&t->writes, delta);
+  __u64 part_and_now[2] = {PartNow(), bpf_ktime_get_ns()};
+  if (part_and_now[0] != before) bpf_for_each_map_elem(&calls, Resegment, part_and_now, 0);
+}
+
+// ---- block layer: queue (insert to issue) and device (issue to complete)
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(rq_insert, struct request* rq) {
+  if (!OnTarget(DiskDev(rq))) return 0;
+  struct rq_times t = {.insert_ns = bpf_ktime_get_ns()};
+  __u64 key = (__u64)rq;
+  bpf_map_update_elem(&requests, &key, &t, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(rq_issue, struct request* rq) {
+  if (!OnTarget(DiskDev(rq))) return 0;
+  const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
+  if (!IsWrite(opf) && !IsFlush(opf)) return 0;
+  const __u64 now = bpf_ktime_get_ns(), key = (__u64)rq;
+  struct rq_times* t = bpf_map_lookup_elem(&requests, &key);
+  struct explain_counters* c = Counters();
+  if (!c) return 0;
+  __u64 q2d = 0;
+  if (t) {
+    q2d = now - t->insert_ns;
+    t->issue_ns = now;
+  } else {
+    struct rq_times fresh = {.insert_ns = now, .issue_ns = now};
+    bpf_map_update_elem(&requests, &key, &fresh, BPF_ANY);
+  }
+  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, 1);
+  if (IsWrite(opf)) {
+    c->rq_issued++;
+    c->q2d_ns += q2d;
+    Hist(c->q2d_hist, q2d);
+    const __u32 bytes = BPF_CORE_READ(rq, __data_len);
+    c->rq_bytes += bytes;
+    Hist(c->size_hist, bytes);
+  }
+  return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
+  const __u64 key = (__u64)rq;
+  struct rq_times* t = bpf_map_lookup_elem(&requests, &key);
+  if (!t) return 0;
+  const __u64 d2c = t->issue_ns ? bpf_ktime_get_ns() - t->issue_ns : 0;
+  const int issued = t->issue_ns != 0;
+  bpf_map_delete_elem(&requests, &key);
+  const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
+  if (issued && (IsWrite(opf) || IsFlush(opf))) Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
+  struct explain_counters* c = Counters();
+  if (!c) return 0;
+  if (IsFlush(opf)) {
+    c->flush_rqs++;
+    c->flush_ns += d2c;
+  }
+  if (IsWrite(opf)) {
+    c->rq_completed++;
+    c->d2c_ns += d2c;
+    Hist(c->d2c_hist, d2c);
+  }
+  return 0;
+}
+
+static __always_inline void BioMerge(struct bio* bio, int front) {
+  if (!IsWrite(BPF_CORE_READ(bio, bi_opf))) return;
+  if (!OnTarget(BPF_CORE_READ(bio, bi_bdev, bd_dev))) return;
+  struct explain_counters* c = Counters();
+  if (!c) return;
+  if (front)
+    c->front_merges++;
+  else
+    c->back_merges++;
+}
+
+SEC("tp_btf/block_bio_backmerge")
+int BPF_PROG(bio_backmerge, struct bio* bio) {
+  BioMerge(bio, 0);
+  return 0;
+}
+
+SEC("tp_btf/block_bio_frontmerge")
+int BPF_PROG(bio_frontmerge, struct bio* bio) {
+  BioMerge(bio, 1);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(rq_merge, struct request* rq) {
+  if (!OnTarget(DiskDev(rq)) || !IsWrite(BPF_CORE_READ(rq, cmd_flags))) return 0;
+  struct explain_counters* c = Counters();
+  if (c) c->rq_merges++;
+  return 0;
+}
+
+// ---- writeback throttling of writelab's writers
+
+// The pause is in jiffies; user space checks the tracepoint's signature
+// (nine arguments, the seventh a long) before it loads this program.
+SEC("tp_btf/balance_dirty_pages")
+int BPF_PROG(throttle, void* wb, void* dtc, unsigned long dirty_ratelimit,
+             unsigned long task_ratelimit, unsigned long dirtied, unsigned long period,
+             long pause) {
+  if (!Ours()) return 0;
+  struct explain_counters* c = Counters();
+  if (!c) return 0;
+  c->throttle_events++;
+  if (pause > 0) c->throttle_pause_j += pause;
+  c->hz = CONFIG_HZ;
+  return 0;
+}
+
+// ---- ext4 and jbd2 on the target file system
+
+// ext4 maps an unwritten extent with EXT4_GET_BLOCKS_CONVERT (0x10) when
+// a write into it completes: the unwritten-to-written conversion.
+SEC("tp_btf/ext4_ext_handle_unwritten_extents")
+int BPF_PROG(conversion, struct inode* inode, struct ext4_map_blocks* map, int flags) {
+  if (!(flags & 0x10) || BPF_CORE_READ(inode, i_sb, s_dev) != fs_dev) return 0;
+  struct explain_counters* c = Counters();
+  if (!c) return 0;
+  c->conversions++;
+  c->conversion_blocks += BPF_CORE_READ(map, m_len);
+  return 0;
+}
+
+SEC("tp_btf/jbd2_start_commit")
+int BPF_PROG(commit_start, journal_t* journal) {
+  if (BPF_CORE_READ(journal, j_fs_dev, bd_dev) != fs_dev) return 0;
+  Change(0, 1);
+  struct explain_counters* c = Counters();
+  if (c) c->commits++;
+  return 0;
+}
+
+SEC("tp_btf/jbd2_end_commit")
+int BPF_PROG(commit_end, journal_t* journal) {
+  if (BPF_CORE_READ(journal, j_fs_dev, bd_dev) == fs_dev) Change(0, -1);
+  return 0;
+}
+
+// ext4's fast commits, which take the place of a jbd2 commit for an fsync.
+SEC("tp_btf/ext4_fc_commit_start")
+int BPF_PROG(fc_start, struct super_block* sb) {
+  if (BPF_CORE_READ(sb, s_dev) != fs_dev) return 0;
+  Change(0, 1);
+  struct explain_counters* c = Counters();
+  if (c) c->fast_commits++;
+  return 0;
+}
+
+SEC("tp_btf/ext4_fc_commit_stop")
+int BPF_PROG(fc_stop, struct super_block* sb) {
+  if (BPF_CORE_READ(sb, s_dev) == fs_dev) Change(0, -1);
+  return 0;
+}
+
+SEC("tp_btf/jbd2_run_stats")
+int BPF_PROG(commit_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s* stats) {
+  if (dev != fs_dev) return 0;
+  struct explain_counters* c = Counters();
+  if (!c) return 0;
+  c->commit_stats++;
+  c->blocks_logged += BPF_CORE_READ(stats, rs_blocks_logged);
+  c->commit_running_j += BPF_CORE_READ(stats, rs_running);
+  c->commit_locked_j += BPF_CORE_READ(stats, rs_locked);
+  c->commit_flushing_j += BPF_CORE_READ(stats, rs_flushing);
+  c->commit_logging_j += BPF_CORE_READ(stats, rs_logging);
+  c->hz = CONFIG_HZ;
+  return 0;
+}
+
+// ---- write and sync calls of writelab's threads, and their parts
+
+static __always_inline int Timed(long nr) {
+  for (int i = 0; i < EXPLAIN_CALL_NRS; ++i)
+    if (call_nrs[i] == nr) return 1;
+  return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
+  if (!Ours() || !Timed(id)) return 0;
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  const __u64 now = bpf_ktime_get_ns();
+  struct call c = {.start_ns = now, .seg_start_ns = now, .seg_part = PartNow()};
+  bpf_map_update_elem(&calls, &tid, &c, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
+  if (!Ours()) return 0;
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  struct call* call = bpf_map_lookup_elem(&calls, &tid);
+  if (!call) return 0;
+  const __u64 now = bpf_ktime_get_ns(), total = now - call->start_ns;
+  CloseSegment(call, now);
+  struct explain_counters* c = Counters();
+  if (c) {
+    __u64 parts = 0;
+    c->syncs++;
+    c->sync_ns += total;
+    Hist(c->sync_hist, total);
+    for (int i = 0; i < EXPLAIN_SYNC_PARTS; ++i) {
+      c->sync_part_ns[i] += call->part_ns[i];
+      parts += call->part_ns[i];
+      if (call->part_ns[i]) Hist(c->sync_part_hist[i], call->part_ns[i]);
+    }
+    if (parts > total) c->sync_overattributed++;
+  }
+  bpf_map_delete_elem(&calls, &tid);
+  return 0;
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+#include "explain/figures.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace writelab {
+namespace {
+
+double Per(double a, double b) { return b > 0 ? a / b : 0; }
+
+void Block(const ExplainCounters& d, std::map<std::string, double>& f) {
+  f["x_requests"] = static_cast<double>(d.rq_issued);
+  f["x_queue_ms"] = Per(static_cast<double>(d.q2d_ns), static_cast<double>(d.rq_issued)) / 1e6;
+  f["x_device_ms"] = Per(static_cast<double>(d.d2c_ns), static_cast<double>(d.rq_completed)) / 1e6;
+  f["x_back_merges"] = static_cast<double>(d.back_merges);
+  f["x_front_merges"] = static_cast<double>(d.front_merges);
+  f["x_merges"] = static_cast<double>(d.back_merges + d.front_merges + d.rq_merges);
+  f["x_kib_per_request"] =
+      Per(static_cast<double>(d.rq_bytes), static_cast<double>(d.rq_issued)) / 1024;
+}
+
+void Sync(const ExplainCounters& d, std::map<std::string, double>& f) {
+  f["x_calls"] = static_cast<double>(d.syncs);
+  if (!d.syncs) return;
+  f["x_overattributed"] = static_cast<double>(d.sync_overattributed);
+  const double total = static_cast<double>(d.sync_ns);
+  f["x_call_ms"] = total / static_cast<double>(d.syncs) / 1e6;
+  const double data = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_DATA]);
+  const double journal = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_JOURNAL]);
+  const double flush = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_FLUSH]);
+  f["x_data_pct"] = 100 * Per(data, total);
+  f["x_journal_pct"] = 100 * Per(journal, total);
+  f["x_flush_pct"] = 100 * Per(flush, total);
+  f["x_other_pct"] = std::max(0.0, 100 * Per(total - data - journal - flush, total));
+}
+
+void Journal(const ExplainCounters& d, const ExplainBasis& b, std::map<std::string, double>& f) {
+  f["x_commits"] = static_cast<double>(d.commits);
+  if (b.writes)
+    f["x_blocks_logged_per_write"] =
+        static_cast<double>(d.blocks_logged) / static_cast<double>(b.writes);
+  if (d.commit_stats && d.hz)
+    f["x_commit_ms"] =
+        static_cast<double>(d.commit_locked_j + d.commit_flushing_j + d.commit_logging_j) * 1000.0 /
+        static_cast<double>(d.hz) / static_cast<double>(d.commit_stats);
+}
+
+void Throttle(const ExplainCounters& d, const ExplainBasis& b, std::map<std::string, double>& f) {
+  if (d.throttle_events && !d.hz) return;  // paused, for a time in jiffies of unknown length
+  const double s =
+      d.throttle_events ? static_cast<double>(d.throttle_pause_j) / static_cast<double>(d.hz) : 0.0;
+  f["x_throttled_s"] = s;
+  if (b.seconds > 0) f["x_throttled_pct"] = std::min(100.0, 100 * s / b.seconds);
+}
+
+}  // namespace
+
+void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBasis& basis,
+                   std::initializer_list<ExplainProbe> groups, std::map<std::string, double>& f) {
+  for (ExplainProbe g : groups) {
+    if (!e.Sees(g)) continue;
+    switch (g) {
+      case ExplainProbe::kBlock:
+        Block(d, f);
+        break;
+      case ExplainProbe::kSyncParts:
+        Sync(d, f);
+        break;
+      case ExplainProbe::kJournal:
+        Journal(d, basis, f);
+        break;
+      case ExplainProbe::kConversions:
+        f["x_conversions"] = static_cast<double>(d.conversions);
+        if (basis.writes)
+          f["x_conversions_per_write"] =
+              static_cast<double>(d.conversions) / static_cast<double>(basis.writes);
+        break;
+      case ExplainProbe::kThrottle:
+        Throttle(d, basis, f);
+        break;
+    }
+  }
+}
+
+Series RequestSizeSeries(const ExplainCounters& d) {
+  Series s;
+  s.key = "request_sizes";
+  s.columns = {{"request size", "KiB"}, {"requests", "I/Os"}};
+  for (int k = 0; k < EXPLAIN_HIST_SLOTS; ++k)
+    if (d.size_hist[k])
+      s.points.push_back({std::ldexp(1.0, k) / 1024, static_cast<double>(d.size_hist[k])});
+  return s;
+}
+
+std::vector<std::string> ExplainNotes(const Explainer& e,
+                                      std::initializer_list<ExplainProbe> groups) {
+  std::vector<std::string> notes;
+  for (ExplainProbe g : groups)
+    if (!e.Sees(g))
+      notes.push_back(std::string("explain: ") + ExplainProbeName(g) +
+                      " unsupported: " + e.Missing(g));
+  return notes;
+}
+
+std::string WhereTheTimeWent(const Row& row) {
+  auto value = [&](const char* key) -> const double* {
+    const Figure* fig = row.FindFigure(key);
+    return fig ? &fig->value.median : nullptr;
+  };
+  char buf[256];
+  if (const double* journal = value("x_journal_pct")) {
+    std::snprintf(buf, sizeof buf,
+                  "write and sync calls: journal commit %.0f%%, cache flush %.0f%%, device writes "
+                  "%.0f%%, other %.0f%%",
+                  *journal, *value("x_flush_pct"), *value("x_data_pct"), *value("x_other_pct"));
+    return buf;
+  }
+  if (const double* throttled = value("x_throttled_pct")) {
+    std::snprintf(buf, sizeof buf,
+                  "the writer was throttled in balance_dirty_pages %.0f%% of its time", *throttled);
+    return buf;
+  }
+  if (const double* device = value("x_device_ms")) {
+    std::snprintf(buf, sizeof buf, "per write request: queue %.3f ms, device %.3f ms",
+                  *value("x_queue_ms"), *device);
+    return buf;
+  }
+  return "";
+}
+
+}  // namespace writelab

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// The attribution figures --explain adds to a row (docs/explain.md): key,
+// label, unit and what each includes, made from the counters' difference
+// over what the row measured.
+#pragma once
+
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "explain/explainer.h"
+
+namespace writelab {
+
+inline constexpr FigureSpec kExplainFigures[] = {
+    {"x_requests", "traced writes", "I/Os",
+     "write requests issued to the target's device (block_rq_issue)"},
+    {"x_queue_ms", "queue", "ms",
+     "mean time a write request spent from insert into the scheduler to issue to the driver "
+     "(btt's Q2D; 0 for a request issued directly)"},
+    {"x_device_ms", "device", "ms",
+     "mean time from issue to completion of a write request (btt's D2C)"},
+    {"x_merges", "traced merges", "merges",
+     "writes merged into a request: bio back and front merges and request merges "
+     "(block_bio_backmerge, block_bio_frontmerge, block_rq_merge)"},
+    {"x_back_merges", "back merges", "merges", "bios appended to a request (block_bio_backmerge)"},
+    {"x_front_merges", "front merges", "merges",
+     "bios prepended to a request (block_bio_frontmerge)"},
+    {"x_kib_per_request", "KiB/request", "KiB", "bytes per issued write request"},
+    {"x_calls", "traced calls", "calls",
+     "write and sync system calls of writelab's threads (write, pwrite64, writev, pwritev, "
+     "pwritev2, fsync, fdatasync, sync_file_range), sys_enter to sys_exit"},
+    {"x_call_ms", "call", "ms", "mean traced call"},
+    {"x_journal_pct", "journal", "%",
+     "share of the traced calls' time during which a journal commit of the target file system "
+     "ran (jbd2_start_commit to jbd2_end_commit, or an ext4 fast commit)"},
+    {"x_flush_pct", "cache flush", "%",
+     "share during which, with no commit running, a cache flush (FLUSH or FUA request) was in "
+     "flight on the device"},
+    {"x_data_pct", "device writes", "%",
+     "share during which, with neither, a write request was in flight on the device"},
+    {"x_other_pct", "other", "%",
+     "share with none of these: CPU, page-cache copies, locks, scheduling"},
+    {"x_overattributed", "overattributed", "calls",
+     "traced calls whose parts added up to more than the call (a bug if not 0)"},
+    {"x_commits", "commits", "commits",
+     "journal commits started on the target file system, by anyone (jbd2_start_commit, and "
+     "ext4_fc_commit_start for fast commits)"},
+    {"x_blocks_logged_per_write", "logged/write", "blocks",
+     "journal blocks logged (jbd2_run_stats) per write of the row"},
+    {"x_commit_ms", "commit", "ms",
+     "mean journal commit, running to logged (jbd2_run_stats: locked + flushing + logging)"},
+    {"x_conversions", "conversions", "calls",
+     "unwritten-to-written extent conversions on the target file system "
+     "(ext4_ext_handle_unwritten_extents with EXT4_GET_BLOCKS_CONVERT)"},
+    {"x_conversions_per_write", "conv/write", "calls", "conversions per write of the row"},
+    {"x_throttled_s", "throttled", "s",
+     "time writelab's writers were paused in balance_dirty_pages (its pause argument)"},
+    {"x_throttled_pct", "throttled", "%", "throttled time as a share of the row's write time"},
+};
+
+// What the row measured, to relate the counters to.
+struct ExplainBasis {
+  uint64_t writes = 0;  // writes the row made
+  double seconds = 0;   // the time the row's writes took
+};
+
+// The figures of the groups asked for that the explainer sees, into f.
+void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBasis& basis,
+                   std::initializer_list<ExplainProbe> groups, std::map<std::string, double>& f);
+
+// Write requests per size (log2 buckets), as a series for the report.
+Series RequestSizeSeries(const ExplainCounters& d);
+
+// One note per group asked for that the kernel does not let writelab see.
+std::vector<std::string> ExplainNotes(const Explainer& e,
+                                      std::initializer_list<ExplainProbe> groups);
+
+// "where the time went" for a row, one line ("" when the row has no
+// attribution): the shares that add up to the measured time.
+std::string WhereTheTimeWent(const Row& row);
+
+}  // namespace writelab

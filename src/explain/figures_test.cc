@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// --explain's figures from counters: each group gives its figures only when
+// the kernel lets writelab see it, shares add up to 100%, the request sizes
+// become a series, and "where the time went" reads the row's figures.
+#include "explain/figures.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+namespace writelab {
+namespace {
+
+// An explainer that sees the groups it is told to.
+class FakeExplainer final : public Explainer {
+ public:
+  void Attach() override {}
+  void Detach() override {}
+  ExplainCounters Read() const override { return {}; }
+  std::string Missing(ExplainProbe p) const override {
+    return seen[static_cast<size_t>(p)] ? "" : "the kernel has no tracepoint x";
+  }
+  std::array<bool, kExplainProbes> seen{true, true, true, true, true};
+};
+
+ExplainCounters Counters() {
+  ExplainCounters c{};
+  c.rq_issued = c.rq_completed = 100;
+  c.q2d_ns = 100 * 2'000'000;  // 2 ms each
+  c.d2c_ns = 100 * 500'000;
+  c.rq_bytes = 100 * 65536;
+  c.size_hist[16] = 100;  // 64 KiB
+  c.back_merges = 1500;
+  c.rq_merges = 10;
+  c.syncs = 10;
+  c.sync_ns = 10 * 10'000'000;
+  c.sync_part_ns[EXPLAIN_PART_JOURNAL] = 60'000'000;
+  c.sync_part_ns[EXPLAIN_PART_FLUSH] = 10'000'000;
+  c.sync_part_ns[EXPLAIN_PART_DATA] = 20'000'000;
+  c.commits = 10;
+  c.commit_stats = 10;
+  c.blocks_logged = 40;
+  c.commit_locked_j = c.commit_flushing_j = c.commit_logging_j = 5;
+  c.hz = 250;
+  c.conversions = 20;
+  return c;
+}
+
+TEST(ExplainFigures, EachGroupGivesItsFigures) {
+  FakeExplainer e;
+  std::map<std::string, double> f;
+  ExplainValues(e, Counters(), {20, 2.0},
+                {ExplainProbe::kBlock, ExplainProbe::kSyncParts, ExplainProbe::kJournal,
+                 ExplainProbe::kConversions, ExplainProbe::kThrottle},
+                f);
+  EXPECT_DOUBLE_EQ(f["x_queue_ms"], 2.0);
+  EXPECT_DOUBLE_EQ(f["x_device_ms"], 0.5);
+  EXPECT_DOUBLE_EQ(f["x_merges"], 1510);
+  EXPECT_DOUBLE_EQ(f["x_kib_per_request"], 64);
+  EXPECT_DOUBLE_EQ(f["x_call_ms"], 10);
+  EXPECT_DOUBLE_EQ(f["x_journal_pct"], 60);
+  EXPECT_DOUBLE_EQ(f["x_flush_pct"], 10);
+  EXPECT_DOUBLE_EQ(f["x_data_pct"], 20);
+  EXPECT_DOUBLE_EQ(f["x_other_pct"], 10);
+  EXPECT_DOUBLE_EQ(f["x_overattributed"], 0);
+  EXPECT_DOUBLE_EQ(f["x_blocks_logged_per_write"], 2);
+  EXPECT_DOUBLE_EQ(f["x_commit_ms"], 15 * 1000.0 / 250 / 10);
+  EXPECT_DOUBLE_EQ(f["x_conversions_per_write"], 1);
+  EXPECT_DOUBLE_EQ(f["x_throttled_s"], 0) << "never paused: 0, not absent";
+  std::vector<Figure> figures;
+  AddFigures(figures, kExplainFigures, f);  // every key is in the table
+  EXPECT_EQ(figures.size(), f.size());
+}
+
+TEST(ExplainFigures, AGroupTheKernelHidesGivesNoFiguresButANote) {
+  FakeExplainer e;
+  e.seen[static_cast<size_t>(ExplainProbe::kConversions)] = false;
+  std::map<std::string, double> f;
+  ExplainValues(e, Counters(), {20, 2.0}, {ExplainProbe::kConversions, ExplainProbe::kBlock}, f);
+  EXPECT_EQ(f.count("x_conversions"), 0u);
+  EXPECT_EQ(f.count("x_merges"), 1u);
+  auto notes = ExplainNotes(e, {ExplainProbe::kConversions, ExplainProbe::kBlock});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "explain: extent conversions unsupported: the kernel has no tracepoint x");
+}
+
+TEST(ExplainFigures, ThrottlingIsAShareOfTheWriteTime) {
+  FakeExplainer e;
+  ExplainCounters c{};
+  c.throttle_events = 3;
+  c.throttle_pause_j = 125;  // 0.5 s at 250 Hz
+  c.hz = 250;
+  std::map<std::string, double> f;
+  ExplainValues(e, c, {0, 2.0}, {ExplainProbe::kThrottle}, f);
+  EXPECT_DOUBLE_EQ(f["x_throttled_s"], 0.5);
+  EXPECT_DOUBLE_EQ(f["x_throttled_pct"], 25);
+  c.hz = 0;  // paused, but for how long is unknown
+  f.clear();
+  ExplainValues(e, c, {0, 2.0}, {ExplainProbe::kThrottle}, f);
+  EXPECT_TRUE(f.empty());
+}
+
+TEST(ExplainFigures, DeltaSubtractsEveryCounterAndKeepsHz) {
+  ExplainCounters a = Counters(), b{};
+  b.rq_issued = 40;
+  b.sync_part_hist[2][5] = 1;
+  a.sync_part_hist[2][5] = 3;
+  ExplainCounters d = ExplainDelta(a, b);
+  EXPECT_EQ(d.rq_issued, 60u);
+  EXPECT_EQ(d.sync_part_hist[2][5], 2u);
+  EXPECT_EQ(d.hz, 250u);
+}
+
+TEST(ExplainFigures, RequestSizesAndWhereTheTimeWent) {
+  Series s = RequestSizeSeries(Counters());
+  ASSERT_EQ(s.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.points[0][0], 64);
+  EXPECT_DOUBLE_EQ(s.points[0][1], 100);
+  FakeExplainer e;
+  std::map<std::string, double> f;
+  ExplainValues(e, Counters(), {20, 2.0}, {ExplainProbe::kSyncParts}, f);
+  Row row;
+  AddFigures(row.figures, kExplainFigures, f);
+  EXPECT_EQ(WhereTheTimeWent(row),
+            "write and sync calls: journal commit 60%, cache flush 10%, device writes 20%, "
+            "other 10%");
+  EXPECT_EQ(WhereTheTimeWent(Row{}), "");
+}
+
+}  // namespace
+}  // namespace writelab
