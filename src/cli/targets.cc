@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "explain/explainer.h"
 #include "io/file.h"
 #include "io/trusted_dir.h"
 #include "telemetry/identify.h"
@@ -13,6 +14,27 @@
 
 namespace writelab {
 namespace {
+
+// Runs the experiment in dir into a new result at the end of doc, with
+// --explain's programs loaded for the target when asked (where: an existing
+// path on it, dir or the parent of a file still to be made). A failure to
+// load them adds no result.
+Status RunExplained(bool explain, const std::string& dir, const std::string& where,
+                    const std::string& device, const RunContext& ctx, Document& doc,
+                    const ExperimentRun& run) {
+  std::unique_ptr<Explainer> explainer;
+  if (explain) {
+    auto scope = ExplainScopeOf(where, device);
+    if (!scope) return std::unexpected(scope.error());
+    auto started = StartExplainer(*scope);
+    if (!started) return std::unexpected(started.error());
+    explainer = std::move(*started);
+  }
+  RunContext with = ctx;
+  with.explainer = explainer.get();
+  doc.experiments.emplace_back();
+  return run(with, dir, doc.experiments.back());
+}
 
 // Runs under each scheduler (or as it is), switching and restoring the
 // device's scheduler around each run.
@@ -23,7 +45,8 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
   // A file that does not exist yet lives on its directory's device.
   struct stat st;
   bool exists = stat(dir.c_str(), &st) == 0;
-  Target target = IdentifyTarget(exists ? dir : ParentDir(dir));
+  const std::string where = exists ? dir : ParentDir(dir);
+  Target target = IdentifyTarget(where);
   const std::string& device = target.device;
   // Every scheduler the device offers, by default, only for a raw device the
   // experiment owns outright: never the system disk under a file.
@@ -32,11 +55,12 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
   if (schedulers.empty()) schedulers.push_back("");
   for (const std::string& sched : schedulers) {
     if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
+    const size_t before = doc.experiments.size();
     std::optional<ScopedChange> switched;
     if (!sched.empty() && device.empty()) {  // tmpfs: one run, saying why there are no others
-      doc.experiments.emplace_back();
+      Status st = RunExplained(t.explain, dir, where, device, ctx, doc, run);
+      if (!st && doc.experiments.size() == before) return st;
       ExperimentResult& e = doc.experiments.back();
-      Status st = run(ctx, dir, e);
       e.testbed = label;
       e.notes.push_back("no block device under " + dir + ": --scheduler does not apply");
       return st;
@@ -48,9 +72,9 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
             PlainError("--scheduler " + sched + " on " + device + ": " + s.error().Message()));
       switched.emplace(std::move(*s));
     }
-    doc.experiments.emplace_back();
+    Status st = RunExplained(t.explain, dir, where, device, ctx, doc, run);
+    if (!st && doc.experiments.size() == before) return st;
     ExperimentResult& e = doc.experiments.back();
-    Status st = run(ctx, dir, e);
     e.testbed = label;
     e.loop_direct_io = dio;
     e.scheduler = sched;
@@ -90,6 +114,9 @@ void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
                 "none,mq-deadline,kyber,bfq (root; the previous one is restored)")
       ->delimiter(',')
       ->check(NotEmpty("leave --scheduler out to keep the device's scheduler"));
+  sub.add_flag("--explain", o.explain,
+               "Say where the time went, from the kernel's tracepoints (root; BPF): adds the "
+               "attribution figures of docs/explain.md to every row");
 }
 
 int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
@@ -108,6 +135,8 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
         return UsageError("--testbed raw: this experiment needs a file system");
     }
   }
+  if (t.explain)
+    if (auto refusal = ExplainRefusal()) return UsageError(*refusal);
   if ((!beds.empty() || !t.schedulers.empty()) && geteuid() != 0) {
     return UsageError(beds.empty() ? "--scheduler needs root" : "test beds need root");
   }

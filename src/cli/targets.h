@@ -22,6 +22,7 @@ struct TargetOptions {
   std::string testbed_size = "4G";
   std::string scratch = "/var/tmp/writelab";
   std::vector<std::string> schedulers;
+  bool explain = false;  // --explain
   // Set by the command, not the user: the experiment writes a raw device
   // (stride: test beds must be raw), and runs under every scheduler the
   // device offers when --scheduler is not given.

@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "core/units.h"
+#include "explain/figures.h"
 #include "io/file.h"
 #include "port/linux_compat.h"
 #include "telemetry/identify.h"
@@ -310,6 +311,9 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
       out.rows.push_back(MakeRow(name, Unmeasured()));
     }
   }
+  if (ctx.explainer)
+    for (std::string& n : ExplainNotes(*ctx.explainer, kFsyncExplains))
+      out.notes.push_back(std::move(n));
   return status;
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/units.h"
 #include "experiments/fsync/figures.h"
+#include "explain/figures.h"
 
 namespace writelab {
 
@@ -67,6 +68,7 @@ Row FsyncRow(const SyncMethodInfo& m, const SyncRun& run, const FsyncRowContext&
   f["writeback_peak"] = static_cast<double>(rc.writeback_peak);
   if (run.write_latency.count() == 0) f.clear();
   AddFigures(row.figures, kFsyncFigures, f);
+  if (run.write_latency.count()) AddFigures(row.figures, kExplainFigures, run.explained);
   auto add = [&](const Histogram& h, const char* key, const char* label, const char* inc) {
     if (h.count()) row.latencies.push_back(Latency::From(h, key, label, inc));
   };

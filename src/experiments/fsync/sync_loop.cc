@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "experiments/fsync/sync_loop.h"
+#include "explain/figures.h"
 #include "io/runner.h"
 
 namespace writelab {
@@ -54,6 +55,7 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
   SyncRun run;
   run.samples.reserve(static_cast<size_t>(spec.count));
   WriteRunner runner(engine, run.write_latency);
+  ExplainSpan explain(ctx.explainer);
   const uint64_t start = NowNs();  // the schedule's clock; the runner times the calls
   for (int i = 0; i < spec.count; ++i) {
     if (ctx.Interrupted()) {
@@ -83,6 +85,10 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
                            static_cast<double>(sync_ns) / 1e9});
     if (i + 1 < spec.count) SleepUntil(t0 + spec.interval_ns, ctx);
   }
+  if (auto d = explain.End())
+    ExplainValues(*ctx.explainer, *d,
+                  {run.samples.size(), static_cast<double>(NowNs() - start) / 1e9}, kFsyncExplains,
+                  run.explained);
   return run;
 }
 

@@ -5,12 +5,16 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/histogram.h"
 #include "core/outcome.h"
 #include "experiments/context.h"
 #include "experiments/fsync/spec.h"
+#include "explain/explainer.h"
 #include "io/engine.h"
 
 namespace writelab {
@@ -24,7 +28,12 @@ struct SyncRun {
   Histogram sync_latency;
   Histogram total_latency;
   std::vector<std::array<double, 3>> samples;  // t (s), write (s), sync (s)
+  std::map<std::string, double> explained;     // --explain: keys of kExplainFigures
 };
+
+// What --explain attributes in the loop.
+inline constexpr std::initializer_list<ExplainProbe> kFsyncExplains = {
+    ExplainProbe::kSyncParts, ExplainProbe::kJournal, ExplainProbe::kBlock};
 SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
                           const void* data, const RunContext& ctx);
 

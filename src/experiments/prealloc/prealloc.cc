@@ -15,6 +15,7 @@
 #include "core/outcome.h"
 #include "core/units.h"
 #include "experiments/prealloc/rows.h"
+#include "explain/figures.h"
 #include "io/engine.h"
 #include "io/file.h"
 #include "io/runner.h"
@@ -73,6 +74,10 @@ int Prepare(PreallocMode m, int fd, OpRunner& runner, uint64_t size) {
   return runner.Sync({SyncKind::kFsync});
 }
 
+// What --explain attributes in the workload.
+constexpr std::initializer_list<ExplainProbe> kPreallocExplains = {
+    ExplainProbe::kConversions, ExplainProbe::kJournal, ExplainProbe::kSyncParts};
+
 // The 2012 workload: `writes` writes of `block` at i x stride x block, each
 // synchronous as the open flags make it. The file is the one `created`
 // refers to, reopened with the flags through its descriptor, never by name.
@@ -87,6 +92,7 @@ void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
   }
   auto engine = ctx.Engine(MakePwriteEngine(fd->get(), direct ? align : 1));
   WriteRunner runner(*engine, t.latency);
+  ExplainSpan explain(ctx.explainer);
   const uint64_t t0 = NowNs();  // workload_s spans all the writes
   for (int i = 0; i < spec.writes; ++i) {
     if (ctx.Interrupted()) {
@@ -98,6 +104,9 @@ void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
       return t.outcome.Fail(-rc, "pwrite " + path + " at " + std::to_string(off));
   }
   t.figures["workload_s"] = static_cast<double>(NowNs() - t0) / 1e9;
+  if (auto d = explain.End())
+    ExplainValues(*ctx.explainer, *d, {static_cast<uint64_t>(spec.writes), t.figures["workload_s"]},
+                  kPreallocExplains, t.explained);
   const Histogram& h = t.latency;
   t.figures["write_p50_ms"] = static_cast<double>(h.Percentile(50)) / 1e6;
   t.figures["write_p99_ms"] = static_cast<double>(h.Percentile(99)) / 1e6;
@@ -270,6 +279,9 @@ Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentRe
         return std::unexpected(PlainError(out.rows.back().name + ": " + t.outcome.message));
     }
   }
+  if (ctx.explainer)
+    for (std::string& n : ExplainNotes(*ctx.explainer, kPreallocExplains))
+      out.notes.push_back(std::move(n));
   return {};
 }
 

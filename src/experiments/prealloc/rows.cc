@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "experiments/prealloc/figures.h"
+#include "explain/figures.h"
 #include "telemetry/fiemap.h"
 
 namespace writelab {
@@ -31,6 +32,7 @@ Row PreallocRow(std::string name, PreallocTrial& t) {
   Row row = MakeRow(std::move(name), t.outcome);
   if (!t.outcome.ok()) return row;
   AddFigures(row.figures, kPreallocFigures, t.figures);
+  AddFigures(row.figures, kExplainFigures, t.explained);
   if (t.latency.count())
     row.latencies.push_back(Latency::From(t.latency, "write", "strided write",
                                           "one pwrite of --block with the --flags"));

@@ -20,8 +20,9 @@ namespace writelab {
 // One mode's trial.
 struct PreallocTrial {
   Outcome outcome;
-  std::map<std::string, double> figures;  // keys of kPreallocFigures
-  Histogram latency;                      // each strided write
+  std::map<std::string, double> figures;    // keys of kPreallocFigures
+  std::map<std::string, double> explained;  // --explain: keys of kExplainFigures
+  Histogram latency;                        // each strided write
 };
 
 // The file's allocated bytes, extents and unwritten extents, into figures

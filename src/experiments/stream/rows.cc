@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "experiments/stream/figures.h"
+#include "explain/figures.h"
 #include "telemetry/sampler.h"
 #include "writelab/error.h"
 
@@ -41,6 +42,7 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
     add("probe_p99_ms", static_cast<double>(t.probe_latency.Percentile(99)) / 1e6);
     add("probe_max_ms", static_cast<double>(t.probe_latency.max()) / 1e6);
   }
+  for (const auto& [key, v] : t.explained) acc.explained[key].push_back(v);
   acc.write_latency.Merge(t.write_latency);
   acc.probe_latency.Merge(t.probe_latency);
   acc.series.push_back(
@@ -65,6 +67,7 @@ Row StreamRow(StreamStrategy s, StreamAccumulator& acc) {
   Row row = MakeRow(StreamStrategyName(s), acc.outcome);
   row.notes = std::move(acc.notes);
   AddFigures(row.figures, kStreamFigures, acc.figures);
+  AddFigures(row.figures, kExplainFigures, acc.explained);
   if (acc.write_latency.count())
     row.latencies.push_back(Latency::From(acc.write_latency, "write", "write call",
                                           "one write system call (library: one Append)"));

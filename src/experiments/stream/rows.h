@@ -21,6 +21,7 @@ namespace writelab {
 struct StreamAccumulator {
   Outcome outcome;  // the first trial that did not succeed
   std::map<std::string, std::vector<double>> figures;
+  std::map<std::string, std::vector<double>> explained;  // keys of kExplainFigures
   Histogram write_latency;
   Histogram probe_latency;
   std::vector<Series> series;

@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "experiments/stream/rows.h"
 #include "experiments/stream/trial.h"
+#include "explain/figures.h"
 #include "io/file.h"
 #include "telemetry/identify.h"
 
@@ -168,6 +169,9 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
     out.rows.push_back(StreamRow(spec.strategies[i], acc[i]));
   }
   out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
+  if (ctx.explainer)
+    for (std::string& note : ExplainNotes(*ctx.explainer, {ExplainProbe::kThrottle}))
+      out.notes.push_back(std::move(note));
   return status;
 }
 

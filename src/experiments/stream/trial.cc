@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/units.h"
 #include "experiments/probe.h"
+#include "explain/figures.h"
 #include "lib/writeback_window.h"
 #include "port/linux_compat.h"
 #include "writelab/stream_writer.h"
@@ -181,6 +182,13 @@ std::unique_ptr<WriteEngine> MakeEngine(StreamStrategy s, int fd, const TrialEnv
       MakePwriteEngine(fd, s == StreamStrategy::kDirect ? env.direct_alignment : 1));
 }
 
+// --explain over the write pass: how long the writer was throttled.
+void ExplainWrites(ExplainSpan& span, const TrialEnv& env, TrialResult& r, uint64_t write_ns) {
+  if (auto d = span.End())
+    ExplainValues(*env.ctx.explainer, *d, {0, static_cast<double>(write_ns) / 1e9},
+                  {ExplainProbe::kThrottle}, r.explained);
+}
+
 // Writes, syncs and times; fills r with what the trial measured.
 void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   std::atomic<uint64_t> progress{0};
@@ -189,14 +197,17 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   Sampler sampler(env.device, env.spec.interval_ns, &progress, ProgressPrinter(env));
   if (env.probe) env.probe->Start();
   sampler.Start();
-  const uint64_t t0 = NowNs();  // write_s spans the whole pass of writes
+  ExplainSpan explain(env.ctx.explainer);  // the writes only: the writer's throttling
+  const uint64_t t0 = NowNs();             // write_s spans the whole pass of writes
   uint64_t sync_start = 0, sync_ns = 0;
   GibClock gib(env.spec.size, t0);
   if (s == StreamStrategy::kLibrary) {
     LibraryLoop(UniqueFd(dup(fd)), env, progress, gib, sampler, r, sync_start, sync_ns);
+    ExplainWrites(explain, env, r, sync_start - t0);
   } else {
     WriteLoop(s, env, runner, gib, r);
     sync_start = NowNs();
+    ExplainWrites(explain, env, r, sync_start - t0);
     sampler.SampleNow();  // Dirty peaks here, before the final fsync
     if (r.outcome.ok() && !r.outcome.interrupted) {
       if (int rc = runner.Sync({SyncKind::kFsync}); rc < 0) r.outcome.Fail(-rc, "fsync " + r.path);

@@ -46,7 +46,8 @@ struct TrialResult {
   std::string residency_error;
   bool library = false;  // measured through StreamWriter (no runner counters)
   std::string library_choice;
-  std::string path;  // the file written (kept only with keep_file)
+  std::string path;                         // the file written (kept only with keep_file)
+  std::map<std::string, double> explained;  // --explain: keys of kExplainFigures
 
   double total_s() const { return write_s + sync_s; }
 };

@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "experiments/stride/figures.h"
+#include "explain/figures.h"
 
 namespace writelab {
 
@@ -27,8 +28,10 @@ Row StrideRow(const std::string& name, StepResult& r) {
           static_cast<double>(r.device_bytes) / static_cast<double>(r.device_writes) / 1024;
   }
   AddFigures(row.figures, kStrideFigures, f);
+  AddFigures(row.figures, kExplainFigures, r.explained);
   row.latencies.push_back(Latency::From(r.latency, "write", "write", "issue to completion"));
   row.series.push_back(std::move(r.timeline));
+  if (!r.request_sizes.points.empty()) row.series.push_back(std::move(r.request_sizes));
   return row;
 }
 

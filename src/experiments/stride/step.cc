@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/clock.h"
+#include "explain/figures.h"
 #include "io/engine.h"
 #include "io/file.h"
 #include "io/runner.h"
@@ -120,10 +121,15 @@ StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd, unsigned batc
   auto before = stat.Read();
   Sampler sampler(env.device, env.spec.interval_ns, &progress);
   sampler.Start();
+  ExplainSpan explain(env.ctx.explainer);
   if (qd == 1 && env.spec.engine == "psync") {
     RunPsync(env, step, buf, progress, r);
   } else {
     RunUring(env, step, qd, batch, buf, progress, r);
+  }
+  if (auto d = explain.End()) {
+    ExplainValues(*env.ctx.explainer, *d, {r.ops, r.seconds}, {ExplainProbe::kBlock}, r.explained);
+    if (env.ctx.explainer->Sees(ExplainProbe::kBlock)) r.request_sizes = RequestSizeSeries(*d);
   }
   r.timeline = TimelineSeries(sampler.Stop(), static_cast<int>(step),
                               static_cast<double>(env.spec.interval_ns) / 1e9);

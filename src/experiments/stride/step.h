@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/histogram.h"
@@ -36,6 +37,10 @@ struct StepResult {
   uint64_t device_merges = 0;
   uint64_t device_bytes = 0;
   Series timeline;
+  // --explain: the attribution figures (explain/figures.h) and the
+  // request sizes; empty without it.
+  std::map<std::string, double> explained;
+  Series request_sizes;
 };
 
 // batch: the most io_uring requests submitted by one io_uring_enter (0: qd).

@@ -15,6 +15,7 @@
 #include "core/units.h"
 #include "experiments/stride/rows.h"
 #include "experiments/stride/step.h"
+#include "explain/figures.h"
 #include "io/file.h"
 #include "port/write_all.h"
 #include "telemetry/blockdev.h"
@@ -171,6 +172,9 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
       }
     }
   }
+  if (ctx.explainer)
+    for (std::string& n : ExplainNotes(*ctx.explainer, {ExplainProbe::kBlock}))
+      out.notes.push_back(std::move(n));
   return {};
 }
 
