@@ -2,7 +2,7 @@
 // `writelab survey`: all five experiments, short, on one directory's file
 // system, then recommendations backed by what was just measured. No root
 // needed, nothing switched: test beds and schedulers are for the
-// experiments' own commands.
+// experiments' own commands. As root it adds --explain's attribution.
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,10 +12,12 @@
 #include "cli/cli.h"
 #include "core/clock.h"
 #include "experiments/survey.h"
+#include "explain/explainer.h"
 #include "io/trusted_dir.h"
 #include "report/atomic_file.h"
 #include "report/html.h"
 #include "report/recommendations.h"
+#include "telemetry/identify.h"
 
 namespace writelab {
 namespace {
@@ -26,10 +28,26 @@ struct SurveyOptions {
   OutputOptions out;
 };
 
+// --explain's programs for the survey's target, as root; null (and why) when
+// they cannot run here.
+std::unique_ptr<Explainer> SurveyExplainer(const std::string& dir, std::string* why) {
+  if (auto refusal = ExplainRefusal()) {
+    *why = *refusal;
+    return nullptr;
+  }
+  auto scope = ExplainScopeOf(dir, IdentifyTarget(dir).device);
+  auto started = scope ? StartExplainer(*scope) : Unexpected(scope.error());
+  if (!started) {
+    *why = started.error().Message();
+    return nullptr;
+  }
+  return std::move(*started);
+}
+
 int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& doc) {
   if (auto bad = CheckOutputs(given.out)) return UsageError(*bad);
   if (auto bad = CheckOutputFile("--html", given.html)) return UsageError(*bad);
-  const RunContext ctx = ForOutputs(run_ctx, given.out);
+  const RunContext out_ctx = ForOutputs(run_ctx, given.out);
   FILE* info = ToStdout(given.out) ? stderr : stdout;  // stdout may carry the document
   auto resolved = CheckWorkDir("--dir", given.dir);
   if (!resolved) return UsageError(resolved.error());
@@ -40,6 +58,14 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
   for (const SurveyStep& s : steps) expected += s.expected_s;
   std::fprintf(info, "writelab survey of %s: %zu experiments, about %d s\n", o.dir.c_str(),
                steps.size(), expected);
+  std::string without;  // why the survey runs without --explain's attribution
+  auto explainer = SurveyExplainer(o.dir, &without);
+  if (explainer)
+    std::fprintf(info, "attribution: on (--explain: where the time went, per row)\n");
+  else
+    std::fprintf(info, "attribution: off, the survey runs without it: %s\n", without.c_str());
+  RunContext ctx = out_ctx;
+  ctx.explainer = explainer.get();
   Status status;
   const uint64_t start = NowNs();
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -49,6 +75,8 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
     std::fflush(info);
     doc.experiments.emplace_back();
     Status st = s.run(ctx, doc.experiments.back());
+    if (!explainer)
+      doc.experiments.back().notes.push_back("ran without attribution (--explain): " + without);
     if (!st) {
       doc.errors.push_back(std::string(s.name) + ": " + st.error().Message());
       status = std::unexpected(PlainError(std::string(s.name) + " failed"));

@@ -12,6 +12,7 @@
 #include "experiments/records/figures.h"
 #include "experiments/stream/figures.h"
 #include "experiments/stride/figures.h"
+#include "explain/figures.h"
 
 namespace writelab {
 namespace {
@@ -58,6 +59,20 @@ std::string Value(const Row& r, FigureKey key, const std::string& unit) {
   return v ? FormatValue(*v, unit) : "n/a";
 }
 
+constexpr FigureKey kThrottledPct = KeyOf(kExplainFigures, "x_throttled_pct");
+constexpr FigureKey kConversionsPerWrite = KeyOf(kExplainFigures, "x_conversions_per_write");
+constexpr FigureKey kCommits = KeyOf(kExplainFigures, "x_commits");
+
+// --explain's cause for a row, when it was measured: "" otherwise.
+std::string ThrottleCause(const Row& r) {
+  auto v = Median(r, kThrottledPct);
+  return v ? fmt::format(
+                 "{}: the writer was throttled in balance_dirty_pages for {:.0f}% of its "
+                 "time",
+                 r.name, *v)
+           : "";
+}
+
 std::string StreamLine(const ExperimentResult& e) {
   const Row* best = nullptr;
   for (const char* name : {"window-drop", "dontcache", "direct", "library"}) {
@@ -72,8 +87,12 @@ std::string StreamLine(const ExperimentResult& e) {
     return fmt::format("{}, {} left cached, bystander fsync p99 {}", Value(r, kStreamMbS, "MB/s"),
                        Value(r, kStreamCached, "bytes"), Value(r, kStreamProbeP99, "ms"));
   };
-  return fmt::format("streaming: prefer {} — {}; plain writes: {}", best->name, describe(*best),
-                     describe(*plain));
+  std::string line = fmt::format("streaming: prefer {} — {}; plain writes: {}", best->name,
+                                 describe(*best), describe(*plain));
+  if (std::string cause = ThrottleCause(*plain); !cause.empty())
+    line += fmt::format(" (measured: {}; {}: {:.0f}%)", cause, best->name,
+                        Median(*best, kThrottledPct).value_or(0));
+  return line;
 }
 
 std::string FsyncLine(const ExperimentResult& e) {
@@ -88,10 +107,14 @@ std::string FsyncLine(const ExperimentResult& e) {
   }
   if (!idle || !worst) return "fsync: not enough rows measured";
   return fmt::format(
-      "fsync: a 1 MiB write+sync takes p99 {} alone but {} as {} (background wrote {}, the "
-      "device took {}); keep big writers' dirty data bounded (see streaming) where syncs matter",
-      Value(*idle, kFsyncTotalP99, "ms"), Value(*worst, kFsyncTotalP99, "ms"), worst->name,
-      Value(*worst, kFsyncBgMbS, "MB/s"), Value(*worst, kFsyncDeviceMbS, "MB/s"));
+             "fsync: a 1 MiB write+sync takes p99 {} alone but {} as {} (background wrote {}, the "
+             "device took {}); keep big writers' dirty data bounded (see streaming) where syncs "
+             "matter",
+             Value(*idle, kFsyncTotalP99, "ms"), Value(*worst, kFsyncTotalP99, "ms"), worst->name,
+             Value(*worst, kFsyncBgMbS, "MB/s"), Value(*worst, kFsyncDeviceMbS, "MB/s")) +
+         (WhereTheTimeWent(*worst).empty()
+              ? ""
+              : fmt::format(" (measured, {}: {})", worst->name, WhereTheTimeWent(*worst)));
 }
 
 std::string RecordsLine(const ExperimentResult& e) {
@@ -124,12 +147,19 @@ std::string PreallocLine(const ExperimentResult& e) {
                            ? "for small synchronous writes into a preallocated file, write zeros "
                              "first (or FALLOC_FL_WRITE_ZEROES where the device offers it)"
                            : "fallocate costs little here";
+  std::string cause;
+  if (auto conv = Median(*falloc, kConversionsPerWrite))
+    cause = fmt::format(
+        " (measured: {:.1f} extent conversions per write and {} journal commits "
+        "into the fallocate'd file, {} and {} into the zero-filled one)",
+        *conv, Value(*falloc, kCommits, ""), Value(*zero, kConversionsPerWrite, ""),
+        Value(*zero, kCommits, ""));
   return fmt::format(
       "preallocation: {} sync+direct writes took {} into a fallocate'd file, {} into a zero-filled "
-      "one ({:.1f}x; unwritten extents {} after); {}",
+      "one ({:.1f}x; unwritten extents {} after); {}{}",
       ParamInt(e, "writes"), Value(*falloc, kPreallocWorkload, "s"),
       Value(*zero, kPreallocWorkload, "s"), ratio, Value(*falloc, kPreallocUnwrittenAfter, ""),
-      advice);
+      advice, cause);
 }
 
 // Contiguous (step x unit == block: each write starts where the last ended)

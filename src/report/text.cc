@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/units.h"
+#include "explain/figures.h"
 
 namespace writelab {
 namespace {
@@ -134,6 +135,15 @@ std::string IterationListing(const ExperimentResult& e) {
 
 }  // namespace
 
+// --explain: one line per row that has attribution figures.
+static std::string WhereTheTimeWentBlock(const ExperimentResult& e) {
+  std::string block;
+  for (const Row& r : e.rows)
+    if (std::string line = WhereTheTimeWent(r); !line.empty())
+      block += fmt::format("  {}: {}\n", r.name, line);
+  return block.empty() ? "" : "\nwhere the time went (--explain):\n" + block;
+}
+
 std::string TextTable::Render() const {
   std::vector<size_t> width(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& cells) {
@@ -222,6 +232,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
     if (f) out += fmt::format("  {}: {}\n", f->label, f->includes);
   if (std::string gib = PerGibTable(e); !gib.empty()) out += "\n" + gib;
   if (std::string lat = LatencyTable(e); !lat.empty()) out += "\n" + lat;
+  out += WhereTheTimeWentBlock(e);
   for (const Row& r : e.rows)
     for (const std::string& n : r.notes) out += r.name + ": " + n + "\n";
   for (const std::string& n : e.notes) out += "note: " + n + "\n";
