@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// --explain against physics, on test beds (root, loop devices): merges the
+// BPF programs count agree with the device's own statistics; a file made by
+// fallocate needs an extent conversion and a journal commit per synchronous
+// direct write while one made by writing zeros needs none; data=journal
+// syncs spend their time in the journal; no call is ever attributed more
+// than it took; and without root --explain is refused with one line.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+std::map<std::string, double> Figures(const json& row) {
+  std::map<std::string, double> f;
+  for (const json& fig : row["figures"]) f[fig["key"]] = fig["value"]["median"];
+  return f;
+}
+
+class Explain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: BPF and loop devices";
+    if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) GTEST_SKIP() << "no kernel BTF";
+    if (!std::filesystem::exists("/dev/loop-control")) GTEST_SKIP() << "no loop devices";
+  }
+  json Run(std::vector<std::string> args) {
+    args.insert(args.end(), {"--explain", "--scratch", scratch.path(), "--json", json_path});
+    RunResult r = RunWritelab(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    if (r.exit_code != 0) return json::object();
+    EXPECT_NE(r.out.find("where the time went (--explain):"), std::string::npos) << r.out;
+    return json::parse(Slurp(json_path));
+  }
+  ScratchDir scratch{"explain"};
+  std::string json_path = scratch.path() + ".json";
+  void TearDown() override { std::filesystem::remove(json_path); }
+};
+
+TEST_F(Explain, TracedMergesAgreeWithTheDeviceStatistics) {
+  json doc = Run({"stride", "--testbed", "raw", "--testbed-size", "256M", "--steps", "1,8,64",
+                  "--duration", "0.5", "--engine", "io_uring", "--qd", "32", "--scheduler",
+                  "mq-deadline"});
+  ASSERT_FALSE(doc.empty());
+  const json& e = doc["experiments"][0];
+  EXPECT_TRUE(e["notes"].empty()) << e["notes"];
+  for (const json& row : e["rows"]) {
+    auto f = Figures(row);
+    ASSERT_TRUE(f.count("x_merges") && f.count("device_merges")) << row["name"];
+    EXPECT_NEAR(f["x_merges"], f["device_merges"], 0.05 * f["device_merges"] + 1) << row["name"];
+    EXPECT_NEAR(f["x_requests"], f["device_writes"], 0.05 * f["device_writes"] + 1) << row["name"];
+    EXPECT_GT(f["x_device_ms"], 0) << row["name"];
+  }
+  EXPECT_GT(Figures(e["rows"][1])["x_merges"], 0) << "step 8 at qd 32 merges";
+}
+
+TEST_F(Explain, FallocateConvertsAndCommitsPerWriteWhileZerosDoNot) {
+  json doc = Run({"prealloc", "--testbed", "ext4:data=ordered", "--testbed-size", "256M",
+                  "--file-size", "8M", "--writes", "60", "--mode", "fallocate,zero-fill"});
+  ASSERT_FALSE(doc.empty());
+  const json& rows = doc["experiments"][0]["rows"];
+  auto fallocate = Figures(rows[0]), zeros = Figures(rows[1]);
+  EXPECT_GE(fallocate["x_conversions_per_write"], 1.0);
+  EXPECT_GE(fallocate["x_commits"], 60 * 0.9) << "a commit per synchronous write, or nearly";
+  EXPECT_GT(fallocate["x_journal_pct"], 0);
+  EXPECT_EQ(zeros["x_conversions"], 0);
+  EXPECT_EQ(zeros["x_journal_pct"], 0) << "nothing to journal for an overwrite";
+  for (auto* f : {&fallocate, &zeros}) {
+    EXPECT_EQ((*f)["x_calls"], 60);
+    EXPECT_EQ((*f)["x_overattributed"], 0);
+    const double sum =
+        (*f)["x_journal_pct"] + (*f)["x_flush_pct"] + (*f)["x_data_pct"] + (*f)["x_other_pct"];
+    EXPECT_NEAR(sum, 100, 1);
+  }
+}
+
+TEST_F(Explain, DataJournalSyncsSpendTheirTimeInTheJournal) {
+  json doc = Run({"fsync", "--testbed", "ext4:data=journal", "--testbed-size", "512M", "--count",
+                  "4", "--interval", "100ms", "--background", "none"});
+  ASSERT_FALSE(doc.empty());
+  auto f = Figures(doc["experiments"][0]["rows"][0]);
+  EXPECT_GE(f["x_commits"], 4);
+  EXPECT_GT(f["x_journal_pct"], 10) << "data=journal: the 1 MiB goes through the journal";
+  EXPECT_EQ(f["x_overattributed"], 0);
+}
+
+TEST(ExplainRefusal, WithoutRootIsOneLineAndExitTwo) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run writelab as nobody";
+  ScratchDir work("explain-nobody");
+  ASSERT_EQ(chown(work.path().c_str(), 65534, 65534), 0);  // nobody's own directory
+  RunResult r = RunWritelabAsNobody({"prealloc", "--dir", work.path(), "--explain"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "writelab: --explain needs root: it attaches BPF programs to the kernel\n");
+}
+
+}  // namespace
+}  // namespace writelab::testing
