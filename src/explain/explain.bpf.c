@@ -142,7 +142,8 @@ static __always_inline void Change(int which, int delta) {
   if (which == 1) __sync_fetch_and_add(&t->flushes, delta);
   if (which == 2) __sync_fetch_and_add(&t->writes, delta);
   __u64 part_and_now[2] = {PartNow(), bpf_ktime_get_ns()};
-  if (part_and_now[0] != before) bpf_for_each_map_elem(&calls, Resegment, part_and_now, 0);
+  if (part_and_now[0] != before && t->calls > 0)
+    bpf_for_each_map_elem(&calls, Resegment, part_and_now, 0);
 }
 
 // ---- block layer: queue (insert to issue) and device (issue to complete)
@@ -331,7 +332,10 @@ int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
   const __u64 now = bpf_ktime_get_ns();
   struct call c = {.start_ns = now, .seg_start_ns = now, .seg_part = PartNow()};
-  bpf_map_update_elem(&calls, &tid, &c, BPF_ANY);
+  if (bpf_map_update_elem(&calls, &tid, &c, BPF_NOEXIST) != 0) return 0;
+  __u32 zero = 0;
+  struct explain_target_state *t = bpf_map_lookup_elem(&state, &zero);
+  if (t) __sync_fetch_and_add(&t->calls, 1);
   return 0;
 }
 
@@ -356,6 +360,10 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
     }
     if (parts > total) c->sync_overattributed++;
   }
-  bpf_map_delete_elem(&calls, &tid);
+  if (bpf_map_delete_elem(&calls, &tid) == 0) {
+    __u32 zero = 0;
+    struct explain_target_state *t = bpf_map_lookup_elem(&state, &zero);
+    if (t) __sync_fetch_and_add(&t->calls, -1);
+  }
   return 0;
 }

@@ -14,6 +14,7 @@
 // What the target is doing (explain.bpf.c's `state` map).
 struct explain_target_state {
   __s64 commits, flushes, writes;
+  __s64 calls;  // timed calls in flight
 };
 
 struct explain_counters {

@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include <sys/types.h>
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,9 +41,12 @@ ExplainCounters ExplainDelta(const ExplainCounters& after, const ExplainCounters
 class Explainer {
  public:
   virtual ~Explainer() = default;
-  // Attaches every program the kernel accepts (a group that fails to
-  // attach is missing from then on, with the reason); Detach undoes it.
-  virtual void Attach() = 0;
+  // Attaches the programs of the groups asked for (and of those they
+  // depend on: the call parts need the block and journal programs) that
+  // the kernel accepts; a group that fails to attach is missing from then
+  // on, with the reason. Detach undoes it. Nothing else is attached, so a
+  // row pays only for what it attributes.
+  virtual void Attach(std::initializer_list<ExplainProbe> groups) = 0;
   virtual void Detach() = 0;
   // The counters so far, summed over CPUs.
   virtual ExplainCounters Read() const = 0;
@@ -55,9 +59,9 @@ class Explainer {
 // End() (or destruction). With a null explainer it does nothing.
 class ExplainSpan {
  public:
-  explicit ExplainSpan(Explainer* e) : e_(e) {
+  ExplainSpan(Explainer* e, std::initializer_list<ExplainProbe> groups) : e_(e) {
     if (!e_) return;
-    e_->Attach();
+    e_->Attach(groups);
     before_ = e_->Read();
   }
   ~ExplainSpan() {

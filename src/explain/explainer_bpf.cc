@@ -73,7 +73,7 @@ class BpfExplainer final : public Explainer {
     Detach();
     explain_bpf__destroy(skel_);
   }
-  void Attach() override;
+  void Attach(std::initializer_list<ExplainProbe> groups) override;
   void Detach() override {
     for (bpf_link* l : links_) bpf_link__destroy(l);
     links_.clear();
@@ -117,7 +117,14 @@ void Clear(bpf_map* map) {
     if (bpf_map__delete_elem(map, &key, bpf_map__key_size(map), 0) != 0) break;
 }
 
-void BpfExplainer::Attach() {
+void BpfExplainer::Attach(std::initializer_list<ExplainProbe> groups) {
+  std::array<bool, kExplainProbes> wanted{};
+  for (ExplainProbe g : groups) {
+    wanted[static_cast<size_t>(g)] = true;
+    if (g == ExplainProbe::kSyncParts)  // the parts follow the device and the journal
+      wanted[static_cast<size_t>(ExplainProbe::kBlock)] =
+          wanted[static_cast<size_t>(ExplainProbe::kJournal)] = true;
+  }
   Clear(skel_->maps.calls);
   Clear(skel_->maps.requests);
   __u32 zero = 0;
@@ -126,7 +133,7 @@ void BpfExplainer::Attach() {
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
     const ExplainProbe g = GroupOf(bpf_program__name(prog));
-    if (!Sees(g)) continue;
+    if (!Sees(g) || !wanted[static_cast<size_t>(g)]) continue;
     bpf_link* link = bpf_program__attach(prog);
     if (!link) {
       Miss(g,

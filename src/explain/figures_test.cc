@@ -14,7 +14,7 @@ namespace {
 // An explainer that sees the groups it is told to.
 class FakeExplainer final : public Explainer {
  public:
-  void Attach() override {}
+  void Attach(std::initializer_list<ExplainProbe>) override {}
   void Detach() override {}
   ExplainCounters Read() const override { return {}; }
   std::string Missing(ExplainProbe p) const override {

@@ -55,7 +55,7 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
   SyncRun run;
   run.samples.reserve(static_cast<size_t>(spec.count));
   WriteRunner runner(engine, run.write_latency);
-  ExplainSpan explain(ctx.explainer);
+  ExplainSpan explain(ctx.explainer, kFsyncExplains);
   const uint64_t start = NowNs();  // the schedule's clock; the runner times the calls
   for (int i = 0; i < spec.count; ++i) {
     if (ctx.Interrupted()) {

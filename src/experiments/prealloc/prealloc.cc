@@ -92,7 +92,7 @@ void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
   }
   auto engine = ctx.Engine(MakePwriteEngine(fd->get(), direct ? align : 1));
   WriteRunner runner(*engine, t.latency);
-  ExplainSpan explain(ctx.explainer);
+  ExplainSpan explain(ctx.explainer, kPreallocExplains);
   const uint64_t t0 = NowNs();  // workload_s spans all the writes
   for (int i = 0; i < spec.writes; ++i) {
     if (ctx.Interrupted()) {

@@ -197,8 +197,9 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   Sampler sampler(env.device, env.spec.interval_ns, &progress, ProgressPrinter(env));
   if (env.probe) env.probe->Start();
   sampler.Start();
-  ExplainSpan explain(env.ctx.explainer);  // the writes only: the writer's throttling
-  const uint64_t t0 = NowNs();             // write_s spans the whole pass of writes
+  // --explain over the writes only: the writer's throttling.
+  ExplainSpan explain(env.ctx.explainer, {ExplainProbe::kThrottle});
+  const uint64_t t0 = NowNs();  // write_s spans the whole pass of writes
   uint64_t sync_start = 0, sync_ns = 0;
   GibClock gib(env.spec.size, t0);
   if (s == StreamStrategy::kLibrary) {

@@ -121,7 +121,7 @@ StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd, unsigned batc
   auto before = stat.Read();
   Sampler sampler(env.device, env.spec.interval_ns, &progress);
   sampler.Start();
-  ExplainSpan explain(env.ctx.explainer);
+  ExplainSpan explain(env.ctx.explainer, {ExplainProbe::kBlock});
   if (qd == 1 && env.spec.engine == "psync") {
     RunPsync(env, step, buf, progress, r);
   } else {
