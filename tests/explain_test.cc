@@ -90,6 +90,20 @@ TEST_F(Explain, DataJournalSyncsSpendTheirTimeInTheJournal) {
   EXPECT_EQ(f["x_overattributed"], 0);
 }
 
+TEST_F(Explain, WindowStrategiesStartTheirOwnWriteback) {
+  json doc = Run({"stream", "--dir", scratch.path(), "--size", "256M", "--repeat", "1",
+                  "--strategy", "plain,window", "--no-probe"});
+  ASSERT_FALSE(doc.empty());
+  const json& rows = doc["experiments"][0]["rows"];
+  auto plain = Figures(rows[0]), window = Figures(rows[1]);
+  ASSERT_TRUE(window.count("x_own_writeback_mb")) << rows[1];
+  EXPECT_GE(window["x_own_writeback_mb"], 0.5 * 256 * 1.048576)
+      << "sync_file_range starts the writeback of what the window strategy wrote";
+  EXPECT_LT(plain["x_own_writeback_mb"], window["x_own_writeback_mb"]);
+  EXPECT_GE(plain["x_throttled_pct"], 0);
+  EXPECT_LE(plain["x_throttled_pct"], 100);
+}
+
 TEST(ExplainRefusal, WithoutRootIsOneLineAndExitTwo) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run writelab as nobody";
   ScratchDir work("explain-nobody");

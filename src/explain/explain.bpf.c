@@ -36,16 +36,23 @@ struct {
   __type(value, __u8);
 } block_devs SEC(".maps");
 
-struct rq_times {
-  __u64 insert_ns, issue_ns;
-};
-
+// Issue times of the requests in flight, by hardware queue and driver tag
+// (unique while a request is in flight): array slots, cheaper than a hash
+// map at hundreds of thousands of requests a second.
+#define ISSUE_SLOTS 65536
 struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
-  __type(key, __u64);  // struct request *
-  __type(value, struct rq_times);
-} requests SEC(".maps");
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, ISSUE_SLOTS);
+  __type(key, __u32);
+  __type(value, __u64);
+} issued SEC(".maps");
+
+// Set by user space while the call parts are attributed: only then do the
+// block and journal programs keep the target's state.
+volatile __u32 track_state = 0;
+// CLOCK_MONOTONIC when the programs were attached: a request issued before
+// it (its slot holds an older time) is not one of the row's.
+volatile __u64 attach_ns = 0;
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -134,6 +141,7 @@ static long Resegment(struct bpf_map* map, __u32* tid, struct call* c, __u64* pa
 // The target's state changed by delta in one of its counts: every call in
 // flight starts a new segment if the part changed.
 static __always_inline void Change(int which, int delta) {
+  if (!track_state) return;
   __u32 zero = 0;
   struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
   if (!t) return;
@@ -148,55 +156,45 @@ static __always_inline void Change(int which, int delta) {
 
 // ---- block layer: queue (insert to issue) and device (issue to complete)
 
-SEC("tp_btf/block_rq_insert")
-int BPF_PROG(rq_insert, struct request* rq) {
-  if (!OnTarget(DiskDev(rq))) return 0;
-  struct rq_times t = {.insert_ns = bpf_ktime_get_ns()};
-  __u64 key = (__u64)rq;
-  bpf_map_update_elem(&requests, &key, &t, BPF_ANY);
-  return 0;
+static __always_inline __u32 Slot(struct request *rq) {
+  const __u32 queue = BPF_CORE_READ(rq, mq_hctx, queue_num);
+  return ((queue << 12) ^ (__u32)BPF_CORE_READ(rq, tag)) % ISSUE_SLOTS;
 }
 
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(rq_issue, struct request* rq) {
+int BPF_PROG(rq_issue, struct request *rq) {
   if (!OnTarget(DiskDev(rq))) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   if (!IsWrite(opf) && !IsFlush(opf)) return 0;
-  const __u64 now = bpf_ktime_get_ns(), key = (__u64)rq;
-  struct rq_times* t = bpf_map_lookup_elem(&requests, &key);
-  struct explain_counters* c = Counters();
-  if (!c) return 0;
-  __u64 q2d = 0;
-  if (t) {
-    q2d = now - t->insert_ns;
-    t->issue_ns = now;
-  } else {
-    struct rq_times fresh = {.insert_ns = now, .issue_ns = now};
-    bpf_map_update_elem(&requests, &key, &fresh, BPF_ANY);
-  }
+  const __u64 now = bpf_ktime_get_ns();
+  __u32 slot = Slot(rq);
+  __u64 *t = bpf_map_lookup_elem(&issued, &slot);
+  if (t) *t = now;
   Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, 1);
-  if (IsWrite(opf)) {
-    c->rq_issued++;
-    c->q2d_ns += q2d;
-    Hist(c->q2d_hist, q2d);
-    const __u32 bytes = BPF_CORE_READ(rq, __data_len);
-    c->rq_bytes += bytes;
-    Hist(c->size_hist, bytes);
-  }
+  struct explain_counters *c = Counters();
+  if (!c || !IsWrite(opf)) return 0;
+  const __u64 start = BPF_CORE_READ(rq, start_time_ns);
+  const __u64 queued = start && start < now ? now - start : 0;
+  c->rq_issued++;
+  c->q2d_ns += queued;
+  Hist(c->q2d_hist, queued);
+  const __u32 bytes = BPF_CORE_READ(rq, __data_len);
+  c->rq_bytes += bytes;
+  Hist(c->size_hist, bytes);
   return 0;
 }
 
 SEC("tp_btf/block_rq_complete")
-int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
-  const __u64 key = (__u64)rq;
-  struct rq_times* t = bpf_map_lookup_elem(&requests, &key);
-  if (!t) return 0;
-  const __u64 d2c = t->issue_ns ? bpf_ktime_get_ns() - t->issue_ns : 0;
-  const int issued = t->issue_ns != 0;
-  bpf_map_delete_elem(&requests, &key);
+int BPF_PROG(rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes) {
+  if (!OnTarget(DiskDev(rq))) return 0;
+  __u32 slot = Slot(rq);
+  __u64 *t = bpf_map_lookup_elem(&issued, &slot);
+  if (!t || *t < attach_ns || !*t) return 0;
+  const __u64 d2c = bpf_ktime_get_ns() - *t;
+  *t = 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
-  if (issued && (IsWrite(opf) || IsFlush(opf))) Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
-  struct explain_counters* c = Counters();
+  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
+  struct explain_counters *c = Counters();
   if (!c) return 0;
   if (IsFlush(opf)) {
     c->flush_rqs++;
@@ -219,6 +217,23 @@ static __always_inline void BioMerge(struct bio* bio, int front) {
     c->front_merges++;
   else
     c->back_merges++;
+}
+
+// Who started the writeback: bytes of write bios queued for the target by
+// writelab's own threads (sync_file_range, O_DIRECT, fsync) or by anyone
+// else (the kernel's flusher, other processes).
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(wb_queue, struct bio *bio) {
+  if (!IsWrite(BPF_CORE_READ(bio, bi_opf))) return 0;
+  if (!OnTarget(BPF_CORE_READ(bio, bi_bdev, bd_dev))) return 0;
+  struct explain_counters *c = Counters();
+  if (!c) return 0;
+  const __u32 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+  if (Ours())
+    c->wb_own_bytes += bytes;
+  else
+    c->wb_other_bytes += bytes;
+  return 0;
 }
 
 SEC("tp_btf/block_bio_backmerge")

@@ -30,8 +30,8 @@ struct ExplainScope {
 };
 
 // The groups of probes; each is there or not, as the kernel allows.
-enum class ExplainProbe { kBlock, kThrottle, kConversions, kJournal, kSyncParts };
-inline constexpr int kExplainProbes = 5;
+enum class ExplainProbe { kBlock, kThrottle, kConversions, kJournal, kSyncParts, kWriteback };
+inline constexpr int kExplainProbes = 6;
 const char* ExplainProbeName(ExplainProbe p);
 
 // after - before, field by field (hz kept).

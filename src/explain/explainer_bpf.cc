@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@ namespace {
 ExplainProbe GroupOf(std::string_view prog) {
   if (prog.starts_with("rq_") || prog.starts_with("bio_")) return ExplainProbe::kBlock;
   if (prog == "throttle") return ExplainProbe::kThrottle;
+  if (prog == "wb_queue") return ExplainProbe::kWriteback;
   if (prog == "conversion") return ExplainProbe::kConversions;
   if (prog.starts_with("commit_") || prog.starts_with("fc_")) return ExplainProbe::kJournal;
   return ExplainProbe::kSyncParts;  // call_enter, call_exit
@@ -126,10 +128,14 @@ void BpfExplainer::Attach(std::initializer_list<ExplainProbe> groups) {
           wanted[static_cast<size_t>(ExplainProbe::kJournal)] = true;
   }
   Clear(skel_->maps.calls);
-  Clear(skel_->maps.requests);
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  skel_->bss->attach_ns = static_cast<__u64>(now.tv_sec) * 1'000'000'000u +
+                          static_cast<__u64>(now.tv_nsec);
   __u32 zero = 0;
   explain_target_state idle{};
   bpf_map__update_elem(skel_->maps.state, &zero, sizeof zero, &idle, sizeof idle, BPF_ANY);
+  skel_->bss->track_state = wanted[static_cast<size_t>(ExplainProbe::kSyncParts)];
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
     const ExplainProbe g = GroupOf(bpf_program__name(prog));

@@ -24,6 +24,8 @@ const char* ExplainProbeName(ExplainProbe p) {
       return "journal commits";
     case ExplainProbe::kSyncParts:
       return "sync calls";
+    case ExplainProbe::kWriteback:
+      return "writeback";
   }
   return "?";
 }

@@ -79,6 +79,10 @@ void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBa
       case ExplainProbe::kThrottle:
         Throttle(d, basis, f);
         break;
+      case ExplainProbe::kWriteback:
+        f["x_own_writeback_mb"] = static_cast<double>(d.wb_own_bytes) / 1e6;
+        f["x_other_writeback_mb"] = static_cast<double>(d.wb_other_bytes) / 1e6;
+        break;
     }
   }
 }
@@ -117,8 +121,17 @@ std::string WhereTheTimeWent(const Row& row) {
     return buf;
   }
   if (const double* throttled = value("x_throttled_pct")) {
-    std::snprintf(buf, sizeof buf,
-                  "the writer was throttled in balance_dirty_pages %.0f%% of its time", *throttled);
+    const double* own = value("x_own_writeback_mb");
+    const double* other = value("x_other_writeback_mb");
+    if (own && other)
+      std::snprintf(buf, sizeof buf,
+                    "the writer was throttled in balance_dirty_pages %.0f%% of its time; writeback "
+                    "started by the writer %.0f MB, by the flusher and others %.0f MB",
+                    *throttled, *own, *other);
+    else
+      std::snprintf(buf, sizeof buf,
+                    "the writer was throttled in balance_dirty_pages %.0f%% of its time",
+                    *throttled);
     return buf;
   }
   if (const double* device = value("x_device_ms")) {

@@ -18,8 +18,8 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_requests", "traced writes", "I/Os",
      "write requests issued to the target's device (block_rq_issue)"},
     {"x_queue_ms", "queue", "ms",
-     "mean time a write request spent from insert into the scheduler to issue to the driver "
-     "(btt's Q2D; 0 for a request issued directly)"},
+     "mean time a write request spent from its allocation (rq->start_time_ns) to its issue to "
+     "the driver: btt's G2D, the queue part of Q2D (0 where the kernel keeps no start time)"},
     {"x_device_ms", "device", "ms",
      "mean time from issue to completion of a write request (btt's D2C)"},
     {"x_merges", "traced merges", "merges",
@@ -59,6 +59,12 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_throttled_s", "throttled", "s",
      "time writelab's writers were paused in balance_dirty_pages (its pause argument)"},
     {"x_throttled_pct", "throttled", "%", "throttled time as a share of the row's write time"},
+    {"x_own_writeback_mb", "own writeback", "MB",
+     "write bios queued for the device by writelab's threads (sync_file_range, O_DIRECT, "
+     "fsync: writeback the strategy started), in 10^6 bytes (block_bio_queue)"},
+    {"x_other_writeback_mb", "flusher writeback", "MB",
+     "write bios queued for the device by other tasks, chiefly the kernel's flusher threads, "
+     "in 10^6 bytes"},
 };
 
 // What the row measured, to relate the counters to.

@@ -20,7 +20,8 @@ class FakeExplainer final : public Explainer {
   std::string Missing(ExplainProbe p) const override {
     return seen[static_cast<size_t>(p)] ? "" : "the kernel has no tracepoint x";
   }
-  std::array<bool, kExplainProbes> seen{true, true, true, true, true};
+  FakeExplainer() { seen.fill(true); }
+  std::array<bool, kExplainProbes> seen;
 };
 
 ExplainCounters Counters() {
@@ -49,9 +50,11 @@ ExplainCounters Counters() {
 TEST(ExplainFigures, EachGroupGivesItsFigures) {
   FakeExplainer e;
   std::map<std::string, double> f;
-  ExplainValues(e, Counters(), {20, 2.0},
+  ExplainCounters c = Counters();
+  c.wb_own_bytes = 3'000'000;
+  ExplainValues(e, c, {20, 2.0},
                 {ExplainProbe::kBlock, ExplainProbe::kSyncParts, ExplainProbe::kJournal,
-                 ExplainProbe::kConversions, ExplainProbe::kThrottle},
+                 ExplainProbe::kConversions, ExplainProbe::kThrottle, ExplainProbe::kWriteback},
                 f);
   EXPECT_DOUBLE_EQ(f["x_queue_ms"], 2.0);
   EXPECT_DOUBLE_EQ(f["x_device_ms"], 0.5);
@@ -67,6 +70,8 @@ TEST(ExplainFigures, EachGroupGivesItsFigures) {
   EXPECT_DOUBLE_EQ(f["x_commit_ms"], 15 * 1000.0 / 250 / 10);
   EXPECT_DOUBLE_EQ(f["x_conversions_per_write"], 1);
   EXPECT_DOUBLE_EQ(f["x_throttled_s"], 0) << "never paused: 0, not absent";
+  EXPECT_DOUBLE_EQ(f["x_own_writeback_mb"], 3);
+  EXPECT_DOUBLE_EQ(f["x_other_writeback_mb"], 0);
   std::vector<Figure> figures;
   AddFigures(figures, kExplainFigures, f);  // every key is in the table
   EXPECT_EQ(figures.size(), f.size());

@@ -182,11 +182,12 @@ std::unique_ptr<WriteEngine> MakeEngine(StreamStrategy s, int fd, const TrialEnv
       MakePwriteEngine(fd, s == StreamStrategy::kDirect ? env.direct_alignment : 1));
 }
 
-// --explain over the write pass: how long the writer was throttled.
+// --explain over the write pass: how long the writer was throttled, and who
+// started the writeback.
 void ExplainWrites(ExplainSpan& span, const TrialEnv& env, TrialResult& r, uint64_t write_ns) {
   if (auto d = span.End())
     ExplainValues(*env.ctx.explainer, *d, {0, static_cast<double>(write_ns) / 1e9},
-                  {ExplainProbe::kThrottle}, r.explained);
+                  kStreamExplains, r.explained);
 }
 
 // Writes, syncs and times; fills r with what the trial measured.
@@ -198,7 +199,7 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   if (env.probe) env.probe->Start();
   sampler.Start();
   // --explain over the writes only: the writer's throttling.
-  ExplainSpan explain(env.ctx.explainer, {ExplainProbe::kThrottle});
+  ExplainSpan explain(env.ctx.explainer, kStreamExplains);
   const uint64_t t0 = NowNs();  // write_s spans the whole pass of writes
   uint64_t sync_start = 0, sync_ns = 0;
   GibClock gib(env.spec.size, t0);

@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/histogram.h"
 #include "core/outcome.h"
 #include "experiments/context.h"
+#include "explain/explainer.h"
 #include "experiments/probe.h"
 #include "experiments/stream/spec.h"
 #include "io/file.h"
@@ -53,5 +56,9 @@ struct TrialResult {
 };
 
 TrialResult RunStreamTrial(StreamStrategy strategy, const TrialEnv& env);
+
+// What --explain attributes in a stream trial's writes.
+inline constexpr std::initializer_list<ExplainProbe> kStreamExplains = {ExplainProbe::kThrottle,
+                                                                         ExplainProbe::kWriteback};
 
 }  // namespace writelab
