@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/outcome.h"
@@ -33,6 +34,7 @@ struct MethodRun {
   uint64_t short_writes = 0;
   uint64_t retries = 0;  // EINTR (io_uring: also EAGAIN) retries
   std::string note;      // "stdio buffer 4096 bytes"
+  std::map<std::string, double> explained;  // --explain, synchronous rows: kExplainFigures
 };
 
 MethodRun RunRecordMethod(RecordMethod method, const MethodEnv& env);

@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "experiments/records/corpus.h"
 #include "experiments/records/group_commit.h"
+#include "explain/figures.h"
 #include "experiments/records/methods.h"
 #include "experiments/records/rows.h"
 #include "io/file.h"
@@ -71,6 +72,9 @@ struct Cell {
   RecordsAccumulator acc;
 };
 
+constexpr std::initializer_list<ExplainProbe> kRecordsExplains = {ExplainProbe::kSyncParts,
+                                                                  ExplainProbe::kJournal};
+
 // One trial of one cell: open a new file, run, verify, remove.
 MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
                   const OutputPlan& plan, const RunContext& ctx) {
@@ -84,7 +88,12 @@ MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
     return run;
   }
   MethodEnv env{corpus, plan, c.sync, fd->get(), spec.buffer, spec.qd, spec.batch, ctx};
+  // --explain splits the synchronous rows' write and sync calls.
+  ExplainSpan explain(c.sync.synchronous() ? ctx.explainer : nullptr, kRecordsExplains);
   run = RunRecordMethod(c.method, env);
+  if (auto d = explain.End())
+    ExplainValues(*ctx.explainer, *d, {plan.lines, static_cast<double>(run.ns) / 1e9},
+                  kRecordsExplains, run.explained);
   fd->Reset();
   if (run.outcome.ok() && !run.outcome.interrupted && spec.verify)
     if (Status v = VerifyOutput(path, corpus, plan); !v) run.outcome.Fail(v.error());
@@ -247,6 +256,9 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
   }
   AddSpeedups(out);
   AddRunNotes(spec, plan, sync_plan, out);
+  if (ctx.explainer)
+    for (std::string& n : ExplainNotes(*ctx.explainer, kRecordsExplains))
+      out.notes.push_back(std::move(n));
   return status;
 }
 

@@ -6,6 +6,7 @@
 #include "core/stats.h"
 #include "core/units.h"
 #include "experiments/records/figures.h"
+#include "explain/figures.h"
 
 namespace writelab {
 
@@ -26,6 +27,7 @@ void AddMethodRun(const MethodRun& m, const OutputPlan& plan, RecordsAccumulator
   add("write_calls", static_cast<double>(m.write_calls));
   add("sync_calls", static_cast<double>(m.sync_calls));
   add("short_writes", static_cast<double>(m.short_writes));
+  for (const auto& [key, v] : m.explained) acc.explained[key].push_back(v);
   if (!m.note.empty() && std::find(acc.notes.begin(), acc.notes.end(), m.note) == acc.notes.end())
     acc.notes.push_back(m.note);
 }
@@ -34,6 +36,7 @@ Row RecordsRow(const std::string& name, RecordsAccumulator& acc) {
   Row row = MakeRow(name, acc.outcome);
   row.notes = std::move(acc.notes);
   AddFigures(row.figures, kRecordsFigures, acc.figures);
+  AddFigures(row.figures, kExplainFigures, acc.explained);
   return row;
 }
 

@@ -24,6 +24,7 @@ namespace writelab {
 struct RecordsAccumulator {
   Outcome outcome;  // the first trial that did not succeed
   std::map<std::string, std::vector<double>> figures;
+  std::map<std::string, std::vector<double>> explained;  // keys of kExplainFigures
   std::vector<std::string> notes;  // each distinct note of the passes, once
 };
 
