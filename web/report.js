@@ -19,6 +19,7 @@
   function config(spec) {
     var scales = { x: scale(spec.x) };
     spec.y.forEach(function (a) { scales[a.id] = scale(a, a.right ? "right" : "left"); });
+    if (spec.stacked) Object.keys(scales).forEach(function (k) { scales[k].stacked = true; });
     var category = spec.x.type === "category";
     var datasets = spec.datasets.map(function (d, i) {
       var color = palette[i % palette.length];

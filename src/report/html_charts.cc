@@ -218,6 +218,52 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
   return out;
 }
 
+// --explain: a stacked bar per row of what its time went to, for each
+// family of attribution figures the rows have.
+void AddExplainCharts(const ExperimentResult& e, const std::string& run, std::vector<json>& out) {
+  struct Part {
+    const char* key;
+    const char* label;
+  };
+  struct Family {
+    const char* title;
+    const char* unit;
+    std::vector<Part> parts;
+  };
+  const Family families[] = {
+      {"where the write and sync calls' time went", "%",
+       {{"x_journal_pct", "journal commit"},
+        {"x_flush_pct", "cache flush"},
+        {"x_data_pct", "device writes"},
+        {"x_other_pct", "other"}}},
+      {"time throttled in balance_dirty_pages", "%", {{"x_throttled_pct", "throttled"}}},
+      {"where a write request's time went", "ms",
+       {{"x_queue_ms", "queue (insert to issue)"}, {"x_device_ms", "device (issue to complete)"}}},
+  };
+  for (const Family& fam : families) {
+    std::vector<std::string> rows;
+    for (const Row& r : e.rows)
+      if (r.status == RowStatus::kOk && r.FindFigure(fam.parts[0].key)) rows.push_back(r.name);
+    if (rows.empty()) continue;
+    json c = Chart(e.name + ": " + fam.title + " (--explain, " + run + ")", "bar",
+                   Axis("x", e.row_label, "category"));
+    c["labels"] = rows;
+    c["stacked"] = true;
+    std::string y = YAxisFor(c, fam.unit);
+    for (const Part& part : fam.parts) {
+      json data = json::array();
+      for (const std::string& name : rows) {
+        const Figure* f = nullptr;
+        for (const Row& r : e.rows)
+          if (r.name == name) f = r.FindFigure(part.key);
+        data.push_back(f ? json(f->value.median) : json(nullptr));
+      }
+      c["datasets"].push_back(Dataset(part.label, y, data));
+    }
+    out.push_back(std::move(c));
+  }
+}
+
 std::string RunLabel(const ExperimentResult& e, size_t doc, size_t docs) {
   std::string label = e.testbed.empty() ? e.target.path : e.testbed;
   if (!e.scheduler.empty()) label += "/" + e.scheduler;
@@ -243,6 +289,7 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs) {
       run.label = RunLabel(e, d, docs.size());
       AddSeriesCharts(e, run.label, run.charts);
       AddLatencyCharts(e, run.label, run.charts);
+      AddExplainCharts(e, run.label, run.charts);
       g->runs.push_back(std::move(run));
     }
   }

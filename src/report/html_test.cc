@@ -145,6 +145,36 @@ TEST(Html, RowNamesThatAreNotFiniteNumbersMakeBars) {
   }
 }
 
+TEST(Html, ExplainedRowsGetAStackedBarOfWhereTheTimeWent) {
+  Document doc;
+  ExperimentResult e;
+  e.name = "prealloc";
+  e.row_label = "mode";
+  const double shares[2][4] = {{90, 3, 3, 4}, {0, 57, 21, 22}};
+  const char* keys[] = {"x_journal_pct", "x_flush_pct", "x_data_pct", "x_other_pct"};
+  for (int i = 0; i < 2; ++i) {
+    Row r;
+    r.name = i == 0 ? "fallocate" : "zero-fill";
+    for (int k = 0; k < 4; ++k)
+      r.figures.push_back({keys[k], keys[k], "%", "share", Summarize({shares[i][k]})});
+    e.rows.push_back(r);
+  }
+  Row unexplained;
+  unexplained.name = "sparse";
+  e.rows.push_back(unexplained);
+  doc.experiments.push_back(e);
+  json specs = json::parse(ChartSpecsJson({doc}));
+  ASSERT_EQ(specs.size(), 1u);
+  const json& c = specs[0];
+  EXPECT_EQ(c["kind"], "bar");
+  EXPECT_EQ(c["stacked"], true);
+  EXPECT_EQ(c["labels"], json({"fallocate", "zero-fill"})) << "only rows with attribution";
+  ASSERT_EQ(c["datasets"].size(), 4u);
+  EXPECT_EQ(c["datasets"][0]["label"], "journal commit");
+  EXPECT_EQ(c["datasets"][0]["data"], json({90.0, 0.0}));
+  EXPECT_EQ(c["datasets"][3]["data"], json({4.0, 22.0}));
+}
+
 TEST(Html, HostileNamesAreEscaped) {
   Document doc;
   doc.command_line = "writelab <b>x</b>";
