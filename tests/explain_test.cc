@@ -104,6 +104,23 @@ TEST_F(Explain, WindowStrategiesStartTheirOwnWriteback) {
   EXPECT_LE(plain["x_throttled_pct"], 100);
 }
 
+TEST_F(Explain, TheBystanderProbesCallsAreSplitApartFromTheWriters) {
+  json doc = Run({"stream", "--testbed", "ext4:data=ordered", "--testbed-size", "1G", "--size",
+                  "256M", "--repeat", "1", "--strategy", "plain,window-drop"});
+  ASSERT_FALSE(doc.empty());
+  int split = 0;
+  for (const json& row : doc["experiments"][0]["rows"]) {
+    auto f = Figures(row);
+    if (!f.count("x_probe_call_ms")) continue;  // no probe call during a short write pass
+    ++split;
+    const double sum = f["x_probe_journal_pct"] + f["x_probe_flush_pct"] + f["x_probe_data_pct"] +
+                       f["x_probe_other_pct"];
+    EXPECT_NEAR(sum, 100, 1) << row["name"];
+    EXPECT_EQ(f.count("x_calls"), 0u) << "the writer's calls are not in the split";
+  }
+  EXPECT_GE(split, 1) << "window-drop writes for long enough to be probed";
+}
+
 TEST(ExplainRefusal, WithoutRootIsOneLineAndExitTwo) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run writelab as nobody";
   ScratchDir work("explain-nobody");

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/probe.h"
 
+#include <unistd.h>
+
+#include <future>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,7 +37,13 @@ void BystanderProbe::Start() {
   histogram_.Reset();
   error_ = 0;
   stop_ = false;
-  thread_ = std::thread([this] { Loop(); });
+  std::promise<pid_t> started;
+  std::future<pid_t> tid = started.get_future();
+  thread_ = std::thread([this, &started] {
+    started.set_value(gettid());
+    Loop();
+  });
+  tid_ = tid.get();
 }
 
 Histogram BystanderProbe::Stop() {

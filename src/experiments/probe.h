@@ -5,7 +5,9 @@
 // everyone else on the machine (the point of the 2009 overwrite.c thread).
 #pragma once
 
+#include <sys/types.h>
 #include <condition_variable>
+
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -28,6 +30,8 @@ class BystanderProbe {
   // 4 KiB pwrite + fdatasync, in ns) and the first error, if any.
   Histogram Stop();
   int error() const { return error_; }  // errno of a failed write or sync, 0 if none
+  // The probe thread's id while it runs (from Start() on), for --explain.
+  pid_t tid() const { return tid_; }
 
  private:
   BystanderProbe(UniqueFd fd, std::string path, uint64_t period_ns);
@@ -43,6 +47,7 @@ class BystanderProbe {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  pid_t tid_ = 0;
   std::thread thread_;
 };
 

@@ -156,22 +156,22 @@ static __always_inline void Change(int which, int delta) {
 
 // ---- block layer: queue (insert to issue) and device (issue to complete)
 
-static __always_inline __u32 Slot(struct request *rq) {
+static __always_inline __u32 Slot(struct request* rq) {
   const __u32 queue = BPF_CORE_READ(rq, mq_hctx, queue_num);
   return ((queue << 12) ^ (__u32)BPF_CORE_READ(rq, tag)) % ISSUE_SLOTS;
 }
 
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(rq_issue, struct request *rq) {
+int BPF_PROG(rq_issue, struct request* rq) {
   if (!OnTarget(DiskDev(rq))) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   if (!IsWrite(opf) && !IsFlush(opf)) return 0;
   const __u64 now = bpf_ktime_get_ns();
   __u32 slot = Slot(rq);
-  __u64 *t = bpf_map_lookup_elem(&issued, &slot);
+  __u64* t = bpf_map_lookup_elem(&issued, &slot);
   if (t) *t = now;
   Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, 1);
-  struct explain_counters *c = Counters();
+  struct explain_counters* c = Counters();
   if (!c || !IsWrite(opf)) return 0;
   const __u64 start = BPF_CORE_READ(rq, start_time_ns);
   const __u64 queued = start && start < now ? now - start : 0;
@@ -185,16 +185,16 @@ int BPF_PROG(rq_issue, struct request *rq) {
 }
 
 SEC("tp_btf/block_rq_complete")
-int BPF_PROG(rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes) {
+int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
   if (!OnTarget(DiskDev(rq))) return 0;
   __u32 slot = Slot(rq);
-  __u64 *t = bpf_map_lookup_elem(&issued, &slot);
+  __u64* t = bpf_map_lookup_elem(&issued, &slot);
   if (!t || *t < attach_ns || !*t) return 0;
   const __u64 d2c = bpf_ktime_get_ns() - *t;
   *t = 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
-  struct explain_counters *c = Counters();
+  struct explain_counters* c = Counters();
   if (!c) return 0;
   if (IsFlush(opf)) {
     c->flush_rqs++;
@@ -223,10 +223,10 @@ static __always_inline void BioMerge(struct bio* bio, int front) {
 // writelab's own threads (sync_file_range, O_DIRECT, fsync) or by anyone
 // else (the kernel's flusher, other processes).
 SEC("tp_btf/block_bio_queue")
-int BPF_PROG(wb_queue, struct bio *bio) {
+int BPF_PROG(wb_queue, struct bio* bio) {
   if (!IsWrite(BPF_CORE_READ(bio, bi_opf))) return 0;
   if (!OnTarget(BPF_CORE_READ(bio, bi_bdev, bd_dev))) return 0;
-  struct explain_counters *c = Counters();
+  struct explain_counters* c = Counters();
   if (!c) return 0;
   const __u32 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
   if (Ours())
@@ -335,6 +335,17 @@ int BPF_PROG(commit_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s*
 
 // ---- write and sync calls of writelab's threads, and their parts
 
+// Set by user space to time only the threads in only_tids (the stream
+// experiment's bystander probe), not every thread of writelab.
+volatile __u32 filter_tids = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16);
+  __type(key, __u32);
+  __type(value, __u8);
+} only_tids SEC(".maps");
+
 static __always_inline int Timed(long nr) {
   for (int i = 0; i < EXPLAIN_CALL_NRS; ++i)
     if (call_nrs[i] == nr) return 1;
@@ -345,11 +356,12 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
   if (!Ours() || !Timed(id)) return 0;
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  if (filter_tids && !bpf_map_lookup_elem(&only_tids, &tid)) return 0;
   const __u64 now = bpf_ktime_get_ns();
   struct call c = {.start_ns = now, .seg_start_ns = now, .seg_part = PartNow()};
   if (bpf_map_update_elem(&calls, &tid, &c, BPF_NOEXIST) != 0) return 0;
   __u32 zero = 0;
-  struct explain_target_state *t = bpf_map_lookup_elem(&state, &zero);
+  struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
   if (t) __sync_fetch_and_add(&t->calls, 1);
   return 0;
 }
@@ -377,7 +389,7 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   }
   if (bpf_map_delete_elem(&calls, &tid) == 0) {
     __u32 zero = 0;
-    struct explain_target_state *t = bpf_map_lookup_elem(&state, &zero);
+    struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
     if (t) __sync_fetch_and_add(&t->calls, -1);
   }
   return 0;

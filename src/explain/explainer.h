@@ -48,6 +48,9 @@ class Explainer {
   // row pays only for what it attributes.
   virtual void Attach(std::initializer_list<ExplainProbe> groups) = 0;
   virtual void Detach() = 0;
+  // Times only the calls of these threads (empty: every thread of the
+  // process) until changed.
+  virtual void TimeOnly(const std::vector<pid_t>& tids) = 0;
   // The counters so far, summed over CPUs.
   virtual ExplainCounters Read() const = 0;
   // Why a group is not counted ("" when it is).

@@ -69,6 +69,14 @@ std::string ThrottleSignature(const btf* vmlinux) {
   return "";
 }
 
+// Empties a hash map: entries left by calls that were in flight when the
+// programs were last detached.
+void Clear(bpf_map* map) {
+  __u64 key = 0;
+  while (bpf_map__get_next_key(map, nullptr, &key, bpf_map__key_size(map)) == 0)
+    if (bpf_map__delete_elem(map, &key, bpf_map__key_size(map), 0) != 0) break;
+}
+
 class BpfExplainer final : public Explainer {
  public:
   ~BpfExplainer() override {
@@ -76,6 +84,15 @@ class BpfExplainer final : public Explainer {
     explain_bpf__destroy(skel_);
   }
   void Attach(std::initializer_list<ExplainProbe> groups) override;
+  void TimeOnly(const std::vector<pid_t>& tids) override {
+    Clear(skel_->maps.only_tids);
+    for (pid_t t : tids) {
+      __u32 key = static_cast<__u32>(t);
+      __u8 one = 1;
+      bpf_map__update_elem(skel_->maps.only_tids, &key, sizeof key, &one, sizeof one, BPF_ANY);
+    }
+    skel_->bss->filter_tids = !tids.empty();
+  }
   void Detach() override {
     for (bpf_link* l : links_) bpf_link__destroy(l);
     links_.clear();
@@ -111,14 +128,6 @@ ExplainCounters BpfExplainer::Read() const {
   return sum;
 }
 
-// Empties a hash map: entries left by calls that were in flight when the
-// programs were last detached.
-void Clear(bpf_map* map) {
-  __u64 key = 0;
-  while (bpf_map__get_next_key(map, nullptr, &key, bpf_map__key_size(map)) == 0)
-    if (bpf_map__delete_elem(map, &key, bpf_map__key_size(map), 0) != 0) break;
-}
-
 void BpfExplainer::Attach(std::initializer_list<ExplainProbe> groups) {
   std::array<bool, kExplainProbes> wanted{};
   for (ExplainProbe g : groups) {
@@ -130,8 +139,8 @@ void BpfExplainer::Attach(std::initializer_list<ExplainProbe> groups) {
   Clear(skel_->maps.calls);
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  skel_->bss->attach_ns = static_cast<__u64>(now.tv_sec) * 1'000'000'000u +
-                          static_cast<__u64>(now.tv_nsec);
+  skel_->bss->attach_ns =
+      static_cast<__u64>(now.tv_sec) * 1'000'000'000u + static_cast<__u64>(now.tv_nsec);
   __u32 zero = 0;
   explain_target_state idle{};
   bpf_map__update_elem(skel_->maps.state, &zero, sizeof zero, &idle, sizeof idle, BPF_ANY);

@@ -20,19 +20,24 @@ void Block(const ExplainCounters& d, std::map<std::string, double>& f) {
       Per(static_cast<double>(d.rq_bytes), static_cast<double>(d.rq_issued)) / 1024;
 }
 
+// The call split, into f under keys prefix + "journal_pct"...
+void Split(const ExplainCounters& d, const std::string& prefix, std::map<std::string, double>& f) {
+  const double total = static_cast<double>(d.sync_ns);
+  f[prefix + "call_ms"] = total / static_cast<double>(d.syncs) / 1e6;
+  const double data = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_DATA]);
+  const double journal = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_JOURNAL]);
+  const double flush = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_FLUSH]);
+  f[prefix + "data_pct"] = 100 * Per(data, total);
+  f[prefix + "journal_pct"] = 100 * Per(journal, total);
+  f[prefix + "flush_pct"] = 100 * Per(flush, total);
+  f[prefix + "other_pct"] = std::max(0.0, 100 * Per(total - data - journal - flush, total));
+}
+
 void Sync(const ExplainCounters& d, std::map<std::string, double>& f) {
   f["x_calls"] = static_cast<double>(d.syncs);
   if (!d.syncs) return;
   f["x_overattributed"] = static_cast<double>(d.sync_overattributed);
-  const double total = static_cast<double>(d.sync_ns);
-  f["x_call_ms"] = total / static_cast<double>(d.syncs) / 1e6;
-  const double data = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_DATA]);
-  const double journal = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_JOURNAL]);
-  const double flush = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_FLUSH]);
-  f["x_data_pct"] = 100 * Per(data, total);
-  f["x_journal_pct"] = 100 * Per(journal, total);
-  f["x_flush_pct"] = 100 * Per(flush, total);
-  f["x_other_pct"] = std::max(0.0, 100 * Per(total - data - journal - flush, total));
+  Split(d, "x_", f);
 }
 
 void Journal(const ExplainCounters& d, const ExplainBasis& b, std::map<std::string, double>& f) {
@@ -87,6 +92,11 @@ void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBa
   }
 }
 
+void ExplainProbeCallValues(const Explainer& e, const ExplainCounters& d,
+                            std::map<std::string, double>& f) {
+  if (e.Sees(ExplainProbe::kSyncParts) && d.syncs) Split(d, "x_probe_", f);
+}
+
 Series RequestSizeSeries(const ExplainCounters& d) {
   Series s;
   s.key = "request_sizes";
@@ -107,6 +117,37 @@ std::vector<std::string> ExplainNotes(const Explainer& e,
   return notes;
 }
 
+namespace {
+
+// A stream row: the writer's throttling and writeback, and the bystander
+// probe's call split when it was measured.
+std::string StreamLine(const Row& row, double throttled) {
+  auto value = [&](const char* key) {
+    const Figure* fig = row.FindFigure(key);
+    return fig ? fig->value.median : 0.0;
+  };
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "the writer was throttled in balance_dirty_pages %.0f%% of its time", throttled);
+  std::string line = buf;
+  if (row.FindFigure("x_own_writeback_mb")) {
+    std::snprintf(buf, sizeof buf, "; writeback started by the writer %.0f MB, by others %.0f MB",
+                  value("x_own_writeback_mb"), value("x_other_writeback_mb"));
+    line += buf;
+  }
+  if (row.FindFigure("x_probe_journal_pct")) {
+    std::snprintf(buf, sizeof buf,
+                  "; the bystander's calls: journal commit %.0f%%, cache flush %.0f%%, device "
+                  "writes %.0f%%, other %.0f%%",
+                  value("x_probe_journal_pct"), value("x_probe_flush_pct"),
+                  value("x_probe_data_pct"), value("x_probe_other_pct"));
+    line += buf;
+  }
+  return line;
+}
+
+}  // namespace
+
 std::string WhereTheTimeWent(const Row& row) {
   auto value = [&](const char* key) -> const double* {
     const Figure* fig = row.FindFigure(key);
@@ -120,20 +161,7 @@ std::string WhereTheTimeWent(const Row& row) {
                   *journal, *value("x_flush_pct"), *value("x_data_pct"), *value("x_other_pct"));
     return buf;
   }
-  if (const double* throttled = value("x_throttled_pct")) {
-    const double* own = value("x_own_writeback_mb");
-    const double* other = value("x_other_writeback_mb");
-    if (own && other)
-      std::snprintf(buf, sizeof buf,
-                    "the writer was throttled in balance_dirty_pages %.0f%% of its time; writeback "
-                    "started by the writer %.0f MB, by the flusher and others %.0f MB",
-                    *throttled, *own, *other);
-    else
-      std::snprintf(buf, sizeof buf,
-                    "the writer was throttled in balance_dirty_pages %.0f%% of its time",
-                    *throttled);
-    return buf;
-  }
+  if (const double* throttled = value("x_throttled_pct")) return StreamLine(row, *throttled);
   if (const double* device = value("x_device_ms")) {
     std::snprintf(buf, sizeof buf, "per write request: queue %.3f ms, device %.3f ms",
                   *value("x_queue_ms"), *device);

@@ -59,6 +59,16 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_throttled_s", "throttled", "s",
      "time writelab's writers were paused in balance_dirty_pages (its pause argument)"},
     {"x_throttled_pct", "throttled", "%", "throttled time as a share of the row's write time"},
+    {"x_probe_call_ms", "probe call", "ms",
+     "mean pwrite or fdatasync of the bystander probe (its calls only), sys_enter to sys_exit"},
+    {"x_probe_journal_pct", "probe: journal", "%",
+     "share of the probe's call time during which a journal commit of the target file system "
+     "ran"},
+    {"x_probe_flush_pct", "probe: cache flush", "%",
+     "share during which, with no commit, a cache flush was in flight on the device"},
+    {"x_probe_data_pct", "probe: device writes", "%",
+     "share during which, with neither, a write request was in flight on the device"},
+    {"x_probe_other_pct", "probe: other", "%", "share with none of these"},
     {"x_own_writeback_mb", "own writeback", "MB",
      "write bios queued for the device by writelab's threads (sync_file_range, O_DIRECT, "
      "fsync: writeback the strategy started), in 10^6 bytes (block_bio_queue)"},
@@ -76,6 +86,11 @@ struct ExplainBasis {
 // The figures of the groups asked for that the explainer sees, into f.
 void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBasis& basis,
                    std::initializer_list<ExplainProbe> groups, std::map<std::string, double>& f);
+
+// The call split of the bystander probe's calls (the only ones timed, by
+// Explainer::TimeOnly), into f as x_probe_*.
+void ExplainProbeCallValues(const Explainer& e, const ExplainCounters& d,
+                            std::map<std::string, double>& f);
 
 // Write requests per size (log2 buckets), as a series for the report.
 Series RequestSizeSeries(const ExplainCounters& d);

@@ -16,6 +16,7 @@ class FakeExplainer final : public Explainer {
  public:
   void Attach(std::initializer_list<ExplainProbe>) override {}
   void Detach() override {}
+  void TimeOnly(const std::vector<pid_t>&) override {}
   ExplainCounters Read() const override { return {}; }
   std::string Missing(ExplainProbe p) const override {
     return seen[static_cast<size_t>(p)] ? "" : "the kernel has no tracepoint x";
@@ -130,6 +131,21 @@ TEST(ExplainFigures, RequestSizesAndWhereTheTimeWent) {
             "write and sync calls: journal commit 60%, cache flush 10%, device writes 20%, "
             "other 10%");
   EXPECT_EQ(WhereTheTimeWent(Row{}), "");
+
+  ExplainCounters probe = Counters();  // the probe's calls only, with a stream beside them
+  probe.throttle_events = 1;
+  probe.throttle_pause_j = 50;
+  probe.wb_other_bytes = 5'000'000;
+  std::map<std::string, double> g;
+  ExplainValues(e, probe, {0, 1.0}, {ExplainProbe::kThrottle, ExplainProbe::kWriteback}, g);
+  ExplainProbeCallValues(e, probe, g);
+  EXPECT_EQ(g.count("x_journal_pct"), 0u) << "the probe's split has keys of its own";
+  Row stream;
+  AddFigures(stream.figures, kExplainFigures, g);
+  EXPECT_EQ(WhereTheTimeWent(stream),
+            "the writer was throttled in balance_dirty_pages 20% of its time; writeback started "
+            "by the writer 0 MB, by others 5 MB; the bystander's calls: journal commit 60%, cache "
+            "flush 10%, device writes 20%, other 10%");
 }
 
 }  // namespace

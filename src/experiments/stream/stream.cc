@@ -170,7 +170,8 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
   }
   out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
   if (ctx.explainer)
-    for (std::string& note : ExplainNotes(*ctx.explainer, kStreamExplains))
+    for (std::string& note :
+         ExplainNotes(*ctx.explainer, spec.probe ? kStreamProbeExplains : kStreamExplains))
       out.notes.push_back(std::move(note));
   return status;
 }

@@ -185,9 +185,14 @@ std::unique_ptr<WriteEngine> MakeEngine(StreamStrategy s, int fd, const TrialEnv
 // --explain over the write pass: how long the writer was throttled, and who
 // started the writeback.
 void ExplainWrites(ExplainSpan& span, const TrialEnv& env, TrialResult& r, uint64_t write_ns) {
-  if (auto d = span.End())
-    ExplainValues(*env.ctx.explainer, *d, {0, static_cast<double>(write_ns) / 1e9},
-                  kStreamExplains, r.explained);
+  auto d = span.End();
+  if (!d) return;
+  ExplainValues(*env.ctx.explainer, *d, {0, static_cast<double>(write_ns) / 1e9}, kStreamExplains,
+                r.explained);
+  if (env.probe) {
+    ExplainProbeCallValues(*env.ctx.explainer, *d, r.explained);
+    env.ctx.explainer->TimeOnly({});
+  }
 }
 
 // Writes, syncs and times; fills r with what the trial measured.
@@ -198,8 +203,10 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   Sampler sampler(env.device, env.spec.interval_ns, &progress, ProgressPrinter(env));
   if (env.probe) env.probe->Start();
   sampler.Start();
-  // --explain over the writes only: the writer's throttling.
-  ExplainSpan explain(env.ctx.explainer, kStreamExplains);
+  // --explain over the writes only: the writer's throttling, its writeback,
+  // and the split of the bystander probe's calls (the only ones timed).
+  if (env.probe && env.ctx.explainer) env.ctx.explainer->TimeOnly({env.probe->tid()});
+  ExplainSpan explain(env.ctx.explainer, env.probe ? kStreamProbeExplains : kStreamExplains);
   const uint64_t t0 = NowNs();  // write_s spans the whole pass of writes
   uint64_t sync_start = 0, sync_ns = 0;
   GibClock gib(env.spec.size, t0);

@@ -12,9 +12,9 @@
 #include "core/histogram.h"
 #include "core/outcome.h"
 #include "experiments/context.h"
-#include "explain/explainer.h"
 #include "experiments/probe.h"
 #include "experiments/stream/spec.h"
+#include "explain/explainer.h"
 #include "io/file.h"
 #include "io/runner.h"
 #include "telemetry/pagecache.h"
@@ -59,6 +59,9 @@ TrialResult RunStreamTrial(StreamStrategy strategy, const TrialEnv& env);
 
 // What --explain attributes in a stream trial's writes.
 inline constexpr std::initializer_list<ExplainProbe> kStreamExplains = {ExplainProbe::kThrottle,
-                                                                         ExplainProbe::kWriteback};
+                                                                        ExplainProbe::kWriteback};
+// With the bystander probe, its calls are split too.
+inline constexpr std::initializer_list<ExplainProbe> kStreamProbeExplains = {
+    ExplainProbe::kThrottle, ExplainProbe::kWriteback, ExplainProbe::kSyncParts};
 
 }  // namespace writelab
