@@ -229,10 +229,15 @@ int BPF_PROG(wb_queue, struct bio* bio) {
   struct explain_counters* c = Counters();
   if (!c) return 0;
   const __u32 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
-  if (Ours())
+  if (Ours()) {
     c->wb_own_bytes += bytes;
-  else
-    c->wb_other_bytes += bytes;
+    return 0;
+  }
+  c->wb_other_bytes += bytes;
+  char comm[5] = {};
+  bpf_get_current_comm(comm, sizeof comm);
+  if (comm[0] == 'j' && comm[1] == 'b' && comm[2] == 'd' && comm[3] == '2' && comm[4] == '/')
+    c->jbd2_bytes += bytes;  // the journal thread: its log, and data its commits carry
   return 0;
 }
 

@@ -28,6 +28,7 @@ struct explain_counters {
   __u64 throttle_events, throttle_pause_j;
   // write bios queued for the target device: by writelab's threads, by others
   __u64 wb_own_bytes, wb_other_bytes;
+  __u64 jbd2_bytes;  // of the others', queued by a journal thread (jbd2/...)
   // ext4 and jbd2 on the target file system
   __u64 conversions, conversion_blocks;
   __u64 commits, fast_commits, commit_stats, blocks_logged;

@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@ using ExplainCounters = explain_counters;
 struct ExplainScope {
   pid_t tgid = 0;
   dev_t fs_dev = 0;
+  uint32_t fs_block_size = 0;     // statvfs f_bsize, for journal blocks in bytes
   std::vector<dev_t> block_devs;  // the disk and its partitions
 };
 
@@ -56,6 +58,8 @@ class Explainer {
   // Why a group is not counted ("" when it is).
   virtual std::string Missing(ExplainProbe p) const = 0;
   bool Sees(ExplainProbe p) const { return Missing(p).empty(); }
+  // The target file system's block size (0: unknown).
+  virtual uint32_t fs_block_size() const = 0;
 };
 
 // The counters over one row or phase of it: attached from construction to

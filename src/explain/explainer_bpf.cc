@@ -99,6 +99,7 @@ class BpfExplainer final : public Explainer {
   }
   ExplainCounters Read() const override;
   std::string Missing(ExplainProbe p) const override { return missing_[static_cast<size_t>(p)]; }
+  uint32_t fs_block_size() const override { return fs_block_size_; }
   Status Open(const ExplainScope& scope);
 
  private:
@@ -110,6 +111,7 @@ class BpfExplainer final : public Explainer {
   explain_bpf* skel_ = nullptr;
   std::vector<bpf_link*> links_;
   std::array<std::string, kExplainProbes> missing_;
+  uint32_t fs_block_size_ = 0;
 };
 
 ExplainCounters BpfExplainer::Read() const {
@@ -199,6 +201,7 @@ int BpfExplainer::TryLoad(const ExplainScope& scope) {
 }
 
 Status BpfExplainer::Open(const ExplainScope& scope) {
+  fs_block_size_ = scope.fs_block_size;
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) return Unexpected(ErrnoError(errno, "--explain: read the kernel's BTF"));
   skel_ = explain_bpf__open();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The parts of --explain that do not need libbpf.
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -62,6 +63,9 @@ Result<ExplainScope> ExplainScopeOf(const std::string& dir, const std::string& d
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) return Unexpected(ErrnoError(errno, "stat " + dir));
   scope.fs_dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+  struct statvfs vfs;
+  if (!S_ISBLK(st.st_mode) && statvfs(dir.c_str(), &vfs) == 0)
+    scope.fs_block_size = static_cast<uint32_t>(vfs.f_bsize);
   if (!device.empty()) {
     const std::filesystem::path sys = "/sys/block/" + device;
     if (auto d = ReadDev(sys / "dev")) scope.block_devs.push_back(*d);

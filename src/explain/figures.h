@@ -69,6 +69,10 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_probe_data_pct", "probe: device writes", "%",
      "share during which, with neither, a write request was in flight on the device"},
     {"x_probe_other_pct", "probe: other", "%", "share with none of these"},
+    {"x_commit_carried_mb", "commit carried", "MB",
+     "bytes the file system's journal thread (jbd2) wrote to the device beyond the journal "
+     "blocks it logged: with data=ordered, the dirty data of every writer whose data its "
+     "commits had to write first, in 10^6 bytes"},
     {"x_own_writeback_mb", "own writeback", "MB",
      "write bios queued for the device by writelab's threads (sync_file_range, O_DIRECT, "
      "fsync: writeback the strategy started), in 10^6 bytes (block_bio_queue)"},

@@ -17,6 +17,7 @@ class FakeExplainer final : public Explainer {
   void Attach(std::initializer_list<ExplainProbe>) override {}
   void Detach() override {}
   void TimeOnly(const std::vector<pid_t>&) override {}
+  uint32_t fs_block_size() const override { return 4096; }
   ExplainCounters Read() const override { return {}; }
   std::string Missing(ExplainProbe p) const override {
     return seen[static_cast<size_t>(p)] ? "" : "the kernel has no tracepoint x";
@@ -53,6 +54,8 @@ TEST(ExplainFigures, EachGroupGivesItsFigures) {
   std::map<std::string, double> f;
   ExplainCounters c = Counters();
   c.wb_own_bytes = 3'000'000;
+  c.wb_other_bytes = 9'000'000;
+  c.jbd2_bytes = 40 * 4096 + 5'000'000;  // the 40 logged blocks and 5 MB of ordered data
   ExplainValues(e, c, {20, 2.0},
                 {ExplainProbe::kBlock, ExplainProbe::kSyncParts, ExplainProbe::kJournal,
                  ExplainProbe::kConversions, ExplainProbe::kThrottle, ExplainProbe::kWriteback},
@@ -72,7 +75,8 @@ TEST(ExplainFigures, EachGroupGivesItsFigures) {
   EXPECT_DOUBLE_EQ(f["x_conversions_per_write"], 1);
   EXPECT_DOUBLE_EQ(f["x_throttled_s"], 0) << "never paused: 0, not absent";
   EXPECT_DOUBLE_EQ(f["x_own_writeback_mb"], 3);
-  EXPECT_DOUBLE_EQ(f["x_other_writeback_mb"], 0);
+  EXPECT_DOUBLE_EQ(f["x_other_writeback_mb"], 9);
+  EXPECT_DOUBLE_EQ(f["x_commit_carried_mb"], 5);
   std::vector<Figure> figures;
   AddFigures(figures, kExplainFigures, f);  // every key is in the table
   EXPECT_EQ(figures.size(), f.size());

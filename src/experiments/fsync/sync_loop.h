@@ -33,7 +33,8 @@ struct SyncRun {
 
 // What --explain attributes in the loop.
 inline constexpr std::initializer_list<ExplainProbe> kFsyncExplains = {
-    ExplainProbe::kSyncParts, ExplainProbe::kJournal, ExplainProbe::kBlock};
+    ExplainProbe::kSyncParts, ExplainProbe::kJournal, ExplainProbe::kBlock,
+    ExplainProbe::kWriteback};
 SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
                           const void* data, const RunContext& ctx);
 
