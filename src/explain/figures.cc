@@ -45,10 +45,14 @@ void Journal(const ExplainCounters& d, const ExplainBasis& b, std::map<std::stri
   if (b.writes)
     f["x_blocks_logged_per_write"] =
         static_cast<double>(d.blocks_logged) / static_cast<double>(b.writes);
-  if (d.commit_stats && d.hz)
-    f["x_commit_ms"] =
-        static_cast<double>(d.commit_locked_j + d.commit_flushing_j + d.commit_logging_j) * 1000.0 /
-        static_cast<double>(d.hz) / static_cast<double>(d.commit_stats);
+  if (!d.commit_stats || !d.hz) return;
+  const double per_ms = 1000.0 / static_cast<double>(d.hz) / static_cast<double>(d.commit_stats);
+  f["x_commit_ms"] =
+      static_cast<double>(d.commit_locked_j + d.commit_flushing_j + d.commit_logging_j) * per_ms;
+  f["x_commit_running_ms"] = static_cast<double>(d.commit_running_j) * per_ms;
+  f["x_commit_locked_ms"] = static_cast<double>(d.commit_locked_j) * per_ms;
+  f["x_commit_flushing_ms"] = static_cast<double>(d.commit_flushing_j) * per_ms;
+  f["x_commit_logging_ms"] = static_cast<double>(d.commit_logging_j) * per_ms;
 }
 
 void Throttle(const ExplainCounters& d, const ExplainBasis& b, std::map<std::string, double>& f) {

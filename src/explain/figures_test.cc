@@ -72,6 +72,8 @@ TEST(ExplainFigures, EachGroupGivesItsFigures) {
   EXPECT_DOUBLE_EQ(f["x_overattributed"], 0);
   EXPECT_DOUBLE_EQ(f["x_blocks_logged_per_write"], 2);
   EXPECT_DOUBLE_EQ(f["x_commit_ms"], 15 * 1000.0 / 250 / 10);
+  EXPECT_DOUBLE_EQ(f["x_commit_flushing_ms"], 5 * 1000.0 / 250 / 10);
+  EXPECT_DOUBLE_EQ(f["x_commit_running_ms"], 0);
   EXPECT_DOUBLE_EQ(f["x_conversions_per_write"], 1);
   EXPECT_DOUBLE_EQ(f["x_throttled_s"], 0) << "never paused: 0, not absent";
   EXPECT_DOUBLE_EQ(f["x_own_writeback_mb"], 3);
