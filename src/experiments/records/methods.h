@@ -32,8 +32,8 @@ struct MethodRun {
   uint64_t write_calls = 0;  // write system calls (io_uring: io_uring_enter calls)
   uint64_t sync_calls = 0;   // fdatasync / fsync calls
   uint64_t short_writes = 0;
-  uint64_t retries = 0;  // EINTR (io_uring: also EAGAIN) retries
-  std::string note;      // "stdio buffer 4096 bytes"
+  uint64_t retries = 0;                     // EINTR (io_uring: also EAGAIN) retries
+  std::string note;                         // "stdio buffer 4096 bytes"
   std::map<std::string, double> explained;  // --explain, synchronous rows: kExplainFigures
 };
 
