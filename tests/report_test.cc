@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "report/json.h"
 
 namespace writelab::testing {
 namespace {
@@ -110,7 +111,8 @@ TEST_F(ReportCli, CompareTheSameRunAndRefuseMismatches) {
   RunResult same = RunWritelab({"compare", stream_json, stream_json});
   ASSERT_EQ(same.exit_code, 0) << same.err;
   EXPECT_NE(same.out.find("+0.0%"), std::string::npos) << same.out;
-  EXPECT_NE(same.out.find("within noise"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("too few trials to tell"), std::string::npos)
+      << "2 and 2 trials cannot show a difference: " << same.out;
   RunResult mismatch = RunWritelab({"compare", stream_json, fsync_json});
   EXPECT_EQ(mismatch.exit_code, 2);
   EXPECT_EQ(CountLines(mismatch.err), 1) << mismatch.err;
@@ -121,6 +123,46 @@ TEST_F(ReportCli, CompareTheSameRunAndRefuseMismatches) {
   RunResult bad_report = RunWritelab({"report", html + ".missing", "-o", html});
   EXPECT_EQ(bad_report.exit_code, 2);
   EXPECT_EQ(CountLines(bad_report.err), 1) << bad_report.err;
+}
+
+// Two fixed documents, written as result files: B's throughput is 20% lower
+// over 5 trials each (significant), or the same with noise.
+TEST(CompareCli, VerdictsJsonAndFailOnRegression) {
+  ScratchDir work("compare-cli");
+  auto write = [&](const std::string& name, std::vector<double> samples) {
+    Document doc;
+    doc.host.hostname = "host";
+    ExperimentResult e;
+    e.name = "stream";
+    e.table = {"mb_s"};
+    Row r;
+    r.name = "plain";
+    r.figures = {{"mb_s", "MB/s", "MB/s", "all", Summarize(std::move(samples))}};
+    e.rows.push_back(r);
+    doc.experiments.push_back(e);
+    const std::string path = work.path() + "/" + name;
+    std::ofstream(path) << ToJson(doc);
+    return path;
+  };
+  const std::string base = write("a.json", {100, 101, 102, 99, 98});
+  const std::string slower = write("b.json", {80, 81, 82, 79, 78});
+  const std::string same = write("c.json", {101, 97, 103, 100, 99});
+  const std::string out = work.path() + "/cmp.json";
+  RunResult r = RunWritelab({"compare", base, slower, "--json", out, "--fail-on-regression", "10"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("regression: stream: plain MB/s -20.0%"), std::string::npos) << r.err;
+  auto j = nlohmann::json::parse(Slurp(out));
+  EXPECT_EQ(j["figures"][0]["verdict"], "significant");
+  RunResult tolerant = RunWritelab({"compare", base, slower, "--fail-on-regression", "25"});
+  EXPECT_EQ(tolerant.exit_code, 0) << "20% worse, but the budget is 25%";
+  RunResult noise =
+      RunWritelab({"compare", base, same, "--json", "-", "--fail-on-regression", "0"});
+  EXPECT_EQ(noise.exit_code, 0) << noise.err;
+  EXPECT_EQ(nlohmann::json::parse(noise.out)["figures"][0]["verdict"], "within-noise");
+  EXPECT_NE(noise.err.find("within noise"), std::string::npos) << "the table goes to stderr";
+  RunResult bad = RunWritelab({"compare", base, same, "--fail-on-regression", "-5"});
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 }  // namespace

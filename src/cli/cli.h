@@ -25,6 +25,7 @@ namespace writelab {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRunFailed = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitRegression = 3;  // compare --fail-on-regression found one
 
 // Where results go, shared by every experiment command.
 struct OutputOptions {

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // `writelab compare A.json B.json`: the same experiments side by side, with
-// the change in percent and whether it exceeds the trials' noise.
+// the change in percent, its interval and whether it exceeds the trials'
+// noise; optionally as JSON, and failing (exit 3) on a regression.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/cli.h"
 #include "cli/documents.h"
+#include "report/atomic_file.h"
 #include "report/compare.h"
 
 namespace writelab {
@@ -15,17 +18,35 @@ namespace {
 struct CompareOptions {
   std::string a;
   std::string b;
+  std::string json;
+  std::optional<double> fail_on_regression;  // percent
 };
 
 int RunCompare(const CompareOptions& o) {
+  if (!o.json.empty() && o.json != "-")
+    if (auto bad = CheckOutputFile("--json", o.json)) return UsageError(*bad);
   auto a = ReadDocumentFile(o.a);
   if (!a) return UsageError(a.error());
   auto b = ReadDocumentFile(o.b);
   if (!b) return UsageError(b.error());
-  auto text = CompareDocuments(*a, *b);
-  if (!text) return UsageError(o.a + " and " + o.b + ": " + text.error());
-  std::fputs(text->c_str(), stdout);
-  return kExitOk;
+  auto c = Compare(*a, *b);
+  if (!c) return UsageError(o.a + " and " + o.b + ": " + c.error());
+  FILE* text_to = o.json == "-" ? stderr : stdout;
+  std::fputs(RenderComparisonText(*c).c_str(), text_to);
+  if (o.json == "-") {
+    std::fputs(RenderComparisonJson(*c).c_str(), stdout);
+  } else if (!o.json.empty()) {
+    if (Status s = WriteFileAtomically(o.json, RenderComparisonJson(*c)); !s) {
+      PrintError(s.error().Message());
+      return kExitRunFailed;
+    }
+  }
+  if (!o.fail_on_regression) return kExitOk;
+  auto worse = Regressions(*c, *o.fail_on_regression);
+  for (const FigureComparison* f : worse)
+    std::fprintf(stderr, "writelab: regression: %s: %s %s %s (p %.3g)\n", f->experiment.c_str(),
+                 f->row.c_str(), f->label.c_str(), PercentChange(f->a, f->b).c_str(), *f->p);
+  return worse.empty() ? kExitOk : kExitRegression;
 }
 
 }  // namespace
@@ -34,14 +55,21 @@ void AddCompareCommand(CLI::App& app, CommandAction* action) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* sub = app.add_subcommand(
       "compare",
-      "Two result files side by side: change in percent per figure and whether it is larger "
-      "than the trials' 95% confidence intervals. See docs/report.md.");
+      "Two result files side by side: change in percent per figure with its 95% interval, and "
+      "whether it is significant (Mann-Whitney U over the trials). See docs/report.md.");
   sub->add_option("A", o->a, "The baseline result file (- for standard input; at most 1 GiB)")
       ->required()
       ->option_text("A.json");
   sub->add_option("B", o->b, "The result file compared with it (at most 1 GiB)")
       ->required()
       ->option_text("B.json");
+  sub->add_option("--json", o->json, "Also write the comparison as JSON to FILE (- for stdout)")
+      ->option_text("FILE");
+  sub->add_option("--fail-on-regression", o->fail_on_regression,
+                  "Exit 3 when a headline figure got significantly worse by more than PCT "
+                  "percent (for CI jobs watching a kernel or configuration change)")
+      ->option_text("PCT")
+      ->check(CLI::NonNegativeNumber);
   sub->callback(
       [o, action] { *action = [o](const RunContext&, Document&) { return RunCompare(*o); }; });
 }

@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
+#include "report/significance.h"
 #include "report/text.h"
 
 namespace writelab {
@@ -27,55 +30,79 @@ const Row* FindRow(const ExperimentResult& e, const std::string& name) {
   return nullptr;
 }
 
-std::string Value(const Figure& f) {
-  std::string v = FormatValue(f.value.median, f.unit);
-  if (f.value.ci95) v += " ±" + FormatValue((f.value.ci95->high - f.value.ci95->low) / 2, f.unit);
-  return v;
+// Times and latencies are better smaller; rates and everything else larger.
+bool HigherIsBetter(const std::string& unit) {
+  return unit != "s" && unit != "ms" && unit != "us" && unit != "ns";
 }
 
-void CompareRow(const Row& ra, const Row& rb, TextTable& table) {
-  if (ra.status != RowStatus::kOk || rb.status != RowStatus::kOk) {
-    table.AddRow({ra.name, std::string("A ") + RowStatusName(ra.status) + ", B " +
-                               RowStatusName(rb.status)});
-    return;
-  }
-  for (const Figure& fa : ra.figures) {
-    const Figure* fb = rb.FindFigure(fa.key);
-    if (!fb) continue;
-    std::string label = fa.label.find(fa.unit) != std::string::npos || fa.unit.empty()
-                            ? fa.label
-                            : fa.label + " (" + fa.unit + ")";
-    table.AddRow({ra.name, label, Value(fa), Value(*fb),
-                  PercentChange(fa.value.median, fb->value.median),
-                  VerdictText(CompareSummaries(fa.value, fb->value))});
-  }
+std::string Headline(const ExperimentResult& e) {
+  if (!e.compare_figure.empty()) return e.compare_figure;
+  return e.table.empty() ? "" : e.table.front();
 }
 
-std::string CompareExperiment(const ExperimentResult& a, const ExperimentResult& b) {
-  std::string out = Key(a) + "\n";
-  out += "  A: " + a.target.path + " (" + a.target.fs_type + ")\n";
-  out += "  B: " + b.target.path + " (" + b.target.fs_type + ")\n";
-  TextTable table({a.row_label, "figure", "A", "B", "change", "difference"});
-  std::vector<std::string> only;
+std::string RunLabel(const Document& d) {
+  return d.host.hostname + ", Linux " + d.host.kernel + ", " + d.started_at;
+}
+
+FigureComparison CompareFigure(const std::string& exp, const std::string& headline, const Row& row,
+                               const Figure& fa, const Figure& fb) {
+  FigureComparison f;
+  f.experiment = exp;
+  f.row = row.name;
+  f.key = fa.key;
+  f.label = fa.label;
+  f.unit = fa.unit;
+  f.headline = fa.key == headline;
+  f.higher_is_better = HigherIsBetter(fa.unit);
+  f.a = fa.value.median;
+  f.b = fb.value.median;
+  if (f.a != 0 && std::isfinite(f.a) && std::isfinite(f.b))
+    f.change_pct = (f.b - f.a) / std::fabs(f.a) * 100;
+  f.verdict = CompareSummaries(fa.value, fb.value);
+  if (fa.value.samples.size() > 1 && fb.value.samples.size() > 1) {
+    f.p = MannWhitneyP(fa.value.samples, fb.value.samples);
+    if (f.a > 0)
+      if (auto r = BootstrapMedianRatio(fa.value.samples, fb.value.samples)) {
+        f.change_low_pct = (r->low - 1) * 100;
+        f.change_high_pct = (r->high - 1) * 100;
+      }
+  }
+  return f;
+}
+
+void CompareExperiment(const ExperimentResult& a, const ExperimentResult& b, Comparison& c) {
+  const std::string exp = Key(a), headline = Headline(a);
   for (const Row& ra : a.rows) {
-    if (const Row* rb = FindRow(b, ra.name))
-      CompareRow(ra, *rb, table);
-    else
-      only.push_back("only in A: " + ra.name);
+    const Row* rb = FindRow(b, ra.name);
+    if (!rb) {
+      c.only.push_back("only in A: " + exp + ": " + ra.name);
+      continue;
+    }
+    if (ra.status != RowStatus::kOk || rb->status != RowStatus::kOk) {
+      c.only.push_back(fmt::format("{}: {}: A {}, B {}", exp, ra.name, RowStatusName(ra.status),
+                                   RowStatusName(rb->status)));
+      continue;
+    }
+    for (const Figure& fa : ra.figures)
+      if (const Figure* fb = rb->FindFigure(fa.key))
+        c.figures.push_back(CompareFigure(exp, headline, ra, fa, *fb));
   }
   for (const Row& rb : b.rows)
-    if (!FindRow(a, rb.name)) only.push_back("only in B: " + rb.name);
-  out += table.Render();
-  for (const std::string& line : only) out += line + "\n";
-  return out;
+    if (!FindRow(a, rb.name)) c.only.push_back("only in B: " + exp + ": " + rb.name);
+}
+
+std::string ChangeInterval(const FigureComparison& f) {
+  if (!f.change_low_pct) return "-";
+  return fmt::format("[{:+.1f}%, {:+.1f}%]", *f.change_low_pct, *f.change_high_pct);
 }
 
 }  // namespace
 
 Verdict CompareSummaries(const Summary& a, const Summary& b) {
-  if (a.n < 2 || b.n < 2 || !a.ci95 || !b.ci95) return Verdict::kCannotTell;
-  bool apart = a.ci95->high < b.ci95->low || b.ci95->high < a.ci95->low;
-  return apart ? Verdict::kSignificant : Verdict::kWithinNoise;
+  const size_t na = a.samples.size(), nb = b.samples.size();
+  if (na < 2 || nb < 2) return Verdict::kCannotTell;
+  if (SmallestMannWhitneyP(na, nb) >= 0.05) return Verdict::kTooFewTrials;
+  return MannWhitneyP(a.samples, b.samples) < 0.05 ? Verdict::kSignificant : Verdict::kWithinNoise;
 }
 
 const char* VerdictText(Verdict v) {
@@ -84,8 +111,24 @@ const char* VerdictText(Verdict v) {
       return "significant";
     case Verdict::kWithinNoise:
       return "within noise";
+    case Verdict::kTooFewTrials:
+      return "too few trials to tell";
     case Verdict::kCannotTell:
       return "one trial: cannot tell";
+  }
+  return "";
+}
+
+const char* VerdictKey(Verdict v) {
+  switch (v) {
+    case Verdict::kSignificant:
+      return "significant";
+    case Verdict::kWithinNoise:
+      return "within-noise";
+    case Verdict::kTooFewTrials:
+      return "too-few-trials";
+    case Verdict::kCannotTell:
+      return "one-trial";
   }
   return "";
 }
@@ -95,27 +138,97 @@ std::string PercentChange(double a, double b) {
   return fmt::format("{:+.1f}%", (b - a) / std::fabs(a) * 100);
 }
 
-std::expected<std::string, std::string> CompareDocuments(const Document& a, const Document& b) {
-  std::string out = "A: " + a.command_line + " (" + a.started_at + ", " + a.host.hostname + ")\n";
-  out += "B: " + b.command_line + " (" + b.started_at + ", " + b.host.hostname + ")\n";
-  out +=
-      "Each figure: median ±half the 95% confidence interval of the mean; change is B "
-      "against A; significant when the intervals do not overlap.\n";
+std::expected<Comparison, std::string> Compare(const Document& a, const Document& b) {
+  Comparison c;
+  c.label_a = RunLabel(a);
+  c.label_b = RunLabel(b);
   int matched = 0;
   for (const ExperimentResult& ea : a.experiments) {
     const ExperimentResult* eb = Find(b, Key(ea));
     if (!eb) {
-      out += "\nonly in A: " + Key(ea) + "\n";
+      c.only.push_back("only in A: " + Key(ea));
       continue;
     }
-    out += "\n" + CompareExperiment(ea, *eb);
+    CompareExperiment(ea, *eb, c);
     ++matched;
   }
   for (const ExperimentResult& eb : b.experiments)
-    if (!Find(a, Key(eb))) out += "\nonly in B: " + Key(eb) + "\n";
+    if (!Find(a, Key(eb))) c.only.push_back("only in B: " + Key(eb));
   if (matched == 0)
     return std::unexpected(
         "the files share no experiment (name, test bed and scheduler) to compare");
+  return c;
+}
+
+std::string RenderComparisonText(const Comparison& c) {
+  std::string out = "A: " + c.label_a + "\nB: " + c.label_b + "\n";
+  out +=
+      "Each figure: the medians; change is B against A with its 95% interval (bootstrap of the "
+      "ratio of the medians); p and the verdict from a two-sided Mann-Whitney U test on the "
+      "trials (significant: p < 0.05). * marks each experiment's headline figure.\n";
+  std::vector<TextTable> tables;  // one per experiment, in order
+  std::vector<std::string> names;
+  for (const FigureComparison& f : c.figures) {
+    if (names.empty() || f.experiment != names.back()) {
+      names.push_back(f.experiment);
+      tables.emplace_back(std::vector<std::string>{"row", "figure", "A", "B", "change",
+                                                   "95% interval", "p", "verdict"});
+    }
+    std::string label = f.label.find(f.unit) != std::string::npos || f.unit.empty()
+                            ? f.label
+                            : f.label + " (" + f.unit + ")";
+    tables.back().AddRow({f.row, (f.headline ? "* " : "") + label, FormatValue(f.a, f.unit),
+                          FormatValue(f.b, f.unit), PercentChange(f.a, f.b), ChangeInterval(f),
+                          f.p ? fmt::format("{:.3g}", *f.p) : "-", VerdictText(f.verdict)});
+  }
+  for (size_t i = 0; i < tables.size(); ++i) out += "\n" + names[i] + "\n" + tables[i].Render();
+  if (!c.only.empty()) out += "\n";
+  for (const std::string& line : c.only) out += line + "\n";
+  return out;
+}
+
+std::expected<std::string, std::string> CompareDocuments(const Document& a, const Document& b) {
+  auto c = Compare(a, b);
+  if (!c) return std::unexpected(c.error());
+  return RenderComparisonText(*c);
+}
+
+std::string RenderComparisonJson(const Comparison& c) {
+  using nlohmann::json;
+  json doc = {{"a", c.label_a},
+              {"b", c.label_b},
+              {"test",
+               "two-sided Mann-Whitney U; change interval: percentile bootstrap of the "
+               "ratio of the medians, 95%"},
+              {"figures", json::array()},
+              {"only", c.only}};
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  for (const FigureComparison& f : c.figures)
+    doc["figures"].push_back(
+        {{"experiment", f.experiment},
+         {"row", f.row},
+         {"key", f.key},
+         {"label", f.label},
+         {"unit", f.unit},
+         {"headline", f.headline},
+         {"higher_is_better", f.higher_is_better},
+         {"a", f.a},
+         {"b", f.b},
+         {"change_pct", opt(f.change_pct)},
+         {"change_interval_pct",
+          f.change_low_pct ? json::array({*f.change_low_pct, *f.change_high_pct}) : json(nullptr)},
+         {"p", opt(f.p)},
+         {"verdict", VerdictKey(f.verdict)}});
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::vector<const FigureComparison*> Regressions(const Comparison& c, double pct) {
+  std::vector<const FigureComparison*> out;
+  for (const FigureComparison& f : c.figures) {
+    if (!f.headline || f.verdict != Verdict::kSignificant || !f.change_pct) continue;
+    const double worse = f.higher_is_better ? -*f.change_pct : *f.change_pct;
+    if (worse > pct) out.push_back(&f);
+  }
   return out;
 }
 

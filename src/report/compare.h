@@ -1,30 +1,67 @@
 // SPDX-License-Identifier: MIT
 // `writelab compare`: two result documents side by side. Experiments match by
 // name, test bed and scheduler; rows by name; figures by key. Each figure shows
-// both medians, the change in percent (B against A), and whether the
-// difference is larger than the trials' 95% confidence intervals of the mean:
-// "significant" when the intervals do not overlap, "within noise" when they
-// do, and "one trial: cannot tell" when either side has fewer than two trials.
+// both medians, the change in percent (B against A) with its 95% interval
+// (a bootstrap of the ratio of the medians), and the verdict of a two-sided
+// Mann-Whitney U test on the trials (report/significance.h):
+//   significant           p < 0.05
+//   within noise          p >= 0.05
+//   too few trials        the sample sizes cannot reach p < 0.05 at all
+//                         (2 and 2 trials: 1/3 at best; 3 and 3: 0.1)
+//   one trial             a side has a single trial
+// docs/report.md explains the choice.
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 
 namespace writelab {
 
-enum class Verdict { kSignificant, kWithinNoise, kCannotTell };
+enum class Verdict { kSignificant, kWithinNoise, kTooFewTrials, kCannotTell };
 
-// The verdict on two summaries of the same figure.
+// The verdict on two summaries of the same figure (their samples).
 Verdict CompareSummaries(const Summary& a, const Summary& b);
 const char* VerdictText(Verdict v);
+// "significant", "within-noise", "too-few-trials", "one-trial".
+const char* VerdictKey(Verdict v);
 
 // Percent change from a to b ("+12.3%", "-4.0%"), "-" when a is 0 or not finite.
 std::string PercentChange(double a, double b);
 
-// The side-by-side text; an error (one line) when the documents share no
-// experiment.
+// One figure of one row, compared.
+struct FigureComparison {
+  std::string experiment;  // "stream on ext4:data=ordered under none"
+  std::string row, key, label, unit;
+  bool headline = false;  // the experiment's compare figure (or first table figure)
+  double a = 0, b = 0;    // medians
+  std::optional<double> change_pct;
+  std::optional<double> change_low_pct, change_high_pct;  // 95% bootstrap interval
+  std::optional<double> p;                                // Mann-Whitney, two-sided
+  Verdict verdict = Verdict::kCannotTell;
+  // Whether a larger value is better for this figure (MB/s) or worse (ms).
+  bool higher_is_better = true;
+};
+
+struct Comparison {
+  std::string label_a, label_b;
+  std::vector<FigureComparison> figures;
+  std::vector<std::string> only;  // "only in A: fsync", "only in B: stream: direct"
+};
+
+// An error (one line) when the documents share no experiment.
+std::expected<Comparison, std::string> Compare(const Document& a, const Document& b);
+
+// The side-by-side text.
+std::string RenderComparisonText(const Comparison& c);
 std::expected<std::string, std::string> CompareDocuments(const Document& a, const Document& b);
+// The comparison as JSON (docs/report.md).
+std::string RenderComparisonJson(const Comparison& c);
+
+// Headline figures that got significantly worse by more than pct percent.
+std::vector<const FigureComparison*> Regressions(const Comparison& c, double pct);
 
 }  // namespace writelab

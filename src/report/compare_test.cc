@@ -1,22 +1,28 @@
 // SPDX-License-Identifier: MIT
-// compare on fixed documents: percent change, significance from the 95%
-// intervals, one trial, and documents that share nothing.
+// compare on fixed documents: percent change and its interval, verdicts from
+// the Mann-Whitney U test (significant, within noise, too few trials, one
+// trial), the JSON form, regressions of headline figures, and documents that
+// share nothing.
 #include "report/compare.h"
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace writelab {
 namespace {
 
-Document OneFigure(std::vector<double> samples, const std::string& testbed = "") {
+Document OneFigure(std::vector<double> samples, const std::string& testbed = "",
+                   const std::string& unit = "MB/s") {
   Document doc;
   ExperimentResult e;
   e.name = "stream";
   e.testbed = testbed;
   e.row_label = "strategy";
+  e.table = {"mb_s"};
   Row r;
   r.name = "plain";
-  r.figures = {{"mb_s", "MB/s", "MB/s", "all", Summarize(std::move(samples))}};
+  r.figures = {{"mb_s", "MB/s", unit, "all", Summarize(std::move(samples))}};
   e.rows.push_back(r);
   doc.experiments.push_back(e);
   return doc;
@@ -28,23 +34,64 @@ TEST(Compare, PercentChange) {
   EXPECT_EQ(PercentChange(0, 5), "-");
 }
 
-TEST(Compare, VerdictFromTheIntervals) {
-  Summary a = Summarize({100, 101, 102}), b = Summarize({200, 201, 202});
+TEST(Compare, VerdictFromTheTrials) {
+  Summary a = Summarize({100, 101, 102, 99, 98}), b = Summarize({200, 201, 202, 199, 198});
   EXPECT_EQ(CompareSummaries(a, b), Verdict::kSignificant);
-  Summary c = Summarize({90, 110, 130}), d = Summarize({100, 120, 140});
+  Summary c = Summarize({90, 130, 100, 140, 120}), d = Summarize({100, 120, 95, 135, 125});
   EXPECT_EQ(CompareSummaries(c, d), Verdict::kWithinNoise);
+  EXPECT_EQ(CompareSummaries(Summarize({1, 2, 3}), Summarize({7, 8, 9})), Verdict::kTooFewTrials)
+      << "3 and 3 trials cannot reach p < 0.05";
   EXPECT_EQ(CompareSummaries(Summarize({100}), b), Verdict::kCannotTell);
 }
 
-TEST(Compare, SideBySideText) {
-  auto text = CompareDocuments(OneFigure({100, 101, 102}), OneFigure({200, 201, 202}));
+TEST(Compare, SideBySideTextWithTheIntervalAndP) {
+  auto text =
+      CompareDocuments(OneFigure({100, 101, 102, 99, 98}), OneFigure({200, 201, 202, 199, 198}));
   ASSERT_TRUE(text) << text.error();
-  EXPECT_NE(text->find("+99.0%"), std::string::npos) << *text;
+  EXPECT_NE(text->find("+100.0%"), std::string::npos) << *text;
   EXPECT_NE(text->find("significant"), std::string::npos) << *text;
+  EXPECT_NE(text->find("0.00794"), std::string::npos) << "2/252: " << *text;
+  EXPECT_NE(text->find("* MB/s"), std::string::npos) << "the headline figure is marked";
   auto one = CompareDocuments(OneFigure({100}), OneFigure({110}));
   ASSERT_TRUE(one);
   EXPECT_NE(one->find("+10.0%"), std::string::npos) << *one;
   EXPECT_NE(one->find("one trial: cannot tell"), std::string::npos) << *one;
+}
+
+TEST(Compare, JsonCarriesEveryFigureAndItsVerdict) {
+  auto c = Compare(OneFigure({100, 101, 102, 99, 98}), OneFigure({110, 111, 100, 109, 95}));
+  ASSERT_TRUE(c);
+  auto j = nlohmann::json::parse(RenderComparisonJson(*c));
+  ASSERT_EQ(j["figures"].size(), 1u);
+  const auto& f = j["figures"][0];
+  EXPECT_EQ(f["key"], "mb_s");
+  EXPECT_EQ(f["headline"], true);
+  EXPECT_EQ(f["verdict"], "within-noise");
+  EXPECT_DOUBLE_EQ(f["a"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(f["b"].get<double>(), 109);
+  ASSERT_TRUE(f["change_interval_pct"].is_array());
+  EXPECT_LE(f["change_interval_pct"][0].get<double>(), 9);
+  EXPECT_GE(f["change_interval_pct"][1].get<double>(), 9);
+  EXPECT_GT(f["p"].get<double>(), 0.05);
+}
+
+TEST(Compare, RegressionsAreSignificantWorseningsOfHeadlines) {
+  const Document base = OneFigure({100, 101, 102, 99, 98});
+  auto slower = Compare(base, OneFigure({80, 81, 82, 79, 78}));  // -20% MB/s
+  ASSERT_TRUE(slower);
+  EXPECT_EQ(Regressions(*slower, 10).size(), 1u);
+  EXPECT_TRUE(Regressions(*slower, 25).empty()) << "worse, but by less than 25%";
+  auto faster = Compare(base, OneFigure({120, 121, 122, 119, 118}));
+  ASSERT_TRUE(faster);
+  EXPECT_TRUE(Regressions(*faster, 0).empty()) << "better is not a regression";
+  auto noisy = Compare(base, OneFigure({60, 140, 70, 130, 99}));
+  ASSERT_TRUE(noisy);
+  EXPECT_TRUE(Regressions(*noisy, 0).empty()) << "not significant";
+  // A latency that grew is worse: smaller is better for times.
+  auto later =
+      Compare(OneFigure({10, 11, 12, 9, 8}, "", "ms"), OneFigure({20, 21, 22, 19, 18}, "", "ms"));
+  ASSERT_TRUE(later);
+  EXPECT_EQ(Regressions(*later, 50).size(), 1u);
 }
 
 TEST(Compare, UnmatchedExperimentsAndRows) {
@@ -53,8 +100,8 @@ TEST(Compare, UnmatchedExperimentsAndRows) {
   b.experiments[0].rows[0].name = "direct";
   auto text = CompareDocuments(a, b);
   ASSERT_TRUE(text);
-  EXPECT_NE(text->find("only in A: plain"), std::string::npos);
-  EXPECT_NE(text->find("only in B: direct"), std::string::npos);
+  EXPECT_NE(text->find("only in A: stream: plain"), std::string::npos) << *text;
+  EXPECT_NE(text->find("only in B: stream: direct"), std::string::npos) << *text;
 }
 
 }  // namespace
