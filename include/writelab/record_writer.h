@@ -168,7 +168,8 @@ class RecordWriter {
   static constexpr uint64_t kAtEnd = UINT64_MAX;
 
   // Creates path, or truncates it (O_WRONLY|O_CREAT|O_TRUNC); open_flags are
-  // added (O_DSYNC...), then fsyncs its directory. Records are written from
+  // added (O_DSYNC...), then fsyncs its directory and fdatasyncs the file (so
+  // that a truncated old log cannot come back). Records are written from
   // offset 0.
   static Result<RecordWriter> Open(const std::string& path, RecordWriterOptions options = {},
                                    int open_flags = 0);
@@ -178,7 +179,9 @@ class RecordWriter {
   // torn record, preallocated zeros) is cut off first, and the file is
   // fdatasynced, so that everything before `at` is durable (the first LSN
   // is `at`) and no stale record after it can ever be read as a new one.
-  // `at` beyond the end of the file: EINVAL.
+  // `at` beyond the end of the file: EINVAL. kAtEnd appends after
+  // everything in the file, zeros included: after a crash of a log written
+  // with preallocate_bytes, reopen at LogReader::end_offset() instead.
   static Result<RecordWriter> Reopen(const std::string& path, uint64_t at = kAtEnd,
                                      RecordWriterOptions options = {}, int open_flags = 0);
   // Writes through sink from start_offset, which is taken as durable

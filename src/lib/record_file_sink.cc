@@ -83,6 +83,8 @@ Result<RecordWriter> RecordWriter::Open(const std::string& path, RecordWriterOpt
   if (!fd) return Unexpected(ErrnoError(errno, "open " + path));
   if (int rc = SyncDirOf(path); rc != 0)
     return Unexpected(ErrnoError(-rc, "fsync the directory of " + path));
+  // The truncation too: a crash must not bring an old log's records back.
+  if (fdatasync(fd.get()) != 0) return Unexpected(ErrnoError(errno, "fdatasync " + path));
   return Create(MakeFileSink(std::move(fd), path, options.rwf_flags), options);
 }
 

@@ -136,6 +136,8 @@ struct RecordWriter::State {
   Status WaitDurable(Lock& lk, uint64_t seq, bool commit);
   Status AppendLocked(Lock& lk, std::span<const std::byte> header,
                       std::span<const std::byte> record, uint64_t* seq);
+  Status GatherLocked(Lock& lk, std::span<const std::byte> header,
+                      std::span<const std::byte> record, uint64_t* seq);
   Status Commit(Lock& lk, uint64_t lsn, uint64_t t0, bool company);
   void RecordCommit(uint64_t ns);
   Status TrimZeros(Lock& lk);
@@ -301,33 +303,44 @@ Status RecordWriter::State::WaitDurable(Lock& lk, uint64_t seq, bool commit) {
 }
 
 // Copies header and record into the buffer, or gathers a large record into
-// a write of its own (header buffered ahead of it). *seq: the record's LSN.
+// a write of its own behind its header. *seq: the record's LSN.
 Status RecordWriter::State::AppendLocked(Lock& lk, std::span<const std::byte> header,
                                          std::span<const std::byte> record, uint64_t* seq) {
   const size_t cap = options.buffer_bytes;
-  const bool gather = record.size() > cap / 4;
-  const size_t copied = header.size() + (gather ? 0 : record.size());
-  while (active_len + copied > cap) {
+  if (record.size() > cap / 4) return GatherLocked(lk, header, record, seq);
+  while (active_len + header.size() + record.size() > cap) {
     if (!AcquireIo(lk)) return Failed();
     int rc = WriteOut(lk, {});
     ReleaseIo();
     if (rc != 0) return Failed();
   }
   if (!header.empty()) std::memcpy(active.get() + active_len, header.data(), header.size());
-  active_len += header.size();
-  if (gather) {
-    if (!AcquireIo(lk)) return Failed();
+  std::memcpy(active.get() + active_len + header.size(), record.data(), record.size());
+  active_len += header.size() + record.size();
+  appended += header.size() + record.size();
+  *seq = appended;
+  ++stats.records;
+  stats.bytes += record.size();
+  return {};
+}
+
+// A large record: with the io token held (and mu, from AcquireIo to the
+// swap in WriteOut) nobody can append between its header, buffered last,
+// and the record itself, gathered into the same write.
+Status RecordWriter::State::GatherLocked(Lock& lk, std::span<const std::byte> header,
+                                         std::span<const std::byte> record, uint64_t* seq) {
+  if (!AcquireIo(lk)) return Failed();
+  int rc = 0;
+  if (active_len + header.size() > options.buffer_bytes) rc = WriteOut(lk, {});
+  if (rc == 0) {
+    if (!header.empty()) std::memcpy(active.get() + active_len, header.data(), header.size());
+    active_len += header.size();
     appended += header.size() + record.size();
     *seq = appended;
-    int rc = WriteOut(lk, record);
-    ReleaseIo();
-    if (rc != 0) return Failed();
-  } else {
-    std::memcpy(active.get() + active_len, record.data(), record.size());
-    active_len += record.size();
-    appended += header.size() + record.size();
-    *seq = appended;
+    rc = WriteOut(lk, record);
   }
+  ReleaseIo();
+  if (rc != 0) return Failed();
   ++stats.records;
   stats.bytes += record.size();
   return {};
