@@ -29,6 +29,9 @@ class Explain : public ::testing::Test {
     if (geteuid() != 0) GTEST_SKIP() << "needs root: BPF and loop devices";
     if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) GTEST_SKIP() << "no kernel BTF";
     if (!std::filesystem::exists("/dev/loop-control")) GTEST_SKIP() << "no loop devices";
+    // Lockdown in confidentiality mode refuses BPF tracing programs outright.
+    if (Slurp("/sys/kernel/security/lockdown").find("[confidentiality]") != std::string::npos)
+      GTEST_SKIP() << "kernel lockdown (confidentiality) refuses BPF tracing";
   }
   json Run(std::vector<std::string> args) {
     args.insert(args.end(), {"--explain", "--scratch", scratch.path(), "--json", json_path});

@@ -39,7 +39,7 @@ struct {
 // Issue times of the requests in flight, by hardware queue and driver tag
 // (unique while a request is in flight): array slots, cheaper than a hash
 // map at hundreds of thousands of requests a second.
-#define ISSUE_SLOTS 65536
+#define ISSUE_SLOTS 262144
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, ISSUE_SLOTS);
@@ -146,19 +146,35 @@ static __always_inline void Change(int which, int delta) {
   struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
   if (!t) return;
   const __u32 before = PartNow();
-  if (which == 0) __sync_fetch_and_add(&t->commits, delta);
-  if (which == 1) __sync_fetch_and_add(&t->flushes, delta);
-  if (which == 2) __sync_fetch_and_add(&t->writes, delta);
+  __s64* count = which == 0 ? &t->commits : which == 1 ? &t->flushes : &t->writes;
+  // An end whose start came before the programs were attached is ignored.
+  if (delta < 0 && *count <= 0) return;
+  __sync_fetch_and_add(count, delta);
   __u64 part_and_now[2] = {PartNow(), bpf_ktime_get_ns()};
   if (part_and_now[0] != before && t->calls > 0)
     bpf_for_each_map_elem(&calls, Resegment, part_and_now, 0);
 }
 
-// ---- block layer: queue (insert to issue) and device (issue to complete)
+// ---- block layer: queue (allocation to issue) and device (issue to complete)
 
+// The request's issue-time slot: 1024 tags for each of 256 hardware queues;
+// ISSUE_SLOTS (not tracked) for a request beyond them.
 static __always_inline __u32 Slot(struct request* rq) {
   const __u32 queue = BPF_CORE_READ(rq, mq_hctx, queue_num);
-  return ((queue << 12) ^ (__u32)BPF_CORE_READ(rq, tag)) % ISSUE_SLOTS;
+  const int tag = BPF_CORE_READ(rq, tag);
+  if (tag < 0 || tag >= 1024 || queue >= ISSUE_SLOTS / 1024) return ISSUE_SLOTS;
+  return queue * 1024 + (__u32)tag;
+}
+
+// The issue time a request in flight since the programs were attached
+// left in its slot, cleared; 0 for any other request.
+static __always_inline __u64 TakeIssueTime(struct request* rq) {
+  __u32 slot = Slot(rq);
+  __u64* t = slot < ISSUE_SLOTS ? bpf_map_lookup_elem(&issued, &slot) : 0;
+  if (!t || !*t || *t < attach_ns) return 0;
+  const __u64 at = *t;
+  *t = 0;
+  return at;
 }
 
 SEC("tp_btf/block_rq_issue")
@@ -168,9 +184,11 @@ int BPF_PROG(rq_issue, struct request* rq) {
   if (!IsWrite(opf) && !IsFlush(opf)) return 0;
   const __u64 now = bpf_ktime_get_ns();
   __u32 slot = Slot(rq);
-  __u64* t = bpf_map_lookup_elem(&issued, &slot);
-  if (t) *t = now;
-  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, 1);
+  __u64* t = slot < ISSUE_SLOTS ? bpf_map_lookup_elem(&issued, &slot) : 0;
+  if (t) {  // an untracked request is counted, but neither timed nor in the state
+    *t = now;
+    Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, 1);
+  }
   struct explain_counters* c = Counters();
   if (!c || !IsWrite(opf)) return 0;
   const __u64 start = BPF_CORE_READ(rq, start_time_ns);
@@ -187,11 +205,9 @@ int BPF_PROG(rq_issue, struct request* rq) {
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
   if (!OnTarget(DiskDev(rq))) return 0;
-  __u32 slot = Slot(rq);
-  __u64* t = bpf_map_lookup_elem(&issued, &slot);
-  if (!t || *t < attach_ns || !*t) return 0;
-  const __u64 d2c = bpf_ktime_get_ns() - *t;
-  *t = 0;
+  const __u64 issued_at = TakeIssueTime(rq);
+  if (!issued_at) return 0;
+  const __u64 d2c = bpf_ktime_get_ns() - issued_at;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
   struct explain_counters* c = Counters();
@@ -205,6 +221,18 @@ int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int n
     c->d2c_ns += d2c;
     Hist(c->d2c_hist, d2c);
   }
+  return 0;
+}
+
+// A request the driver gave back (BLK_STS_RESOURCE...) is issued again
+// later: it is no longer in flight.
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(rq_requeue, struct request* rq) {
+  if (!OnTarget(DiskDev(rq)) || !TakeIssueTime(rq)) return 0;
+  const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
+  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
+  struct explain_counters* c = Counters();
+  if (c && IsWrite(opf)) c->rq_issued--;  // counted again at its next issue
   return 0;
 }
 

@@ -205,7 +205,10 @@ Status BpfExplainer::Open(const ExplainScope& scope) {
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) return Unexpected(ErrnoError(errno, "--explain: read the kernel's BTF"));
   skel_ = explain_bpf__open();
-  if (!skel_) return Unexpected(ErrnoError(errno, "--explain: open the BPF programs"));
+  if (!skel_) {
+    btf__free(vmlinux);
+    return Unexpected(ErrnoError(errno, "--explain: open the BPF programs"));
+  }
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
     const ExplainProbe g = GroupOf(bpf_program__name(prog));
@@ -232,7 +235,10 @@ Status BpfExplainer::Open(const ExplainScope& scope) {
     __u8 one = 1;
     bpf_map__update_elem(skel_->maps.block_devs, &key, sizeof key, &one, sizeof one, BPF_ANY);
   }
-  if (scope.block_devs.empty()) Miss(ExplainProbe::kBlock, "the target has no block device");
+  if (scope.block_devs.empty()) {
+    Miss(ExplainProbe::kBlock, "the target has no block device");
+    Miss(ExplainProbe::kWriteback, "the target has no block device");
+  }
   return {};
 }
 

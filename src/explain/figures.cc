@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "explain/figures.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -91,7 +92,8 @@ void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBa
       case ExplainProbe::kWriteback:
         f["x_own_writeback_mb"] = static_cast<double>(d.wb_own_bytes) / 1e6;
         f["x_other_writeback_mb"] = static_cast<double>(d.wb_other_bytes) / 1e6;
-        if (e.Sees(ExplainProbe::kJournal) && e.fs_block_size()) {
+        if (std::find(groups.begin(), groups.end(), ExplainProbe::kJournal) != groups.end() &&
+            e.Sees(ExplainProbe::kJournal) && e.fs_block_size()) {
           const double logged = static_cast<double>(d.blocks_logged) * e.fs_block_size();
           f["x_commit_carried_mb"] =
               std::max(0.0, static_cast<double>(d.jbd2_bytes) - logged) / 1e6;

@@ -84,6 +84,15 @@ TEST(ExplainFigures, EachGroupGivesItsFigures) {
   EXPECT_EQ(figures.size(), f.size());
 }
 
+TEST(ExplainFigures, CarriedDataNeedsTheJournalGroupAttachedToo) {
+  FakeExplainer e;
+  ExplainCounters c = Counters();
+  c.jbd2_bytes = 9'000'000;
+  std::map<std::string, double> f;
+  ExplainValues(e, c, {20, 2.0}, {ExplainProbe::kWriteback}, f);  // as a stream row
+  EXPECT_EQ(f.count("x_commit_carried_mb"), 0u) << "blocks_logged was not counted";
+}
+
 TEST(ExplainFigures, AGroupTheKernelHidesGivesNoFiguresButANote) {
   FakeExplainer e;
   e.seen[static_cast<size_t>(ExplainProbe::kConversions)] = false;
