@@ -231,13 +231,15 @@ void AddExplainCharts(const ExperimentResult& e, const std::string& run, std::ve
     std::vector<Part> parts;
   };
   const Family families[] = {
-      {"where the write and sync calls' time went", "%",
+      {"where the write and sync calls' time went",
+       "%",
        {{"x_journal_pct", "journal commit"},
         {"x_flush_pct", "cache flush"},
         {"x_data_pct", "device writes"},
         {"x_other_pct", "other"}}},
       {"time throttled in balance_dirty_pages", "%", {{"x_throttled_pct", "throttled"}}},
-      {"where a write request's time went", "ms",
+      {"where a write request's time went",
+       "ms",
        {{"x_queue_ms", "queue (insert to issue)"}, {"x_device_ms", "device (issue to complete)"}}},
   };
   for (const Family& fam : families) {

@@ -25,7 +25,7 @@ struct RecordsAccumulator {
   Outcome outcome;  // the first trial that did not succeed
   std::map<std::string, std::vector<double>> figures;
   std::map<std::string, std::vector<double>> explained;  // keys of kExplainFigures
-  std::vector<std::string> notes;  // each distinct note of the passes, once
+  std::vector<std::string> notes;                        // each distinct note of the passes, once
 };
 
 // Adds one pass that wrote plan's lines. A pass that did not succeed sets the
