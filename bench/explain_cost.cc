@@ -14,10 +14,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "core/clock.h"
 #include "explain/explainer.h"
+#include "io/file.h"
 #include "telemetry/identify.h"
 
 namespace {
@@ -47,15 +49,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "explain_cost: %s\n", explainer.error().Message().c_str());
     return 1;
   }
-  const std::string path = dir + "/writelab-explain-cost";
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-  int dfd = open(path.c_str(), O_RDWR | O_DIRECT);
-  unlink(path.c_str());
-  void* block = nullptr;
-  if (fd < 0 || dfd < 0 || posix_memalign(&block, 4096, 4096) != 0) {
-    std::perror("explain_cost: open");
+  // A file of writelab's own (O_EXCL|O_NOFOLLOW), reopened for O_DIRECT
+  // through its descriptor, never by name.
+  std::string path;
+  auto created = writelab::CreateOwnFile(dir, "explain-cost", O_RDWR, &path);
+  auto direct_fd = created ? writelab::ReopenFd(created->get(), O_RDWR | O_DIRECT, path)
+                           : std::unexpected(created.error());
+  if (created) unlink(path.c_str());
+  if (!direct_fd) {
+    std::fprintf(stderr, "explain_cost: %s\n", direct_fd.error().Message().c_str());
     return 1;
   }
+  const int fd = created->get(), dfd = direct_fd->get();
+  void* block = nullptr;
+  if (posix_memalign(&block, 4096, 4096) != 0) return 1;
+  std::memset(block, 'x', 4096);
   if (pwrite(dfd, block, 4096, 0) != 4096) return 1;  // allocated before the runs
   auto timed = [&](int i) { (void)!pwrite(fd, "x", 1, i % 4096); };
   auto other = [](int) { (void)getppid(); };
