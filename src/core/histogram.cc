@@ -40,6 +40,18 @@ uint64_t Histogram::BucketMid(int index) {
   return BucketLow(index) + (width - 1) / 2;
 }
 
+uint64_t Histogram::BucketHigh(int index) {
+  if (index + 1 >= kBuckets) return UINT64_MAX;
+  return BucketLow(index + 1) - 1;
+}
+
+uint64_t Histogram::SamplesFor(double p) {
+  if (p >= 100) return UINT64_MAX;
+  // 100 / (100 - p), rounded to the nearest whole sample against the
+  // binary fractions of 99.9 and the like.
+  return static_cast<uint64_t>(std::llround(std::ceil(100.0 / (100.0 - p) - 1e-9)));
+}
+
 uint64_t Histogram::Percentile(double p) const {
   if (count_ == 0) return 0;
   p = std::clamp(p, 0.0, 100.0);

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 namespace writelab {
 
@@ -49,6 +50,15 @@ class Histogram {
   // such that at least p% of the samples are <= v, within kMaxRelativeError
   // and clamped to [min, max]. 0 when empty.
   uint64_t Percentile(double p) const;
+  // The fewest samples for which percentile p says more than the maximum:
+  // at least one sample must lie above it (p99 needs 100, p99.9 needs 1000).
+  static uint64_t SamplesFor(double p);
+  // Percentile(p) when count() >= SamplesFor(p), else nothing: a p99.9 of 12
+  // samples is the slowest sample under another name.
+  std::optional<uint64_t> SupportedPercentile(double p) const {
+    if (count_ == 0 || count_ < SamplesFor(p)) return std::nullopt;
+    return Percentile(p);
+  }
 
   // Bucket geometry, public for tests and for reporters that plot buckets.
   static int Index(uint64_t ns) {
@@ -59,6 +69,7 @@ class Histogram {
   }
   static uint64_t BucketLow(int index);
   static uint64_t BucketMid(int index);
+  static uint64_t BucketHigh(int index);  // the largest value in the bucket
   uint64_t bucket_count(int index) const { return buckets_[index]; }
 
  private:

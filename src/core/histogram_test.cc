@@ -113,5 +113,21 @@ TEST(Histogram, EmptyIsZero) {
   EXPECT_EQ(h.min(), 0u);
 }
 
+TEST(Histogram, APercentileNeedsASampleAboveIt) {
+  EXPECT_EQ(Histogram::SamplesFor(50), 2u);
+  EXPECT_EQ(Histogram::SamplesFor(90), 10u);
+  EXPECT_EQ(Histogram::SamplesFor(99), 100u);
+  EXPECT_EQ(Histogram::SamplesFor(99.9), 1000u);
+  Histogram h;
+  EXPECT_FALSE(h.SupportedPercentile(50));
+  for (uint64_t v = 1; v <= 99; ++v) h.Record(v * 1000);
+  EXPECT_TRUE(h.SupportedPercentile(90));
+  EXPECT_FALSE(h.SupportedPercentile(99)) << "p99 of 99 samples is only the maximum";
+  h.Record(100'000);
+  ASSERT_TRUE(h.SupportedPercentile(99));
+  EXPECT_EQ(*h.SupportedPercentile(99), h.Percentile(99));
+  EXPECT_FALSE(h.SupportedPercentile(99.9));
+}
+
 }  // namespace
 }  // namespace writelab

@@ -16,9 +16,17 @@ Latency Latency::From(const Histogram& h, std::string key, std::string label,
   l.max_ns = h.max();
   l.mean_ns = h.mean();
   l.stddev_ns = h.stddev();
-  if (h.count() > 0) {
-    for (double p : {50.0, 90.0, 99.0, 99.9}) l.percentiles_ns.emplace_back(p, h.Percentile(p));
+  for (double p : {50.0, 90.0, 99.0, 99.9}) {
+    if (auto ns = h.SupportedPercentile(p))
+      l.percentiles_ns.emplace_back(p, *ns);
+    else if (h.count() > 0)
+      l.percentiles_omitted.emplace_back(p, "needs " + std::to_string(Histogram::SamplesFor(p)) +
+                                                " samples, " + std::to_string(h.count()) +
+                                                " recorded");
   }
+  for (int i = 0; h.count() > 0 && i < Histogram::kBuckets; ++i)
+    if (uint64_t n = h.bucket_count(i))
+      l.buckets.push_back({Histogram::BucketLow(i), Histogram::BucketHigh(i), n});
   return l;
 }
 

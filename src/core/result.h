@@ -106,6 +106,16 @@ struct Latency {
   double mean_ns = 0;
   double stddev_ns = 0;
   std::vector<std::pair<double, uint64_t>> percentiles_ns;  // (percentile, ns)
+  // Percentiles finer than the samples support (p99.9 of 12): not given, and
+  // why ("needs 1000 samples, 12 recorded").
+  std::vector<std::pair<double, std::string>> percentiles_omitted;
+  // The histogram's non-empty buckets, in order: the whole distribution.
+  struct Bucket {
+    uint64_t low_ns = 0;
+    uint64_t high_ns = 0;  // inclusive
+    uint64_t count = 0;
+  };
+  std::vector<Bucket> buckets;
 
   static Latency From(const Histogram& h, std::string key, std::string label, std::string includes);
   std::optional<uint64_t> At(double percentile) const;
@@ -194,6 +204,7 @@ struct Document {
   int schema_version = kSchemaVersion;
   std::string writelab_version;
   std::string command_line;
+  std::string label;  // --label: what compare and the report call this run ("" for host and kernel)
   std::string started_at;  // ISO 8601 UTC
   std::string finished_at;
   Host host;

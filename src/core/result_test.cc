@@ -37,5 +37,25 @@ TEST(FigureKeys, KeyOfAndKeysOfNameTheTableEntries) {
   EXPECT_EQ(KeyNames(columns), (std::vector<std::string>{"mb_s", "sync_s"}));
 }
 
+// A latency keeps the percentiles its samples support, says why it left the
+// others out, and keeps the whole distribution as its non-empty buckets.
+TEST(Latency, OmitsUnsupportedPercentilesAndKeepsBuckets) {
+  Histogram h;
+  for (int i = 0; i < 12; ++i) h.Record(i < 11 ? 1'000'000 : 50'000'000);
+  Latency l = Latency::From(h, "sync", "fsync", "one call");
+  ASSERT_EQ(l.percentiles_ns.size(), 2u);  // p50 and p90
+  EXPECT_EQ(l.percentiles_ns[1].first, 90.0);
+  ASSERT_EQ(l.percentiles_omitted.size(), 2u);
+  EXPECT_EQ(l.percentiles_omitted[1].first, 99.9);
+  EXPECT_EQ(l.percentiles_omitted[1].second, "needs 1000 samples, 12 recorded");
+  EXPECT_FALSE(l.At(99));
+  ASSERT_EQ(l.buckets.size(), 2u);
+  EXPECT_EQ(l.buckets[0].count, 11u);
+  EXPECT_LE(l.buckets[0].low_ns, 1'000'000u);
+  EXPECT_GE(l.buckets[0].high_ns, 1'000'000u);
+  EXPECT_EQ(l.buckets[1].count, 1u);
+  EXPECT_EQ(l.buckets[1].low_ns, Histogram::BucketLow(Histogram::Index(50'000'000)));
+}
+
 }  // namespace
 }  // namespace writelab

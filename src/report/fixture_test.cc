@@ -41,10 +41,14 @@ Document FixedDocument() {
       {"cached_end", "left cached", "bytes", "after the sync", Summarize({1073741824})},
       {"probe_p99_ms", "probe p99", "ms", "4 KiB write+fdatasync", Summarize({180.5})}};
   Histogram h;
-  for (uint64_t v : {1000, 2000, 3000, 180'000'000}) h.Record(v);
+  for (uint64_t v : {1000, 2000, 3000, 4000, 5000, 180'000'000}) h.Record(v);
   plain.latencies.push_back(Latency::From(h, "probe", "bystander probe", "4 KiB pwrite+fdatasync"));
   plain.series.push_back(
-      {"timeline", 0, 1.0, {{"t", "s"}, {"throughput", "MB/s"}}, {{1.0, 500.0}, {2.0, 480.5}}});
+      {"timeline",
+       0,
+       1.0,
+       {{"t", "s"}, {"throughput", "MB/s"}},
+       {{1.0, 500.0}, {2.0, 480.5}, {3.0, 470.0}, {4.0, 455.5}, {5.0, 440.0}, {6.0, 430.5}}});
   plain.notes = {"a note"};
   Row dontcache;
   dontcache.name = "dontcache";

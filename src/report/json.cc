@@ -76,6 +76,12 @@ void to_json(json& j, const Latency& l) {
        {"stddev", l.stddev_ns},  {"percentiles", json::array()}};
   for (const auto& [p, ns] : l.percentiles_ns)
     j["percentiles"].push_back({{"p", p}, {"value", ns}});
+  j["percentiles_omitted"] = json::array();
+  for (const auto& [p, why] : l.percentiles_omitted)
+    j["percentiles_omitted"].push_back({{"p", p}, {"why", why}});
+  j["buckets"] = json::array();
+  for (const Latency::Bucket& b : l.buckets)
+    j["buckets"].push_back(json::array({b.low_ns, b.high_ns, b.count}));
 }
 void to_json(json& j, const Row& r) {
   j = {{"name", r.name},        {"status", RowStatusName(r.status)},
@@ -111,6 +117,7 @@ void to_json(json& j, const Document& d) {
        {"finished_at", d.finished_at},        {"host", d.host},
        {"experiments", d.experiments},        {"errors", d.errors},
        {"recommendations", d.recommendations}};
+  if (!d.label.empty()) j["label"] = d.label;
 }
 
 std::string ToJson(const Document& doc) { return json(doc).dump(2) + "\n"; }

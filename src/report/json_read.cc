@@ -202,6 +202,18 @@ Figure ReadFigure(const Node& n) {
           ReadSummary(n["value"])};
 }
 
+// A bucket [low_ns, high_ns, count], low <= high.
+auto ReadBucket(Latency& l) {
+  return [&l](const Node& b) {
+    b.Expect(b.raw().is_array() && b.raw().size() == 3, "[low_ns, high_ns, count]");
+    Latency::Bucket out;
+    int i = 0;
+    b.Each([&](const Node& v) { (i == 0 ? out.low_ns : i == 1 ? out.high_ns : out.count) = v.Uint(), ++i; });
+    if (out.high_ns < out.low_ns) b.Fail("high_ns is below low_ns");
+    l.buckets.push_back(out);
+  };
+}
+
 Latency ReadLatency(const Node& n) {
   Latency l;
   l.key = n["key"].String();
@@ -214,6 +226,13 @@ Latency ReadLatency(const Node& n) {
   l.stddev_ns = n["stddev"].Number();
   n["percentiles"].Each(
       [&](const Node& p) { l.percentiles_ns.emplace_back(p["p"].Number(), p["value"].Uint()); });
+  // Added later (docs/results.md): absent in older documents.
+  n.IfPresent("percentiles_omitted", [&](const Node& list) {
+    list.Each([&](const Node& p) {
+      l.percentiles_omitted.emplace_back(p["p"].Number(), p["why"].String());
+    });
+  });
+  n.IfPresent("buckets", [&](const Node& list) { list.Each(ReadBucket(l)); });
   return l;
 }
 
@@ -337,6 +356,7 @@ Document ReadDocument(const Node& n) {
   d.schema_version = kSchemaVersion;
   n.IfPresent("writelab_version", [&](const Node& v) { d.writelab_version = v.String(); });
   n.IfPresent("command_line", [&](const Node& v) { d.command_line = v.String(); });
+  n.IfPresent("label", [&](const Node& v) { d.label = v.String(); });
   n.IfPresent("started_at", [&](const Node& v) { d.started_at = v.String(); });
   n.IfPresent("finished_at", [&](const Node& v) { d.finished_at = v.String(); });
   n.IfPresent("host", [&](const Node& v) { d.host = ReadHost(v); });

@@ -71,7 +71,9 @@ std::string LatencyTable(const ExperimentResult& e) {
   bool any = false;
   for (const Row& r : e.rows) {
     for (const Latency& l : r.latencies) {
-      auto at = [&](double p) { return l.At(p) ? FormatNs(static_cast<double>(*l.At(p))) : "-"; };
+      auto at = [&](double p) {
+        return l.At(p) ? FormatNs(static_cast<double>(*l.At(p))) : std::string(kNotMeasured);
+      };
       table.AddRow({r.name + " " + l.label, std::to_string(l.count),
                     FormatNs(static_cast<double>(l.min_ns)), at(50), at(90), at(99), at(99.9),
                     FormatNs(static_cast<double>(l.max_ns))});
@@ -144,11 +146,17 @@ static std::string WhereTheTimeWentBlock(const ExperimentResult& e) {
   return block.empty() ? "" : "\nwhere the time went (--explain):\n" + block;
 }
 
+// Terminal columns of UTF-8 text ("—", "µs"): its code points, as fmt pads.
+static size_t Columns(const std::string& s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
 std::string TextTable::Render() const {
   std::vector<size_t> width(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& cells) {
     for (size_t i = 0; i < cells.size() && i < width.size(); ++i)
-      width[i] = std::max(width[i], cells[i].size());
+      width[i] = std::max(width[i], Columns(cells[i]));
   };
   auto spans = [&](const std::vector<std::string>& r) {
     return r.size() == 2 && header_.size() > 2;  // "name  message" across the columns
@@ -216,7 +224,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
     std::vector<std::string> cells = {r.name};
     for (const std::string& key : e.table) {
       const Figure* f = r.FindFigure(key);
-      cells.push_back(f ? Cell(*f) : "-");
+      cells.push_back(f ? Cell(*f) : kNotMeasured);
     }
     table.AddRow(std::move(cells));
   }
@@ -267,9 +275,9 @@ std::string CrossTable(const std::vector<const ExperimentResult*>& runs) {
       if (r.name != row) continue;
       if (r.status != RowStatus::kOk) return RowStatusName(r.status);
       const Figure* f = r.FindFigure(key);
-      return f ? FormatValue(f->value.median, f->unit) : "-";
+      return f ? FormatValue(f->value.median, f->unit) : kNotMeasured;
     }
-    return "-";
+    return kNotMeasured;
   };
   std::string label = key;
   for (const Row& r : first.rows)

@@ -12,6 +12,10 @@
 
 namespace writelab {
 
+// A cell with no value: not measured, or a percentile finer than the
+// samples support (the JSON says which).
+inline constexpr const char* kNotMeasured = "\u2014";
+
 std::string RenderText(const Document& doc);
 std::string RenderExperimentText(const ExperimentResult& e);
 

@@ -27,25 +27,30 @@ namespace {
 
 double Ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 
+// A percentile figure only where the iterations support it (p99 needs 100).
+void Put(std::map<std::string, double>& f, const char* key, const Histogram& h, double p) {
+  if (auto ns = h.SupportedPercentile(p)) f[key] = Ms(*ns);
+}
+
 void AddLatencyFigures(const SyncRun& run, std::map<std::string, double>& f) {
   const Histogram& w = run.write_latency;
   if (w.count()) {
-    f["write_p50_ms"] = Ms(w.Percentile(50));
-    f["write_p99_ms"] = Ms(w.Percentile(99));
+    Put(f, "write_p50_ms", w, 50);
+    Put(f, "write_p99_ms", w, 99);
     f["write_max_ms"] = Ms(w.max());
   }
   const Histogram& s = run.sync_latency;
   if (s.count()) {
     f["sync_min_ms"] = Ms(s.min());
-    f["sync_p50_ms"] = Ms(s.Percentile(50));
-    f["sync_p90_ms"] = Ms(s.Percentile(90));
-    f["sync_p99_ms"] = Ms(s.Percentile(99));
+    Put(f, "sync_p50_ms", s, 50);
+    Put(f, "sync_p90_ms", s, 90);
+    Put(f, "sync_p99_ms", s, 99);
     f["sync_max_ms"] = Ms(s.max());
   }
   const Histogram& t = run.total_latency;
   if (t.count()) {
-    f["total_p50_ms"] = Ms(t.Percentile(50));
-    f["total_p99_ms"] = Ms(t.Percentile(99));
+    Put(f, "total_p50_ms", t, 50);
+    Put(f, "total_p99_ms", t, 99);
     f["total_max_ms"] = Ms(t.max());
   }
 }

@@ -108,8 +108,8 @@ void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
     ExplainValues(*ctx.explainer, *d, {static_cast<uint64_t>(spec.writes), t.figures["workload_s"]},
                   kPreallocExplains, t.explained);
   const Histogram& h = t.latency;
-  t.figures["write_p50_ms"] = static_cast<double>(h.Percentile(50)) / 1e6;
-  t.figures["write_p99_ms"] = static_cast<double>(h.Percentile(99)) / 1e6;
+  for (auto [key, p] : {std::pair{"write_p50_ms", 50.0}, {"write_p99_ms", 99.0}})
+    if (auto ns = h.SupportedPercentile(p)) t.figures[key] = static_cast<double>(*ns) / 1e6;
   t.figures["write_max_ms"] = static_cast<double>(h.max()) / 1e6;
 }
 

@@ -18,8 +18,8 @@ Row StrideRow(const std::string& name, StepResult& r) {
   if (r.ops) f["syscalls_per_write"] = static_cast<double>(r.syscalls) / static_cast<double>(r.ops);
   f["elapsed_s"] = r.seconds;
   f["mb_s"] = r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / kMB : 0;
-  f["write_p50_ms"] = static_cast<double>(r.latency.Percentile(50)) / 1e6;
-  f["write_p99_ms"] = static_cast<double>(r.latency.Percentile(99)) / 1e6;
+  for (auto [key, p] : {std::pair{"write_p50_ms", 50.0}, {"write_p99_ms", 99.0}})
+    if (auto ns = r.latency.SupportedPercentile(p)) f[key] = static_cast<double>(*ns) / 1e6;
   if (r.have_device) {
     f["device_writes"] = static_cast<double>(r.device_writes);
     f["device_merges"] = static_cast<double>(r.device_merges);

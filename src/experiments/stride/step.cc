@@ -131,7 +131,7 @@ StepResult RunStep(const StepEnv& env, uint64_t step, unsigned qd, unsigned batc
     ExplainValues(*env.ctx.explainer, *d, {r.ops, r.seconds}, {ExplainProbe::kBlock}, r.explained);
     if (env.ctx.explainer->Sees(ExplainProbe::kBlock)) r.request_sizes = RequestSizeSeries(*d);
   }
-  r.timeline = TimelineSeries(sampler.Stop(), static_cast<int>(step),
+  r.timeline = TimelineSeries(sampler.Stop(), 0,  // a step is one trial
                               static_cast<double>(env.spec.interval_ns) / 1e9);
   auto after = stat.Read();
   if (before && after) {
