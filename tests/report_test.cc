@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "browser.h"
 #include "harness.h"
 #include "report/json.h"
 
@@ -15,14 +16,6 @@ namespace writelab::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string FindChromium() {
-  for (const char* name : {"chromium", "chromium-browser"}) {
-    std::string path = std::string("/usr/bin/") + name;
-    if (access(path.c_str(), X_OK) == 0) return path;
-  }
-  return "";
-}
 
 class ReportCli : public ::testing::Test {
  protected:
@@ -41,31 +34,8 @@ class ReportCli : public ::testing::Test {
     ASSERT_EQ(f.exit_code, 0) << f.err;
   }
 
-  // Chromium's flags for a test: no network, no profile of anyone's, no GPU.
-  std::vector<std::string> Chromium(const std::string& profile) {
-    return {"120",
-            FindChromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--user-data-dir=" + profile,
-            "--virtual-time-budget=5000"};
-  }
+  std::vector<std::string> Chromium(const std::string& profile) { return ChromiumArgs(profile); }
 };
-
-// The self-check report.js writes into the page: {charts, rendered, errors}.
-json CheckOf(const std::string& dom) {
-  std::string open = "<pre id=\"writelab-check\">";
-  size_t at = dom.find(open);
-  if (at == std::string::npos) return json();
-  at += open.size();
-  return json::parse(dom.substr(at, dom.find("</pre>", at) - at), nullptr, false);
-}
 
 TEST_F(ReportCli, EveryChartRendersInChromium) {
   std::string chromium = FindChromium();

@@ -16,27 +16,73 @@
     return s;
   }
 
+  // Min-max whiskers: a dataset's "lo" and "hi", one per value, drawn as a
+  // vertical line with caps through each bar or point.
+  var whiskers = {
+    id: "writelabWhiskers",
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx;
+      chart.data.datasets.forEach(function (d, i) {
+        var meta = chart.getDatasetMeta(i);
+        if (!d.writelabLo || meta.hidden) return;
+        var y = chart.scales[d.yAxisID];
+        meta.data.forEach(function (el, j) {
+          var lo = d.writelabLo[j], hi = d.writelabHi[j];
+          if (lo === null || hi === null || lo === undefined || !el || el.skip) return;
+          var top = y.getPixelForValue(hi), bottom = y.getPixelForValue(lo);
+          if (!isFinite(top) || !isFinite(bottom)) return;
+          ctx.save();
+          ctx.strokeStyle = "#333";
+          ctx.lineWidth = 1;
+          ctx.beginPath();
+          ctx.moveTo(el.x, top); ctx.lineTo(el.x, bottom);
+          ctx.moveTo(el.x - 3, top); ctx.lineTo(el.x + 3, top);
+          ctx.moveTo(el.x - 3, bottom); ctx.lineTo(el.x + 3, bottom);
+          ctx.stroke();
+          ctx.restore();
+        });
+      });
+    }
+  };
+
+  function dataset(spec, d, i) {
+    var color = palette[i % palette.length];
+    var category = spec.x.type === "category";
+    var out = {
+      label: d.label,
+      yAxisID: d.axis,
+      data: category ? d.data : d.data.map(function (p) { return { x: p[0], y: p[1] }; }),
+      borderColor: color,
+      backgroundColor: color,
+      borderWidth: spec.kind === "bar" ? 0 : 1.5,
+      pointRadius: spec.kind === "bar" ? 0 : 2,
+      spanGaps: true,
+      writelabLo: d.lo,
+      writelabHi: d.hi
+    };
+    if (d.marks) {  // percentile marks: points, no line, named in the tooltip
+      out.type = "scatter";
+      out.showLine = false;
+      out.pointStyle = "triangle";
+      out.pointRadius = 5;
+      out.borderColor = "#000";
+      out.backgroundColor = "#000";
+      out.writelabNames = d.names;
+    }
+    return out;
+  }
+
   function config(spec) {
     var scales = { x: scale(spec.x) };
     spec.y.forEach(function (a) { scales[a.id] = scale(a, a.right ? "right" : "left"); });
     if (spec.stacked) Object.keys(scales).forEach(function (k) { scales[k].stacked = true; });
     var category = spec.x.type === "category";
-    var datasets = spec.datasets.map(function (d, i) {
-      var color = palette[i % palette.length];
-      return {
-        label: d.label,
-        yAxisID: d.axis,
-        data: category ? d.data : d.data.map(function (p) { return { x: p[0], y: p[1] }; }),
-        borderColor: color,
-        backgroundColor: color,
-        borderWidth: spec.kind === "bar" ? 0 : 1.5,
-        pointRadius: spec.kind === "bar" ? 0 : 2,
-        spanGaps: true
-      };
-    });
     return {
       type: spec.kind,
-      data: { labels: category ? spec.labels : undefined, datasets: datasets },
+      data: {
+        labels: category ? spec.labels : undefined,
+        datasets: spec.datasets.map(function (d, i) { return dataset(spec, d, i); })
+      },
       options: {
         animation: false,
         responsive: true,
@@ -44,9 +90,31 @@
         parsing: category ? undefined : false,
         normalized: true,
         scales: scales,
-        plugins: { title: { display: true, text: spec.title } }
-      }
+        plugins: {
+          title: { display: true, text: spec.title },
+          tooltip: {
+            callbacks: {
+              label: function (item) {
+                var names = item.dataset.writelabNames;
+                return names ? names[item.dataIndex] : undefined;
+              }
+            }
+          }
+        }
+      },
+      plugins: [whiskers]
     };
+  }
+
+  // The axes as drawn: title and largest tick, for the self-check.
+  function axes(chart) {
+    return Object.keys(chart.scales).map(function (k) {
+      var s = chart.scales[k];
+      var max = 0;
+      (s.ticks || []).forEach(function (t) { if (isFinite(t.value)) max = Math.max(max, Math.abs(t.value)); });
+      return { id: k, title: (s.options.title && s.options.title.text) || "", max_tick: max,
+               type: s.type };
+    });
   }
 
   // Painted pixels of a canvas: not empty means the chart drew something.
@@ -65,9 +133,11 @@
       var spec = specs[Number(div.getAttribute("data-chart"))];
       var canvas = document.createElement("canvas");
       div.appendChild(canvas);
-      var entry = { chart: Number(div.getAttribute("data-chart")), pixels: 0, points: 0 };
+      var entry = { chart: Number(div.getAttribute("data-chart")), pixels: 0, points: 0,
+                    kind: spec.kind, title: spec.title, axes: [] };
       try {
         var chart = new Chart(canvas, config(spec));
+        entry.axes = axes(chart);
         chart.data.datasets.forEach(function (d, i) {
           chart.getDatasetMeta(i).data.forEach(function (e) {
             if (e && !e.skip && isFinite(e.x) && isFinite(e.y)) entry.points++;
@@ -81,6 +151,21 @@
     });
   } catch (e) {
     errors.push(String(e));
+  }
+  // The page's order, for the test: where the recommendations and the
+  // first chart are.
+  var all = Array.prototype.slice.call(document.querySelectorAll("#recommendations, div[data-chart]"));
+  check.recommendations_first = all.length > 0 && all[0].id === "recommendations";
+  check.unsupported_marked = document.querySelectorAll(".unsupported").length;
+  // report.html#only=picture-stride: that picture alone (the screenshots in docs/img).
+  var only = /#only=([\w-]+)/.exec(window.location.hash);
+  if (only && document.getElementById(only[1])) {
+    var keep = document.getElementById(only[1]);
+    document.body.childNodes.forEach(function (n) { if (n.style) n.style.display = "none"; });
+    document.body.appendChild(keep);
+    keep.style.display = "block";
+    keep.style.margin = "0";
+    document.body.style.margin = "8px";
   }
   var out = document.getElementById("writelab-check");
   out.textContent = JSON.stringify(check);

@@ -11,6 +11,7 @@
 #include "core/units.h"
 #include "report/html_plan.h"
 #include "report/text.h"
+#include "writelab/error.h"
 
 namespace writelab {
 
@@ -35,6 +36,9 @@ dt { color: #666; } dd { margin: 0; }
 pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: 12px; }
 div.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(500px, 1fr)); gap: 1em; }
 div.chart { position: relative; height: 300px; margin: .5em 0; }
+figure { margin: 0; } figure.picture { grid-column: 1 / -1; }
+figcaption.unsupported, td.unsupported { color: #a33; font-size: 12px; }
+ol.recommendations li { margin: .3em 0; } ol.recommendations a { color: inherit; }
 .error { color: #a33; }
 #writelab-check { display: none; }
 )";
@@ -60,22 +64,7 @@ std::string ScriptText(std::string_view js) {
 }
 
 std::string Item(const std::string& term, const std::string& value) {
-  if (value.empty()) return "";
-  return "<dt>" + EscapeHtml(term) + "</dt><dd>" + EscapeHtml(value) + "</dd>";
-}
-
-std::string HostHtml(const Document& doc) {
-  const Host& h = doc.host;
-  std::string vm;
-  for (const auto& [knob, value] : h.vm)
-    vm += fmt::format("{}vm.{} {}", vm.empty() ? "" : ", ", knob, value);
-  return "<dl>" + Item("command", doc.command_line) +
-         Item("writelab", doc.writelab_version + ", schema " + std::to_string(doc.schema_version)) +
-         Item("run", doc.started_at + " to " + doc.finished_at) + Item("host", h.hostname) +
-         Item("kernel", h.kernel + " " + h.machine + " " + h.version) +
-         Item("CPUs", std::to_string(h.cpus)) +
-         Item("memory", FormatBytes(static_cast<double>(h.memory_bytes))) +
-         Item("dirty pages", vm) + "</dl>";
+  return HtmlItem(term, value);
 }
 
 std::string Join(const std::vector<std::string>& v) {
@@ -89,8 +78,7 @@ std::string Optional(const std::optional<uint64_t>& v) { return v ? std::to_stri
 std::string TargetHtml(const ExperimentResult& e) {
   const Target& t = e.target;
   std::string rotational = t.rotational ? (*t.rotational ? "yes" : "no") : "";
-  return "<dl>" + Item("test bed", e.testbed) + Item("scheduler switched to", e.scheduler) +
-         Item("path", t.path) + Item("file system", t.fs_type) +
+  return "<dl>" + Item("path", t.path) + Item("file system", t.fs_type) +
          Item("mount point", t.mount_point) + Item("mounted from", t.mount_source) +
          Item("mount options", t.mount_options) + Item("device", t.device) +
          Item("found as", Join(t.stack)) + Item("model", t.model) + Item("scheduler", t.scheduler) +
@@ -121,30 +109,57 @@ std::string FigureTable(const ExperimentResult& e) {
   for (const Row& r : e.rows) {
     out += "<tr><td>" + EscapeHtml(r.name) + "</td>";
     if (r.status != RowStatus::kOk) {
-      out += fmt::format("<td class=\"status\" colspan=\"{}\">{}</td></tr>\n", e.table.size(),
-                         EscapeHtml(std::string(RowStatusName(r.status)) + ": " + r.message));
+      std::string why = r.error_code ? ErrnoName(r.error_code) + ": " + r.message : r.message;
+      out += fmt::format("<td class=\"status {}\" colspan=\"{}\">{}</td></tr>\n",
+                         RowStatusName(r.status), e.table.size(),
+                         EscapeHtml(std::string(RowStatusName(r.status)) + ": " + why));
       continue;
     }
     for (const std::string& key : e.table) {
       const Figure* f = r.FindFigure(key);
-      out += "<td>" + (f ? Cell(*f) : std::string("-")) + "</td>";
+      out += "<td>" + (f ? Cell(*f) : std::string(kNotMeasured)) + "</td>";
     }
     out += "</tr>\n";
   }
   return out + "</table>\n";
 }
 
+// The divs the charts are drawn in, in the order of ChartSpecsJson. A
+// picture has an id (#picture-stride) and notes under it (rows not measured).
 std::string Charts(const std::vector<nlohmann::json>& charts, int& next) {
   if (charts.empty()) return "";
   std::string out = "<div class=\"charts\">\n";
-  for (size_t i = 0; i < charts.size(); ++i)
-    out += fmt::format("<div class=\"chart\" data-chart=\"{}\"></div>\n", next++);
+  for (const nlohmann::json& c : charts) {
+    std::string id = c.value("picture", "");
+    out += fmt::format("<figure{}><div class=\"chart\" data-chart=\"{}\"></div>",
+                       id.empty() ? "" : " id=\"picture-" + EscapeHtml(id) + "\" class=\"picture\"",
+                       next++);
+    for (const auto& note : c["notes"])
+      out += "<figcaption class=\"unsupported\">" + EscapeHtml(note.get<std::string>()) +
+             "</figcaption>";
+    out += "</figure>\n";
+  }
   return out + "</div>\n";
 }
 
-std::string RunHtml(const RunPlan& p, int& next) {
+// A target is described in full once; later runs on the same one link to it.
+std::string TargetOnce(const ExperimentResult& e, const std::string& anchor,
+                       std::map<std::string, std::string>& seen) {
+  std::string html = TargetHtml(e);
+  auto [it, fresh] = seen.emplace(html, anchor);
+  if (fresh) return html;
+  return "<p>target: as <a href=\"#" + it->second + "\">above</a></p>\n";
+}
+
+std::string RunHtml(const RunPlan& p, const std::string& anchor, int& next,
+                    std::map<std::string, std::string>& targets) {
   const ExperimentResult& e = *p.run;
-  std::string out = "<h3>" + EscapeHtml(e.name + " on " + p.label) + "</h3>\n" + TargetHtml(e);
+  std::string out =
+      "<h3 id=\"" + anchor + "\">" + EscapeHtml(e.name + " on " + p.label) + "</h3>\n";
+  if (!e.testbed.empty() || !e.scheduler.empty())
+    out += "<dl>" + Item("test bed", e.testbed) + Item("scheduler switched to", e.scheduler) +
+           "</dl>\n";
+  out += TargetOnce(e, anchor, targets);
   if (!e.table.empty()) out += FigureTable(e);
   out += "<details><summary>tables as in the terminal</summary><pre>" +
          EscapeHtml(RenderExperimentText(e)) + "</pre></details>\n";
@@ -152,6 +167,11 @@ std::string RunHtml(const RunPlan& p, int& next) {
 }
 
 }  // namespace
+
+std::string HtmlItem(const std::string& term, const std::string& value) {
+  if (value.empty()) return "";
+  return "<dt>" + EscapeHtml(term) + "</dt><dd>" + EscapeHtml(value) + "</dd>";
+}
 
 std::string EscapeHtml(std::string_view text) {
   std::string out;
@@ -215,19 +235,20 @@ std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& asse
       "<title>writelab report</title>\n<style>" +
       std::string(kStyle) + "</style>\n<script>" + kErrorTrap +
       "</script>\n</head><body>\n<h1>writelab report</h1>\n";
-  for (size_t d = 0; d < docs.size(); ++d) {
-    if (docs.size() > 1) out += fmt::format("<h2>file {}</h2>\n", d + 1);
-    out += HostHtml(docs[d]);
-    for (const std::string& err : docs[d].errors)
-      out += "<p class=\"error\">error: " + EscapeHtml(err) + "</p>\n";
-  }
+  std::vector<GroupPlan> groups = PlanReport(docs);
+  out += TopHtml(docs, groups);
   int next = 0;
-  for (const GroupPlan& g : PlanReport(docs)) {
+  std::map<std::string, std::string> targets;
+  for (const GroupPlan& g : groups) {
     const ExperimentResult& first = *g.runs.front().run;
-    out += "<h2>" + EscapeHtml(g.name) + "</h2>\n<p>reproduces " + EscapeHtml(first.reproduces) +
-           "</p>\n";
+    out += "<section id=\"exp-" + EscapeHtml(g.name) + "\">\n<h2>" + EscapeHtml(g.name) +
+           "</h2>\n<p>reproduces " + EscapeHtml(first.reproduces) + "</p>\n";
+    out += Charts(g.pictures, next);
     out += Charts(g.charts, next);
-    for (const RunPlan& r : g.runs) out += RunHtml(r, next);
+    for (size_t i = 0; i < g.runs.size(); ++i)
+      out += RunHtml(g.runs[i], "run-" + EscapeHtml(g.name) + "-" + std::to_string(i + 1), next,
+                     targets);
+    out += "</section>\n";
   }
   out +=
       "<pre id=\"writelab-check\"></pre>\n<script id=\"writelab-charts\" "

@@ -9,11 +9,13 @@
 
 #include "report/html.h"
 #include "report/html_plan.h"
+#include "writelab/error.h"
 
 namespace writelab {
-namespace {
 
 using nlohmann::json;
+
+namespace spec {
 
 json Axis(const std::string& id, const std::string& title, const std::string& type) {
   json a = json::object();
@@ -26,25 +28,23 @@ json Axis(const std::string& id, const std::string& title, const std::string& ty
 json Chart(const std::string& title, const std::string& kind, json x) {
   json c = json::object();
   c["title"] = title;
-  c["kind"] = kind;  // "line" or "bar"
+  c["kind"] = kind;  // "line", "bar" or "scatter"
   c["x"] = std::move(x);
   c["y"] = json::array();
   c["labels"] = json::array();
   c["datasets"] = json::array();
+  c["notes"] = json::array();
   return c;
 }
 
-std::string AxisTitle(const Column& c) {
-  return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")";
-}
-
-// The y axis for a unit, added on first use; sides alternate.
-std::string YAxisFor(json& chart, const std::string& unit, const std::string& type = "linear") {
+std::string YAxisFor(json& chart, const std::string& unit, const std::string& type,
+                     const std::string& name) {
   for (const json& a : chart["y"])
-    if (a["unit"] == unit) return a["id"];
+    if (a["unit"] == unit && a["name"] == name) return a["id"];
   std::string id = "y" + std::to_string(chart["y"].size());
-  json a = Axis(id, unit, type);
+  json a = Axis(id, name.empty() ? unit : name + " (" + unit + ")", type);
   a["unit"] = unit;
+  a["name"] = name;
   a["right"] = chart["y"].size() % 2 == 1;
   chart["y"].push_back(std::move(a));
   return id;
@@ -58,6 +58,38 @@ json Dataset(const std::string& label, const std::string& axis, json data) {
   return d;
 }
 
+void AddValue(json& d, const Figure* f) {
+  bool value = f && std::isfinite(f->value.median);
+  d["data"].push_back(value ? json(f->value.median) : json(nullptr));
+  bool spread = value && f->value.n >= 2 && f->value.min != f->value.max;
+  if (!d.contains("lo")) d["lo"] = json::array(), d["hi"] = json::array();
+  d["lo"].push_back(spread ? json(f->value.min) : json(nullptr));
+  d["hi"].push_back(spread ? json(f->value.max) : json(nullptr));
+}
+
+std::string RowLabel(json& chart, const Row& r) {
+  if (r.status == RowStatus::kOk) return r.name;
+  std::string why =
+      r.error_code ? std::string(ErrnoName(r.error_code)) + ": " + r.message : r.message;
+  std::string note = r.name + ": " + RowStatusName(r.status) + " (" + why + ")";
+  if (std::find(chart["notes"].begin(), chart["notes"].end(), note) == chart["notes"].end())
+    chart["notes"].push_back(note);
+  return r.name + " (" + RowStatusName(r.status) + ")";
+}
+
+}  // namespace spec
+
+namespace {
+
+using spec::Axis;
+using spec::Chart;
+using spec::Dataset;
+using spec::YAxisFor;
+
+std::string AxisTitle(const Column& c) {
+  return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")";
+}
+
 // Points (x, column) of one series; non-finite values are left out.
 json XY(const Series& s, size_t column) {
   json data = json::array();
@@ -67,6 +99,14 @@ json XY(const Series& s, size_t column) {
   return data;
 }
 
+// A line needs this many points to be worth drawing: a timeline of 2
+// samples over a 0.5 s row says nothing. Per GiB: more than two.
+size_t kMinPoints(const std::string& key) { return key == "per_gib" ? 3 : 5; }
+
+// Rows beyond which each row's own telemetry charts are left out (stride's
+// steps): the comparison chart and the tables still show every row.
+constexpr size_t kMaxRowCharts = 8;
+
 // The first trial's series of each row with the given key.
 std::vector<std::pair<const Row*, const Series*>> FirstTrials(const ExperimentResult& e,
                                                               const std::string& key) {
@@ -75,7 +115,8 @@ std::vector<std::pair<const Row*, const Series*>> FirstTrials(const ExperimentRe
     const Series* first = nullptr;
     for (const Series& s : r.series)
       if (s.key == key && (!first || s.trial < first->trial)) first = &s;
-    if (first && !first->columns.empty()) out.push_back({&r, first});
+    if (first && !first->columns.empty() && first->points.size() >= kMinPoints(key))
+      out.push_back({&r, first});
   }
   return out;
 }
@@ -105,7 +146,7 @@ void AddSeriesCharts(const ExperimentResult& e, const std::string& run, std::vec
       for (const auto& [r, s] : rows) c["datasets"].push_back(Dataset(r->name, y, XY(*s, 1)));
       out.push_back(std::move(c));
     }
-    if (width == 2) continue;
+    if (width == 2 || rows.size() > kMaxRowCharts) continue;
     // Each row with all its columns: a chart per two units (a y axis each on
     // the left and right), so throughput shares a chart with Dirty/Writeback.
     std::vector<std::string> units;
@@ -133,35 +174,53 @@ std::string PercentileLabel(double p) {
   return buf;
 }
 
-// A percentile plot per latency key: a line per row, log y axis in ms.
+// A row's distribution as (latency ms, % of samples at or below) at each
+// non-empty bucket's upper end.
+json CdfPoints(const Latency& l) {
+  json data = json::array();
+  uint64_t seen = 0;
+  for (const Latency::Bucket& b : l.buckets) {
+    seen += b.count;
+    double ms = static_cast<double>(std::max<uint64_t>(std::min(b.high_ns, l.max_ns), 1)) / 1e6;
+    data.push_back(
+        json::array({ms, 100.0 * static_cast<double>(seen) / static_cast<double>(l.count)}));
+  }
+  return data;
+}
+
+// A CDF per latency key, a line per row on a log latency axis, with each
+// row's p50/p99/p99.9 marked (those its samples support).
 void AddLatencyCharts(const ExperimentResult& e, const std::string& run, std::vector<json>& out) {
   std::vector<std::string> keys;
   for (const Row& r : e.rows)
     for (const Latency& l : r.latencies)
       if (std::find(keys.begin(), keys.end(), l.key) == keys.end()) keys.push_back(l.key);
   for (const std::string& key : keys) {
-    std::set<double> ps;
     std::string label = key;
     for (const Row& r : e.rows)
-      if (const Latency* l = r.FindLatency(key)) {
-        label = l->label;
-        for (const auto& [p, ns] : l->percentiles_ns) ps.insert(p);
-      }
+      if (const Latency* l = r.FindLatency(key)) label = l->label;
     json c = Chart(e.name + " latency: " + label + " — " + run, "line",
-                   Axis("x", "percentile", "category"));
-    for (double p : ps) c["labels"].push_back(PercentileLabel(p));
-    std::string y = YAxisFor(c, "ms", "logarithmic");
+                   Axis("x", "latency (ms)", "logarithmic"));
+    c["x"]["unit"] = "ms";
+    c["x"]["name"] = "latency";
+    std::string y = YAxisFor(c, "%", "linear", "samples at or below");
+    json marks = Dataset("p50 / p99 / p99.9", y, json::array());
+    marks["marks"] = true;
+    marks["names"] = json::array();
     for (const Row& r : e.rows) {
       const Latency* l = r.FindLatency(key);
-      if (!l || l->count == 0) continue;
-      json data = json::array();
-      for (double p : ps) {
-        auto ns = l->At(p);
-        data.push_back(ns && *ns > 0 ? json(static_cast<double>(*ns) / 1e6) : json(nullptr));
+      if (!l || l->count == 0 || l->buckets.empty()) continue;
+      c["datasets"].push_back(Dataset(r.name, y, CdfPoints(*l)));
+      for (const auto& [p, ns] : l->percentiles_ns) {
+        if (p != 50 && p != 99 && p != 99.9) continue;
+        marks["data"].push_back(
+            json::array({static_cast<double>(std::max<uint64_t>(ns, 1)) / 1e6, p}));
+        marks["names"].push_back(r.name + " " + PercentileLabel(p));
       }
-      c["datasets"].push_back(Dataset(r.name, y, std::move(data)));
     }
-    if (!c["datasets"].empty()) out.push_back(std::move(c));
+    if (c["datasets"].empty()) continue;
+    if (!marks["data"].empty()) c["datasets"].push_back(std::move(marks));
+    out.push_back(std::move(c));
   }
 }
 
@@ -180,8 +239,16 @@ bool NumericRows(const std::vector<std::string>& names) {
   return !names.empty();
 }
 
+const Row* FindRow(const ExperimentResult& e, const std::string& name) {
+  for (const Row& r : e.rows)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
 // Per table figure: the rows of every run side by side; a line over a log x
-// axis when the rows are positive numbers (stride's steps), else grouped bars.
+// axis when the rows are positive numbers (stride's steps), else grouped
+// bars. Each value carries its trials' min-max; a row that was not measured
+// is labelled so, with its errno in the chart's notes, never an empty bar.
 std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
   const ExperimentResult& first = *runs.front()->run;
   std::vector<std::string> rows;
@@ -198,20 +265,32 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
     std::string title = first.name + ": " + shape->label;
     json c = numeric ? Chart(title, "line", Axis("x", first.row_label, "logarithmic"))
                      : Chart(title, "bar", Axis("x", first.row_label, "category"));
-    if (!numeric) c["labels"] = rows;
+    c["figure"] = key;
     std::string y = YAxisFor(c, shape->unit);
     for (const RunPlan* p : runs) {
-      json data = json::array();
+      json d = Dataset(runs.size() > 1 ? p->label : shape->label, y, json::array());
       for (const std::string& name : rows) {
-        const Row* row = nullptr;
-        for (const Row& r : p->run->rows)
-          if (r.name == name) row = &r;
+        const Row* row = FindRow(*p->run, name);
         const Figure* f = row && row->status == RowStatus::kOk ? row->FindFigure(key) : nullptr;
-        bool finite = f && std::isfinite(f->value.median);
-        if (numeric && finite) data.push_back(json::array({RowNumber(name), f->value.median}));
-        if (!numeric) data.push_back(finite ? json(f->value.median) : json(nullptr));
+        if (row && row->status != RowStatus::kOk) spec::RowLabel(c, *row);
+        if (!numeric) {
+          spec::AddValue(d, f);
+        } else if (f && std::isfinite(f->value.median)) {
+          json point = {{"data", json::array()}};  // the value, then its whisker
+          spec::AddValue(point, f);
+          d["data"].push_back(json::array({RowNumber(name), point["data"][0]}));
+          d["lo"].push_back(point["lo"][0]), d["hi"].push_back(point["hi"][0]);
+        }
       }
-      c["datasets"].push_back(Dataset(runs.size() > 1 ? p->label : shape->label, y, data));
+      c["datasets"].push_back(std::move(d));
+    }
+    if (!numeric) {
+      for (const std::string& name : rows) {
+        const Row* row = FindRow(first, name);
+        json scratch = json::object();
+        scratch["notes"] = json::array();
+        c["labels"].push_back(row ? spec::RowLabel(scratch, *row) : name);
+      }
     }
     out.push_back(std::move(c));
   }
@@ -266,14 +345,87 @@ void AddExplainCharts(const ExperimentResult& e, const std::string& run, std::ve
   }
 }
 
-std::string RunLabel(const ExperimentResult& e, size_t doc, size_t docs) {
+std::string RunLabel(const ExperimentResult& e, const std::vector<Document>& docs, size_t doc) {
   std::string label = e.testbed.empty() ? e.target.path : e.testbed;
   if (!e.scheduler.empty()) label += "/" + e.scheduler;
-  if (docs > 1) label += " (file " + std::to_string(doc + 1) + ")";
+  if (docs.size() > 1) label += " (" + DocLabel(docs, doc) + ")";
   return label;
 }
 
+// The unit an axis is drawn in, chosen by the largest value on it.
+struct Display {
+  std::string unit;
+  double divisor = 1;
+};
+
+Display DisplayFor(const std::string& unit, double max) {
+  if (unit == "bytes") {
+    const char* names[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    double d = 1;
+    while (i < 4 && max >= d * 1024) d *= 1024, ++i;
+    return {names[i], d};
+  }
+  if (unit == "ms")
+    return max < 1 ? Display{"µs", 1e-3} : max >= 1e4 ? Display{"s", 1e3} : Display{"ms", 1};
+  if (unit == "s") return max < 1 ? Display{"ms", 1e-3} : Display{"s", 1};
+  if (unit == "ns")
+    return max >= 1e9   ? Display{"s", 1e9}
+           : max >= 1e6 ? Display{"ms", 1e6}
+           : max >= 1e3 ? Display{"µs", 1e3}
+                        : Display{"ns", 1};
+  return {unit, 1};
+}
+
+// Every number a dataset draws on an axis: slot 0 (x) or 1 (y) of points,
+// the numbers of a category dataset, and the whiskers.
+template <typename Visit>
+void EachValue(json& d, bool category, int slot, Visit visit) {
+  for (json& v : d["data"]) {
+    json& n = category ? v : v[slot];
+    if (n.is_number()) visit(n);
+  }
+  if (slot == 0) return;
+  for (const char* k : {"lo", "hi"})
+    if (d.contains(k))
+      for (json& n : d[k])
+        if (n.is_number()) visit(n);
+}
+
+void ScaleAxis(json& chart, json& axis, bool x) {
+  if (!axis.contains("unit")) return;
+  bool category = chart["x"]["type"] == "category";
+  std::string id = axis["id"];
+  auto each = [&](auto visit) {
+    for (json& d : chart["datasets"])
+      if (x || d["axis"] == id) EachValue(d, category, x ? 0 : 1, visit);
+  };
+  double max = 0;
+  each([&](json& n) { max = std::max(max, std::fabs(n.get<double>())); });
+  Display show = DisplayFor(axis["unit"], max);
+  if (show.divisor != 1) each([&](json& n) { n = n.get<double>() / show.divisor; });
+  std::string name = axis.value("name", "");
+  axis["title"] = name.empty() || name == show.unit ? show.unit : name + " (" + show.unit + ")";
+}
+
+size_t Points(const json& chart) {
+  size_t n = 0;
+  for (const json& d : chart["datasets"])
+    for (const json& v : d["data"]) n += !v.is_null();
+  return n;
+}
+
 }  // namespace
+
+void FinishCharts(std::vector<json>& charts) {
+  std::erase_if(charts, [](const json& c) {
+    return Points(c) == 0 || (c["kind"] == "line" && Points(c) < 5);
+  });
+  for (json& c : charts) {
+    if (c["x"]["type"] != "category") ScaleAxis(c, c["x"], true);
+    for (json& a : c["y"]) ScaleAxis(c, a, false);
+  }
+}
 
 std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs) {
   std::vector<GroupPlan> groups;
@@ -288,7 +440,7 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs) {
       }
       RunPlan run;
       run.run = &e;
-      run.label = RunLabel(e, d, docs.size());
+      run.label = RunLabel(e, docs, d);
       AddSeriesCharts(e, run.label, run.charts);
       AddLatencyCharts(e, run.label, run.charts);
       AddExplainCharts(e, run.label, run.charts);
@@ -298,7 +450,18 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs) {
   for (GroupPlan& g : groups) {
     std::vector<const RunPlan*> runs;
     for (const RunPlan& r : g.runs) runs.push_back(&r);
+    g.pictures = ExperimentPictures(runs);
     g.charts = FigureCharts(runs);
+    FinishCharts(g.pictures);
+    FinishCharts(g.charts);
+    // A figure a picture already draws is not drawn again.
+    std::erase_if(g.charts, [&](const json& c) {
+      return std::any_of(g.pictures.begin(), g.pictures.end(), [&](const json& p) {
+        return p.contains("covers") &&
+               std::find(p["covers"].begin(), p["covers"].end(), c["figure"]) != p["covers"].end();
+      });
+    });
+    for (RunPlan& r : g.runs) FinishCharts(r.charts);
   }
   return groups;
 }
@@ -306,6 +469,7 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs) {
 std::string ChartSpecsJson(const std::vector<Document>& docs) {
   json all = json::array();
   for (const GroupPlan& g : PlanReport(docs)) {
+    for (const json& c : g.pictures) all.push_back(c);
     for (const json& c : g.charts) all.push_back(c);
     for (const RunPlan& r : g.runs)
       for (const json& c : r.charts) all.push_back(c);

@@ -22,11 +22,46 @@ struct RunPlan {
 };
 
 struct GroupPlan {
-  std::string name;                    // experiment name
-  std::vector<nlohmann::json> charts;  // figures compared across the runs
+  std::string name;                      // experiment name
+  std::vector<nlohmann::json> pictures;  // what the original post is about (html_pictures.cc)
+  std::vector<nlohmann::json> charts;    // figures compared across the runs
   std::vector<RunPlan> runs;
 };
 
 std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs);
+
+// The pictures an experiment the report knows is about: stride's 2006 table
+// as a chart, fsync's latency per iteration, stream's trade-off, prealloc's
+// 2012 table, records per method. Empty for an experiment it does not know.
+std::vector<nlohmann::json> ExperimentPictures(const std::vector<const RunPlan*>& runs);
+
+// Building blocks of a chart spec (see web/report.js for the fields).
+namespace spec {
+nlohmann::json Axis(const std::string& id, const std::string& title, const std::string& type);
+nlohmann::json Chart(const std::string& title, const std::string& kind, nlohmann::json x);
+// The y axis for a unit, added on first use (sides alternate); its id.
+std::string YAxisFor(nlohmann::json& chart, const std::string& unit,
+                     const std::string& type = "linear", const std::string& name = "");
+nlohmann::json Dataset(const std::string& label, const std::string& axis, nlohmann::json data);
+// A figure's median as a bar or point, with its min-max as whiskers ("lo",
+// "hi") when the trials differ; null when the row has no such figure.
+void AddValue(nlohmann::json& dataset, const Figure* f);
+// "write-zeroes (unsupported)" for a row that was not measured, with a note
+// on the chart giving the errno and message.
+std::string RowLabel(nlohmann::json& chart, const Row& r);
+}  // namespace spec
+
+// The top of the page: the hosts, the recommendations linking to their
+// experiments, a summary of each experiment's headline figure, and contents.
+std::string TopHtml(const std::vector<Document>& docs, const std::vector<GroupPlan>& groups);
+// "<dt>term</dt><dd>value</dd>", escaped; "" when value is empty.
+std::string HtmlItem(const std::string& term, const std::string& value);
+// What a document's runs are called beside another's: its --label, else
+// its host and kernel.
+std::string DocLabel(const std::vector<Document>& docs, size_t d);
+
+// Units a person reads, per axis: bytes as KiB..TiB, ms as µs or s, chosen by
+// the largest value; drops line charts with fewer than 5 points.
+void FinishCharts(std::vector<nlohmann::json>& charts);
 
 }  // namespace writelab

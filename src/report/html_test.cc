@@ -43,11 +43,16 @@ ExperimentResult Unknown(const std::string& row_prefix) {
     r.name = row_prefix + std::to_string(i);
     r.figures = {{"ops", "ops/s", "ops/s", "all", Summarize({1.0 + i, 2.0 + i})},
                  {"cost", "cost", "s", "all", Summarize({0.5})}};
-    Series a{"curve", 0, 1, {{"t", "s"}, {"speed", "MB/s"}}, {{0, 1}, {1, 2}}};
-    Series b{"mix", 0, 1, {{"t", "s"}, {"speed", "MB/s"}, {"dirty", "bytes"}}, {{0, 1, 2}}};
-    r.series = {a, b};
+    Series a{"curve", 0, 1, {{"t", "s"}, {"speed", "MB/s"}}, {}};
+    Series b{"mix", 0, 1, {{"t", "s"}, {"speed", "MB/s"}, {"dirty", "bytes"}}, {}};
+    for (int t = 0; t < 6; ++t) {
+      a.points.push_back({1.0 * t, 1.0 + t});
+      b.points.push_back({1.0 * t, 1.0 + t, 3e9});  // bytes: drawn in GiB
+    }
+    Series few{"short", 0, 1, {{"t", "s"}, {"speed", "MB/s"}}, {{0, 1}, {1, 2}}};
+    r.series = {a, b, few};
     Histogram h;
-    h.Record(1000000);
+    for (int k = 1; k <= 10; ++k) h.Record(100000u * k);
     r.latencies.push_back(Latency::From(h, "op", "one op", "all"));
     e.rows.push_back(r);
   }
@@ -59,14 +64,26 @@ TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
   doc.experiments.push_back(Unknown("m"));
   json specs = json::parse(ChartSpecsJson({doc}));
   // 2 table figures (bars), curve: 1 overlay, mix: 1 overlay + 2 per row,
-  // 1 latency percentile plot.
+  // 1 latency CDF; "short" (2 points a row) is not drawn.
   ASSERT_EQ(specs.size(), 7u);
   EXPECT_EQ(specs[0]["kind"], "bar");
   EXPECT_EQ(specs[0]["labels"], json({"m0", "m1"}));
   EXPECT_EQ(specs[0]["datasets"][0]["data"], json({1.5, 2.5}));  // medians
-  EXPECT_EQ(specs[2]["datasets"].size(), 2u);                    // a line per row
-  EXPECT_EQ(specs[4]["y"].size(), 2u);                           // MB/s and bytes axes
-  EXPECT_EQ(specs[6]["y"][0]["type"], "logarithmic");
+  EXPECT_EQ(specs[0]["datasets"][0]["lo"], json({1.0, 2.0}));    // min-max whiskers
+  EXPECT_EQ(specs[0]["datasets"][0]["hi"], json({2.0, 3.0}));
+  EXPECT_EQ(specs[1]["y"][0]["title"], "ms");  // 0.5 s drawn in ms
+  EXPECT_EQ(specs[1]["datasets"][0]["data"], json({500.0, 500.0}));
+  EXPECT_EQ(specs[2]["datasets"].size(), 2u);  // a line per row
+  EXPECT_EQ(specs[4]["y"].size(), 2u);         // MB/s and bytes axes
+  EXPECT_EQ(specs[4]["y"][1]["title"], "GiB");
+  EXPECT_NEAR(specs[4]["datasets"][1]["data"][0][1].get<double>(), 3e9 / (1 << 30), 1e-9);
+  for (const json& c : specs)
+    EXPECT_EQ(c["title"].get<std::string>().find("short"), std::string::npos);
+  const json& cdf = specs[6];
+  EXPECT_EQ(cdf["x"]["type"], "logarithmic");
+  EXPECT_EQ(cdf["x"]["title"], "latency (ms)");
+  EXPECT_EQ(cdf["datasets"][0]["data"].back()[1], 100.0);  // every sample at or below the last
+  EXPECT_EQ(cdf["datasets"].back()["marks"], true);        // p50 of each row; p99 needs 100
   std::string page = RenderHtml({doc}, kStubAssets);
   EXPECT_EQ(Count(page, "data-chart=\""), 7);
   EXPECT_NE(page.find("<th>ops/s</th><th>cost</th>"), std::string::npos);
@@ -76,17 +93,21 @@ TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
 TEST(Html, FixedDocumentHasAChartPerSeriesAndLatency) {
   Document doc = FixedDocument();
   json specs = json::parse(ChartSpecsJson({doc}));
-  int series = 0, latencies = 0, figures = 0;
+  int series = 0, latencies = 0, figures = 0, pictures = 0;
   for (const json& c : specs) {
     std::string title = c["title"];
-    if (title.find(" latency: ") != std::string::npos)
+    if (c.contains("picture"))
+      ++pictures;
+    else if (title.find(" latency: ") != std::string::npos)
       ++latencies;
     else if (c["x"]["type"] == "linear")
       ++series;
     else
       ++figures;
   }
-  EXPECT_EQ(figures, static_cast<int>(doc.experiments[0].table.size()));
+  // stream's trade-off picture draws all three table figures.
+  EXPECT_EQ(pictures, 1);
+  EXPECT_EQ(figures, 0);
   EXPECT_GE(series, 1);
   EXPECT_EQ(latencies, 1);
   std::string page = RenderHtml({doc}, kStubAssets);
@@ -116,11 +137,12 @@ TEST(Html, StepsAreALineOverALogAxisPerScheduler) {
     doc.experiments.push_back(e);
   }
   json specs = json::parse(ChartSpecsJson({doc}));
-  ASSERT_EQ(specs.size(), 1u);
+  ASSERT_EQ(specs.size(), 1u);  // the picture; the figure chart would repeat it
+  EXPECT_EQ(specs[0]["picture"], "stride");
   EXPECT_EQ(specs[0]["kind"], "line");
   EXPECT_EQ(specs[0]["x"]["type"], "logarithmic");
   ASSERT_EQ(specs[0]["datasets"].size(), 2u);
-  EXPECT_EQ(specs[0]["datasets"][1]["label"], "/bfq");
+  EXPECT_EQ(specs[0]["datasets"][1]["label"], "/bfq qd1");
   EXPECT_EQ(specs[0]["datasets"][0]["data"][2], json({512.0, 100.0 / 512}));
 }
 
@@ -173,6 +195,38 @@ TEST(Html, ExplainedRowsGetAStackedBarOfWhereTheTimeWent) {
   EXPECT_EQ(c["datasets"][0]["label"], "journal commit");
   EXPECT_EQ(c["datasets"][0]["data"], json({90.0, 0.0}));
   EXPECT_EQ(c["datasets"][3]["data"], json({4.0, 22.0}));
+}
+
+// What a reader wants first: recommendations linking to their experiment,
+// the headline figures, the contents; then each target described once.
+TEST(Html, TopHasRecommendationsSummaryAndContents) {
+  Document doc = FixedDocument();
+  doc.recommendations = {"streaming: prefer window-drop", "fsync: not run"};
+  doc.experiments.push_back(doc.experiments[0]);  // the same target again
+  doc.experiments[1].scheduler = "bfq";
+  std::string page = RenderHtml({doc}, kStubAssets);
+  size_t recs = page.find("id=\"recommendations\"");
+  ASSERT_NE(recs, std::string::npos);
+  EXPECT_LT(recs, page.find("data-chart="));
+  EXPECT_LT(recs, page.find("id=\"summary\""));
+  EXPECT_LT(page.find("id=\"summary\""), page.find("id=\"contents\""));
+  EXPECT_NE(page.find("<a href=\"#exp-stream\">streaming: prefer window-drop</a>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<li>fsync: not run</li>"), std::string::npos) << "no fsync section to link";
+  EXPECT_NE(page.find("<section id=\"exp-stream\">"), std::string::npos);
+  // Summary: plain is both best and worst (dontcache was not measured).
+  EXPECT_NE(
+      page.find("<td>plain: 494 MB/s</td><td>plain: 494 MB/s</td><td>1 of 2 (1 not measured)"),
+      std::string::npos);
+  EXPECT_EQ(Count(page, "<dt>mounted from</dt>"), 1) << "the target is described once";
+  EXPECT_NE(page.find("target: as <a href=\"#run-stream-1\">"), std::string::npos);
+  // The unsupported row: in the table with its errno, under the picture.
+  EXPECT_NE(page.find("class=\"status unsupported\""), std::string::npos);
+  EXPECT_NE(page.find("EOPNOTSUPP: pwritev2 RWF_DONTCACHE"), std::string::npos);
+  EXPECT_NE(page.find("<figcaption class=\"unsupported\">dontcache: unsupported (EOPNOTSUPP"),
+            std::string::npos);
+  json specs = SpecsOf(page);
+  EXPECT_EQ(specs[0]["labels"][1], "dontcache (unsupported)");
 }
 
 TEST(Html, HostileNamesAreEscaped) {

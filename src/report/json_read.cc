@@ -208,7 +208,9 @@ auto ReadBucket(Latency& l) {
     b.Expect(b.raw().is_array() && b.raw().size() == 3, "[low_ns, high_ns, count]");
     Latency::Bucket out;
     int i = 0;
-    b.Each([&](const Node& v) { (i == 0 ? out.low_ns : i == 1 ? out.high_ns : out.count) = v.Uint(), ++i; });
+    b.Each([&](const Node& v) {
+      (i == 0 ? out.low_ns : i == 1 ? out.high_ns : out.count) = v.Uint(), ++i;
+    });
     if (out.high_ns < out.low_ns) b.Fail("high_ns is below low_ns");
     l.buckets.push_back(out);
   };

@@ -117,8 +117,8 @@ std::string FsyncLine(const ExperimentResult& e) {
              "device took {}); keep big writers' dirty data bounded (see streaming) where syncs "
              "matter",
              key.name == kFsyncTotalP99.name ? "p99" : "at worst", Value(*idle, key, "ms"),
-             Value(*worst, key, "ms"), worst->name,
-             Value(*worst, kFsyncBgMbS, "MB/s"), Value(*worst, kFsyncDeviceMbS, "MB/s")) +
+             Value(*worst, key, "ms"), worst->name, Value(*worst, kFsyncBgMbS, "MB/s"),
+             Value(*worst, kFsyncDeviceMbS, "MB/s")) +
          (WhereTheTimeWent(*worst).empty()
               ? ""
               : fmt::format(" (measured, {}: {})", worst->name, WhereTheTimeWent(*worst)));

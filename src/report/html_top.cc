@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// The top of the report page: what a reader wants first. The hosts, the
+// survey's recommendations (each linking to the experiment it comes from), a
+// table of each experiment's headline figure, and the contents.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/units.h"
+#include "report/html.h"
+#include "report/html_plan.h"
+
+namespace writelab {
+namespace {
+
+std::string HostHtml(const Document& doc, const std::string& label) {
+  const Host& h = doc.host;
+  std::string vm;
+  for (const auto& [knob, value] : h.vm)
+    vm += fmt::format("{}vm.{} {}", vm.empty() ? "" : ", ", knob, value);
+  return "<dl>" + HtmlItem("run label", label) + HtmlItem("command", doc.command_line) +
+         HtmlItem("writelab",
+                  doc.writelab_version + ", schema " + std::to_string(doc.schema_version)) +
+         HtmlItem("run", doc.started_at + " to " + doc.finished_at) + HtmlItem("host", h.hostname) +
+         HtmlItem("kernel", h.kernel + " " + h.machine + " " + h.version) +
+         HtmlItem("CPUs", std::to_string(h.cpus)) +
+         HtmlItem("memory", FormatBytes(static_cast<double>(h.memory_bytes))) +
+         HtmlItem("dirty pages", vm) + "</dl>\n";
+}
+
+// Which experiment a recommendation line is about, by its first words.
+std::string ExperimentOf(const std::string& line) {
+  const std::pair<const char*, const char*> prefixes[] = {{"streaming:", "stream"},
+                                                          {"fsync:", "fsync"},
+                                                          {"small records:", "records"},
+                                                          {"preallocation:", "prealloc"},
+                                                          {"access pattern:", "stride"}};
+  for (const auto& [prefix, name] : prefixes)
+    if (line.starts_with(prefix)) return name;
+  return "";
+}
+
+std::string RecommendationsHtml(const std::vector<Document>& docs,
+                                const std::vector<GroupPlan>& groups) {
+  std::string out;
+  for (size_t d = 0; d < docs.size(); ++d) {
+    for (const std::string& line : docs[d].recommendations) {
+      std::string name = ExperimentOf(line);
+      bool linked = std::any_of(groups.begin(), groups.end(),
+                                [&](const GroupPlan& g) { return g.name == name; });
+      std::string text = (docs.size() > 1 ? DocLabel(docs, d) + ": " : "") + line;
+      out += "<li>" +
+             (linked ? "<a href=\"#exp-" + EscapeHtml(name) + "\">" + EscapeHtml(text) + "</a>"
+                     : EscapeHtml(text)) +
+             "</li>\n";
+    }
+  }
+  if (out.empty()) return "";
+  return "<h2 id=\"recommendations\">Recommendations</h2>\n<ol class=\"recommendations\">\n" + out +
+         "</ol>\n";
+}
+
+// The figure an experiment is judged by, and whether less is better.
+struct Headline {
+  std::string key;
+  bool lower_is_better = false;
+};
+
+Headline HeadlineOf(const ExperimentResult& e) {
+  auto all_have = [&](const char* key) {
+    return std::all_of(e.rows.begin(), e.rows.end(), [&](const Row& r) {
+      return r.status != RowStatus::kOk || r.FindFigure(key);
+    });
+  };
+  if (e.name == "stream" || e.name == "stride") return {"mb_s", false};
+  if (e.name == "records") return {all_have("lines_s") ? "lines_s" : "commits_s", false};
+  if (e.name == "prealloc") return {"workload_s", true};
+  if (e.name == "fsync") return {all_have("total_p99_ms") ? "total_p99_ms" : "total_max_ms", true};
+  std::string key = !e.compare_figure.empty() ? e.compare_figure
+                    : e.table.empty()         ? ""
+                                              : e.table.front();
+  for (const Row& r : e.rows)
+    if (const Figure* f = r.FindFigure(key))
+      return {key, f->unit == "s" || f->unit == "ms" || f->unit == "ns"};
+  return {key, false};
+}
+
+std::string SummaryRow(const RunPlan& p, const std::string& anchor) {
+  const ExperimentResult& e = *p.run;
+  Headline h = HeadlineOf(e);
+  const Row* best = nullptr;
+  const Row* worst = nullptr;
+  const Figure* shape = nullptr;
+  int not_ok = 0;
+  for (const Row& r : e.rows) {
+    not_ok += r.status != RowStatus::kOk;
+    const Figure* f = r.status == RowStatus::kOk ? r.FindFigure(h.key) : nullptr;
+    if (!f || !std::isfinite(f->value.median)) continue;
+    shape = f;
+    auto better = [&](const Row* o) {
+      double v = o->FindFigure(h.key)->value.median;
+      return h.lower_is_better ? f->value.median < v : f->value.median > v;
+    };
+    if (!best || better(best)) best = &r;
+    if (!worst || !better(worst)) worst = &r;
+  }
+  auto cell = [&](const Row* r) {
+    return r ? EscapeHtml(r->name + ": " +
+                          FormatValue(r->FindFigure(h.key)->value.median, shape->unit))
+             : std::string("\u2014");
+  };
+  return fmt::format(
+      "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of "
+      "{}{}</td></tr>\n",
+      anchor, EscapeHtml(e.name), EscapeHtml(p.label),
+      shape ? EscapeHtml(shape->label + (h.lower_is_better ? " (lower is better)" : "")) : "",
+      cell(best), cell(worst), e.rows.size() - static_cast<size_t>(not_ok), e.rows.size(),
+      not_ok ? fmt::format(" ({} not measured)", not_ok) : "");
+}
+
+std::string SummaryHtml(const std::vector<GroupPlan>& groups) {
+  std::string rows;
+  for (const GroupPlan& g : groups)
+    for (size_t i = 0; i < g.runs.size(); ++i)
+      rows += SummaryRow(g.runs[i], "run-" + EscapeHtml(g.name) + "-" + std::to_string(i + 1));
+  if (rows.empty()) return "";
+  return "<h2 id=\"summary\">Summary</h2>\n<table class=\"summary\"><tr><th>experiment</th>"
+         "<th>on</th><th>headline figure</th><th>best</th><th>worst</th><th>rows measured</th>"
+         "</tr>\n" +
+         rows + "</table>\n";
+}
+
+std::string ContentsHtml(const std::vector<GroupPlan>& groups) {
+  std::string out = "<h2 id=\"contents\">Contents</h2>\n<ul class=\"contents\">\n";
+  for (const GroupPlan& g : groups) {
+    out += "<li><a href=\"#exp-" + EscapeHtml(g.name) + "\">" + EscapeHtml(g.name) + "</a>";
+    if (g.runs.size() > 1) {
+      out += "<ul>";
+      for (size_t i = 0; i < g.runs.size(); ++i)
+        out += "<li><a href=\"#run-" + EscapeHtml(g.name) + "-" + std::to_string(i + 1) + "\">" +
+               EscapeHtml(g.runs[i].label) + "</a></li>";
+      out += "</ul>";
+    }
+    out += "</li>\n";
+  }
+  return out + "</ul>\n";
+}
+
+}  // namespace
+
+std::string DocLabel(const std::vector<Document>& docs, size_t d) {
+  auto plain = [&](size_t i) {
+    const Document& doc = docs[i];
+    return doc.label.empty() ? doc.host.hostname + " " + doc.host.kernel : doc.label;
+  };
+  std::string label = plain(d);
+  for (size_t i = 0; i < docs.size(); ++i)
+    if (i != d && plain(i) == label) return label + " (file " + std::to_string(d + 1) + ")";
+  return label;
+}
+
+std::string TopHtml(const std::vector<Document>& docs, const std::vector<GroupPlan>& groups) {
+  std::string out;
+  std::set<std::string> hosts;
+  for (size_t d = 0; d < docs.size(); ++d) {
+    std::string host = HostHtml(docs[d], docs.size() > 1 ? DocLabel(docs, d) : docs[d].label);
+    if (hosts.insert(host).second) out += host;
+    for (const std::string& err : docs[d].errors)
+      out += "<p class=\"error\">error: " + EscapeHtml(err) + "</p>\n";
+  }
+  return out + RecommendationsHtml(docs, groups) + SummaryHtml(groups) + ContentsHtml(groups);
+}
+
+}  // namespace writelab
