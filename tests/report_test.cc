@@ -102,6 +102,7 @@ TEST(CompareCli, VerdictsJsonAndFailOnRegression) {
   auto write = [&](const std::string& name, std::vector<double> samples) {
     Document doc;
     doc.host.hostname = "host";
+    doc.label = name == "b.json" ? "after the change" : "";
     ExperimentResult e;
     e.name = "stream";
     e.table = {"mb_s"};
@@ -133,6 +134,37 @@ TEST(CompareCli, VerdictsJsonAndFailOnRegression) {
   EXPECT_NE(noise.err.find("within noise"), std::string::npos) << "the table goes to stderr";
   RunResult bad = RunWritelab({"compare", base, same, "--fail-on-regression", "-5"});
   EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(r.out.find("B: after the change"), std::string::npos) << "runs go by their --label";
+
+  // -o: one page, both runs in the same chart, the significant change on top
+  // and starred on the chart.
+  const std::string html = work.path() + "/cmp.html";
+  RunResult page = RunWritelab({"compare", base, slower, "-o", html});
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  std::string text = Slurp(html);
+  EXPECT_LT(text.find("id=\"comparison\""), text.find("data-chart="));
+  EXPECT_NE(text.find("<tr class=\"significant\"><td>stream</td><td>plain</td>"),
+            std::string::npos);
+  EXPECT_NE(text.find("<figcaption class=\"changed\">* stream plain: MB/s -20.0%"),
+            std::string::npos);
+  EXPECT_NE(text.find("\"labels\":[\"plain *\"]"), std::string::npos) << "starred on the chart";
+  EXPECT_NE(text.find("after the change"), std::string::npos);
+  RunResult quiet = RunWritelab({"compare", base, same, "-o", html});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(Slurp(html).find("class=\"significant\""), std::string::npos) << "nothing changed";
+}
+
+// --label names a run in its document, its tables and in compare.
+TEST(CompareCli, LabelNamesTheRun) {
+  ScratchDir work("label");
+  const std::string out = work.path() + "/r.json";
+  RunResult r = RunWritelab({"records", "--dir", work.path(), "--total", "1M", "--method",
+                             "write,writev", "--label", "kernel 6.18, bfq", "--json", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("run: kernel 6.18, bfq\n", 0), 0u) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(Slurp(out))["label"], "kernel 6.18, bfq");
+  RunResult c = RunWritelab({"compare", out, out});
+  EXPECT_NE(c.out.find("A: kernel 6.18, bfq"), std::string::npos) << c.out;
 }
 
 }  // namespace

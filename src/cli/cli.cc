@@ -118,6 +118,10 @@ void AddOutputOptions(CLI::App& sub, OutputOptions& out) {
       ->option_text("FILE");
   sub.add_option("--csv", out.csv, "Write the figures as CSV to FILE; - for stdout")
       ->option_text("FILE");
+  sub.add_option("--label", out.label,
+                 "Name this run in compare and the report, e.g. \"6.18 bfq\" (default: host and "
+                 "kernel)")
+      ->option_text("TEXT");
 }
 
 std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text) {
@@ -153,6 +157,7 @@ bool WriteOutput(const std::string& path, const std::string& text) {
 
 int Finish(Document& doc, const OutputOptions& out, const Status& run) {
   doc.finished_at = UtcNowIso8601();
+  doc.label = out.label;
   if (!run) doc.errors.push_back(run.error().Message());
   FILE* tables = ToStdout(out) ? stderr : stdout;
   std::fputs(RenderText(doc).c_str(), tables);

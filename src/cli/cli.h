@@ -31,6 +31,7 @@ inline constexpr int kExitRegression = 3;  // compare --fail-on-regression found
 struct OutputOptions {
   std::string json;
   std::string csv;
+  std::string label;  // --label: the run's name in compare and the report
 };
 void AddOutputOptions(CLI::App& sub, OutputOptions& out);
 // Before a run: "--json: directory '/x' does not exist", or "'/x' is a

@@ -11,6 +11,7 @@
 #include "cli/documents.h"
 #include "report/atomic_file.h"
 #include "report/compare.h"
+#include "report/html.h"
 
 namespace writelab {
 namespace {
@@ -19,12 +20,29 @@ struct CompareOptions {
   std::string a;
   std::string b;
   std::string json;
+  std::string html;                          // -o
   std::optional<double> fail_on_regression;  // percent
 };
+
+// Writes what was asked besides the text; false after printing why.
+bool WriteComparison(const CompareOptions& o, const Comparison& c, const Document& a,
+                     const Document& b) {
+  Status s;
+  if (o.json == "-")
+    std::fputs(RenderComparisonJson(c).c_str(), stdout);
+  else if (!o.json.empty())
+    s = WriteFileAtomically(o.json, RenderComparisonJson(c));
+  if (s && !o.html.empty())
+    s = WriteFileAtomically(o.html, RenderHtml({a, b}, EmbeddedHtmlAssets(), &c));
+  if (!s) PrintError(s.error().Message());
+  return s.has_value();
+}
 
 int RunCompare(const CompareOptions& o) {
   if (!o.json.empty() && o.json != "-")
     if (auto bad = CheckOutputFile("--json", o.json)) return UsageError(*bad);
+  if (!o.html.empty())
+    if (auto bad = CheckOutputFile("--output", o.html)) return UsageError(*bad);
   auto a = ReadDocumentFile(o.a);
   if (!a) return UsageError(a.error());
   auto b = ReadDocumentFile(o.b);
@@ -33,14 +51,7 @@ int RunCompare(const CompareOptions& o) {
   if (!c) return UsageError(o.a + " and " + o.b + ": " + c.error());
   FILE* text_to = o.json == "-" ? stderr : stdout;
   std::fputs(RenderComparisonText(*c).c_str(), text_to);
-  if (o.json == "-") {
-    std::fputs(RenderComparisonJson(*c).c_str(), stdout);
-  } else if (!o.json.empty()) {
-    if (Status s = WriteFileAtomically(o.json, RenderComparisonJson(*c)); !s) {
-      PrintError(s.error().Message());
-      return kExitRunFailed;
-    }
-  }
+  if (!WriteComparison(o, *c, *a, *b)) return kExitRunFailed;
   if (!o.fail_on_regression) return kExitOk;
   auto worse = Regressions(*c, *o.fail_on_regression);
   for (const FigureComparison* f : worse)
@@ -64,6 +75,10 @@ void AddCompareCommand(CLI::App& app, CommandAction* action) {
       ->required()
       ->option_text("B.json");
   sub->add_option("--json", o->json, "Also write the comparison as JSON to FILE (- for stdout)")
+      ->option_text("FILE");
+  sub->add_option("-o,--output", o->html,
+                  "Also write an HTML page of both runs in the same charts, significant changes "
+                  "marked (one offline file)")
       ->option_text("FILE");
   sub->add_option("--fail-on-regression", o->fail_on_regression,
                   "Exit 3 when a headline figure got significantly worse by more than PCT "

@@ -40,7 +40,9 @@ std::string Headline(const ExperimentResult& e) {
   return e.table.empty() ? "" : e.table.front();
 }
 
+// --label, else the host and kernel (and when it ran).
 std::string RunLabel(const Document& d) {
+  if (!d.label.empty()) return d.label;
   return d.host.hostname + ", Linux " + d.host.kernel + ", " + d.started_at;
 }
 

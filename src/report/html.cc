@@ -38,6 +38,7 @@ div.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(500p
 div.chart { position: relative; height: 300px; margin: .5em 0; }
 figure { margin: 0; } figure.picture { grid-column: 1 / -1; }
 figcaption.unsupported, td.unsupported { color: #a33; font-size: 12px; }
+figcaption.changed { font-size: 12px; font-weight: 600; } tr.significant td { font-weight: 600; }
 ol.recommendations li { margin: .3em 0; } ol.recommendations a { color: inherit; }
 .error { color: #a33; }
 #writelab-check { display: none; }
@@ -137,6 +138,10 @@ std::string Charts(const std::vector<nlohmann::json>& charts, int& next) {
     for (const auto& note : c["notes"])
       out += "<figcaption class=\"unsupported\">" + EscapeHtml(note.get<std::string>()) +
              "</figcaption>";
+    if (c.contains("changes"))
+      for (const auto& change : c["changes"])
+        out += "<figcaption class=\"changed\">" + EscapeHtml(change.get<std::string>()) +
+               "</figcaption>";
     out += "</figure>\n";
   }
   return out + "</div>\n";
@@ -228,14 +233,16 @@ HtmlAssets EmbeddedHtmlAssets() {
   return a;
 }
 
-std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets) {
+std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets,
+                       const Comparison* comparison) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>writelab report</title>\n<style>" +
       std::string(kStyle) + "</style>\n<script>" + kErrorTrap +
       "</script>\n</head><body>\n<h1>writelab report</h1>\n";
-  std::vector<GroupPlan> groups = PlanReport(docs);
+  std::vector<GroupPlan> groups = PlanReport(docs, comparison);
+  if (comparison) out += ComparisonHtml(*comparison);
   out += TopHtml(docs, groups);
   int next = 0;
   std::map<std::string, std::string> targets;
@@ -253,7 +260,7 @@ std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& asse
   out +=
       "<pre id=\"writelab-check\"></pre>\n<script id=\"writelab-charts\" "
       "type=\"application/json\">" +
-      JsonForScript(ChartSpecsJson(docs)) + "</script>\n";
+      JsonForScript(ChartSpecsJson(docs, comparison)) + "</script>\n";
   out += "<script>" + ScriptText(assets.chart_js) + "</script>\n";
   out += "<script>" + ScriptText(assets.report_js) + "</script>\n</body></html>\n";
   return out;

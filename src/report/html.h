@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "report/compare.h"
 
 namespace writelab {
 
@@ -26,12 +27,16 @@ struct HtmlAssets {
 // The library and glue compiled into the binary (cmake/embed_file.cmake).
 HtmlAssets EmbeddedHtmlAssets();
 
-// The whole page for the given documents, in order.
-std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets);
+// The whole page for the given documents, in order. With a comparison (of
+// docs[0] and docs[1], `compare -o`): its table on top, both runs in the same
+// charts, and each significant change marked on the charts that draw it.
+std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets,
+                       const Comparison* comparison = nullptr);
 
 // The chart specifications the page draws, as a JSON array (see web/report.js
 // for the fields). Exposed for tests: one entry per chart.
-std::string ChartSpecsJson(const std::vector<Document>& docs);
+std::string ChartSpecsJson(const std::vector<Document>& docs,
+                           const Comparison* comparison = nullptr);
 
 // Text for HTML element content and attribute values: & < > " ' escaped.
 std::string EscapeHtml(std::string_view text);

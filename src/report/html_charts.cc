@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "report/html.h"
 #include "report/html_plan.h"
 #include "writelab/error.h"
@@ -415,6 +417,24 @@ size_t Points(const json& chart) {
   return n;
 }
 
+// compare -o: a row whose figure changed significantly is starred on the
+// chart, with the change, its interval and p in the chart's notes.
+void MarkChanges(json& chart, const std::string& experiment, const Comparison& c) {
+  if (!chart.contains("figure")) return;
+  for (const FigureComparison& f : c.figures) {
+    bool same = f.experiment == experiment || f.experiment.starts_with(experiment + " ");
+    if (!same || f.key != chart["figure"] || f.verdict != Verdict::kSignificant) continue;
+    for (json& label : chart["labels"])
+      if (label == f.row) label = f.row + " *";
+    std::string interval = f.change_low_pct ? fmt::format(" [{:+.1f}%, {:+.1f}%]",
+                                                          *f.change_low_pct, *f.change_high_pct)
+                                            : "";
+    chart["changes"].push_back(fmt::format("* {}{}: {} {}{}, significant (p {:.3g})", f.experiment,
+                                           " " + f.row, f.label, PercentChange(f.a, f.b), interval,
+                                           f.p.value_or(1)));
+  }
+}
+
 }  // namespace
 
 void FinishCharts(std::vector<json>& charts) {
@@ -427,7 +447,7 @@ void FinishCharts(std::vector<json>& charts) {
   }
 }
 
-std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs) {
+std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Comparison* comparison) {
   std::vector<GroupPlan> groups;
   for (size_t d = 0; d < docs.size(); ++d) {
     for (const ExperimentResult& e : docs[d].experiments) {
@@ -454,6 +474,10 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs) {
     g.charts = FigureCharts(runs);
     FinishCharts(g.pictures);
     FinishCharts(g.charts);
+    if (comparison) {
+      for (json& c : g.charts) MarkChanges(c, g.name, *comparison);
+      continue;
+    }
     // A figure a picture already draws is not drawn again.
     std::erase_if(g.charts, [&](const json& c) {
       return std::any_of(g.pictures.begin(), g.pictures.end(), [&](const json& p) {
@@ -466,9 +490,9 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs) {
   return groups;
 }
 
-std::string ChartSpecsJson(const std::vector<Document>& docs) {
+std::string ChartSpecsJson(const std::vector<Document>& docs, const Comparison* comparison) {
   json all = json::array();
-  for (const GroupPlan& g : PlanReport(docs)) {
+  for (const GroupPlan& g : PlanReport(docs, comparison)) {
     for (const json& c : g.pictures) all.push_back(c);
     for (const json& c : g.charts) all.push_back(c);
     for (const RunPlan& r : g.runs)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "report/compare.h"
 
 namespace writelab {
 
@@ -28,7 +29,10 @@ struct GroupPlan {
   std::vector<RunPlan> runs;
 };
 
-std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs);
+// With a comparison: figures are drawn with both runs side by side even where
+// a picture draws them per run, and significant changes are marked.
+std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs,
+                                  const Comparison* comparison = nullptr);
 
 // The pictures an experiment the report knows is about: stride's 2006 table
 // as a chart, fsync's latency per iteration, stream's trade-off, prealloc's
@@ -54,6 +58,8 @@ std::string RowLabel(nlohmann::json& chart, const Row& r);
 // The top of the page: the hosts, the recommendations linking to their
 // experiments, a summary of each experiment's headline figure, and contents.
 std::string TopHtml(const std::vector<Document>& docs, const std::vector<GroupPlan>& groups);
+// compare -o: the comparison's table, significant changes first.
+std::string ComparisonHtml(const Comparison& c);
 // "<dt>term</dt><dd>value</dd>", escaped; "" when value is empty.
 std::string HtmlItem(const std::string& term, const std::string& value);
 // What a document's runs are called beside another's: its --label, else

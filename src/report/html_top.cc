@@ -148,7 +148,39 @@ std::string ContentsHtml(const std::vector<GroupPlan>& groups) {
   return out + "</ul>\n";
 }
 
+std::string ComparisonRow(const FigureComparison& f) {
+  std::string interval =
+      f.change_low_pct ? fmt::format("{:+.1f}% to {:+.1f}%", *f.change_low_pct, *f.change_high_pct)
+                       : "";
+  return fmt::format(
+      "<tr{}><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+      "<td>{}</td><td>{}</td></tr>\n",
+      f.verdict == Verdict::kSignificant ? " class=\"significant\"" : "", EscapeHtml(f.experiment),
+      EscapeHtml(f.row), f.headline ? "* " : "", EscapeHtml(f.label),
+      EscapeHtml(FormatValue(f.a, f.unit)), EscapeHtml(FormatValue(f.b, f.unit)),
+      EscapeHtml(PercentChange(f.a, f.b)), interval, f.p ? fmt::format("{:.3g}", *f.p) : "\u2014",
+      VerdictText(f.verdict));
+}
+
 }  // namespace
+
+std::string ComparisonHtml(const Comparison& c) {
+  std::string out = "<h2 id=\"comparison\">Comparison</h2>\n<dl>" + HtmlItem("A", c.label_a) +
+                    HtmlItem("B", c.label_b) +
+                    "</dl>\n<p>Change is B against A with its 95% interval (bootstrap of the "
+                    "ratio of the medians); p from a two-sided Mann-Whitney U test on the trials. "
+                    "Significant changes (p &lt; 0.05) come first and are starred on the charts; "
+                    "* marks each experiment's headline figure.</p>\n"
+                    "<table class=\"comparison\"><tr><th>experiment</th><th>row</th>"
+                    "<th>figure</th><th>A</th><th>B</th><th>change</th><th>95% interval</th>"
+                    "<th>p</th><th>verdict</th></tr>\n";
+  for (bool significant : {true, false})
+    for (const FigureComparison& f : c.figures)
+      if ((f.verdict == Verdict::kSignificant) == significant) out += ComparisonRow(f);
+  out += "</table>\n";
+  for (const std::string& line : c.only) out += "<p>" + EscapeHtml(line) + "</p>\n";
+  return out;
+}
 
 std::string DocLabel(const std::vector<Document>& docs, size_t d) {
   auto plain = [&](size_t i) {

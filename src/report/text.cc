@@ -307,7 +307,8 @@ std::string CrossTable(const std::vector<const ExperimentResult*>& runs) {
 }  // namespace
 
 std::string RenderText(const Document& doc) {
-  std::string out = "host: " + HostLine(doc.host) + "\n";
+  std::string out =
+      (doc.label.empty() ? "" : "run: " + doc.label + "\n") + "host: " + HostLine(doc.host) + "\n";
   for (const ExperimentResult& e : doc.experiments) out += RenderExperimentText(e) + "\n";
   std::map<std::string, std::vector<const ExperimentResult*>> by_name;
   for (const ExperimentResult& e : doc.experiments)

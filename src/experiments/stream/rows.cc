@@ -39,7 +39,8 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
   if (t.residency) add("cached_end", static_cast<double>(t.residency->cached_bytes()));
   if (t.probed && t.probe_latency.count() > 0) {
     for (auto [key, p] : {std::pair{"probe_p50_ms", 50.0}, {"probe_p99_ms", 99.0}})
-      if (auto ns = t.probe_latency.SupportedPercentile(p)) add(key, static_cast<double>(*ns) / 1e6);
+      if (auto ns = t.probe_latency.SupportedPercentile(p))
+        add(key, static_cast<double>(*ns) / 1e6);
     add("probe_max_ms", static_cast<double>(t.probe_latency.max()) / 1e6);
   }
   for (const auto& [key, v] : t.explained) acc.explained[key].push_back(v);
