@@ -74,6 +74,7 @@ TEST_F(ParseCli, PreallocRefusesCountsThatOverflow) {
   ExpectRefused({"prealloc", "--dir", work.path(), "--writes", "3", "--stride", "2251799813685249"},
                 "--stride");
   ExpectRefused({"prealloc", "--dir", work.path(), "--writes=-1"}, "--writes");
+  ExpectRefused({"prealloc", "--dir", work.path(), "--rounds", "0"}, "--rounds");
   ExpectRefused({"prealloc", "--dir", work.path(), "--writes", "0x10"}, "--writes");
   ExpectRefused({"prealloc", "--dir", work.path(), "--zeroout-kb=-5"}, "--zeroout-kb");
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "harness.h"
 
@@ -177,6 +178,33 @@ TEST_F(LoopDevice, BatchedSubmissionLetsContiguousWritesMerge) {
   // One io_uring_enter covers many writes when they go out in batches.
   EXPECT_LT(rows["8 batch32"]["syscalls_per_write"], 0.5);
   EXPECT_GE(rows["8 batch1"]["syscalls_per_write"], 1.0);
+}
+
+// --rounds: each step measured that many times (order rotating), figures
+// over the trials, a timeline per trial.
+TEST(StrideRounds, EachStepHasATrialPerRound) {
+  ScratchDir work("stride-rounds");
+  const std::string file = work.path() + "/f";
+  const std::string out = work.path() + "/r.json";
+  RunResult r = RunWritelab({"stride", "--file", file, "--span", "8M", "--steps", "1,8",
+                             "--duration", "50ms", "--rounds", "3", "--json", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(Slurp(out));
+  const json& rows = doc["experiments"][0]["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  for (const json& row : rows) {
+    std::set<int> trials;
+    for (const json& s : row["series"])
+      if (s["key"] == "timeline") trials.insert(s["trial"].get<int>());
+    EXPECT_EQ(trials, (std::set<int>{0, 1, 2})) << row["name"];
+    for (const json& f : row["figures"])
+      if (f["key"] == "mb_s") {
+        EXPECT_EQ(f["value"]["n"], 3) << row["name"];
+      }
+  }
+  RunResult bad = RunWritelab({"stride", "--file", file, "--rounds", "0"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--rounds"), std::string::npos) << bad.err;
 }
 
 TEST(StrideRefusals, BadInput) {

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "browser.h"
 #include "harness.h"
@@ -83,6 +84,18 @@ TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
   std::vector<std::string> names;
   for (const json& e : doc["experiments"]) names.push_back(e["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"stream", "fsync", "records", "prealloc", "stride"}));
+  // 5 trials of each headline row (fsync's rows are one trial each), so
+  // that compare can conclude.
+  const std::map<std::string, std::string> headline = {
+      {"stream", "mb_s"}, {"records", "lines_s"}, {"prealloc", "workload_s"}, {"stride", "mb_s"}};
+  for (const json& e : doc["experiments"]) {
+    if (!headline.count(e["name"])) continue;
+    for (const json& row : e["rows"])
+      for (const json& f : row["figures"])
+        if (f["key"] == headline.at(e["name"])) {
+          EXPECT_EQ(f["value"]["n"], 5) << e["name"] << " " << row["name"];
+        }
+  }
   ASSERT_EQ(doc["recommendations"].size(), 5u);
   for (const json& line : doc["recommendations"]) {
     std::string s = line;

@@ -48,6 +48,8 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
       ->option_text("DIR");
   sub->add_option("--file-size", o->file_size, "Size of the preallocated file")
       ->capture_default_str();
+  sub->add_option("--rounds", o->spec.rounds, "Trials per mode; the order rotates each round")
+      ->capture_default_str();
   sub->add_option("--writes", o->spec.writes, "Writes in the workload")
       ->check(Count(1, kMaxPreallocWrites))
       ->capture_default_str();

@@ -89,6 +89,8 @@ void AddStrideCommand(CLI::App& app, CommandAction* action) {
                   "steps in all")
       ->capture_default_str();
   sub->add_option("--duration", o->duration, "Time per step")->capture_default_str();
+  sub->add_option("--rounds", o->spec.rounds, "Trials per step; the order rotates each round")
+      ->capture_default_str();
   sub->add_option("--engine", o->spec.engine, "psync (queue depth 1) or io_uring")
       ->capture_default_str();
   sub->add_option("--qd", o->spec.qds, "io_uring queue depths (default 1,128)")

@@ -44,8 +44,10 @@ uint64_t RandomSpan(const Host& host, uint64_t free) {
 
 std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
   uint64_t free = FreeBytes(dir);
+  // Time goes to trials, not length: 5 of each headline row, so that
+  // compare can tell a change from noise (docs/report.md).
   uint64_t stream_size =
-      std::clamp<uint64_t>(free / 8 / (8u << 20) * (8u << 20), 8u << 20, 256u << 20);
+      std::clamp<uint64_t>(free / 8 / (8u << 20) * (8u << 20), 8u << 20, 128u << 20);
   auto validated = [](auto spec, auto validate, auto run) {
     return [spec, validate, run](const RunContext& ctx, ExperimentResult& e) mutable -> Status {
       if (auto ok = validate(spec); !ok) return std::unexpected(PlainError(ok.error()));
@@ -55,7 +57,7 @@ std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
   StreamSpec stream;
   stream.dir = dir;
   stream.size = stream_size;
-  stream.repeat = 2;
+  stream.repeat = kSurveyTrials;
   stream.interval_ns = 250'000'000;
   FsyncSpec fsync;
   fsync.dir = dir;
@@ -67,11 +69,13 @@ std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
   RecordsSpec records;
   records.dir = dir;
   records.corpus_size = 2u << 20;
-  records.total = 32u << 20;
+  records.total = 16u << 20;
+  records.rounds = kSurveyTrials;
   PreallocSpec prealloc;
   prealloc.dir = dir;
   prealloc.file_size = 64u << 20;
-  prealloc.writes = 400;
+  prealloc.writes = 200;
+  prealloc.rounds = kSurveyTrials;
   return {
       {"stream", "streaming strategies", 10, validated(stream, ValidateStreamSpec, RunStream)},
       {"fsync", "sync latency beside background writers", 18,
@@ -89,7 +93,8 @@ std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
          if (!made) return Status(std::unexpected(made.error()));
          spec.span = 64u << 20;
          spec.steps = {1, 2, 3, 4, 8, 16, 64, 512};
-         spec.duration_ns = 500'000'000;
+         spec.duration_ns = 200'000'000;
+         spec.rounds = kSurveyTrials;
          Status s = ValidateStrideSpec(spec)
                         ? RunStride(spec, spec.file, ctx, e)
                         : std::unexpected(PlainError("stride: invalid survey parameters"));

@@ -16,6 +16,11 @@
 
 namespace writelab {
 
+// Trials of each headline row where an experiment repeats its rows (stream,
+// records, prealloc): the fewest with which Mann-Whitney can reach p < 0.05
+// on 5 against 5 (compare). fsync and stride rows are one trial each.
+inline constexpr int kSurveyTrials = 5;
+
 struct SurveyStep {
   const char* name;  // "stream"
   const char* what;  // "streaming strategies"

@@ -161,6 +161,7 @@ void AddParams(const PreallocSpec& spec, ExperimentResult& out) {
   out.params = {{"path", spec.dir, ""},
                 {"file_size", static_cast<int64_t>(spec.file_size), "bytes"},
                 {"writes", static_cast<int64_t>(spec.writes), "writes"},
+                {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
                 {"block", static_cast<int64_t>(spec.block), "bytes"},
                 {"stride", static_cast<int64_t>(spec.stride), "blocks"},
                 {"flags", spec.flags, ""},
@@ -201,6 +202,7 @@ std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
   if (spec.block == 0) return std::unexpected("--block: must be greater than 0");
   if (spec.writes < 1) return std::unexpected("--writes: must be at least 1");
   if (spec.stride < 1) return std::unexpected("--stride: must be at least 1");
+  if (spec.rounds < 1 || spec.rounds > 1000) return std::unexpected("--rounds: between 1 and 1000");
   auto flags = PreallocOpenFlags(spec.flags);
   if (!flags) return std::unexpected(flags.error());
   if (*flags & O_DIRECT)
@@ -232,6 +234,35 @@ std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
     for (const auto& m : kModes) spec.modes.push_back(m.id);
   return {};
 }
+
+namespace {
+
+// Every mode spec.rounds times, the order rotating each round; a mode that
+// was not ok is not tried again. Its rows go to out, also when a trial fails.
+Status RunRounds(const PreallocSpec& spec, int flags, size_t align, AlignedBuffer& data,
+                 const RunContext& ctx, const std::string& suffix, ExperimentResult& out) {
+  const size_t n = spec.modes.size();
+  std::vector<std::vector<PreallocTrial>> trials(n);
+  Status status;
+  for (int round = 0; round < spec.rounds && status; ++round) {
+    for (size_t k = 0; k < n && status; ++k) {
+      size_t i = (k + static_cast<size_t>(round)) % n;
+      if (!trials[i].empty() && !trials[i].back().outcome.ok()) continue;
+      trials[i].push_back(RunTrial(spec, spec.modes[i], flags, align, data, ctx));
+      const Outcome& o = trials[i].back().outcome;
+      if (o.interrupted) return std::unexpected(PlainError("interrupted"));
+      if (o.status == RowStatus::kFailed)
+        status =
+            std::unexpected(PlainError(NameOf(kModes, spec.modes[i]) + suffix + ": " + o.message));
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!trials[i].empty())
+      out.rows.push_back(PreallocRow(NameOf(kModes, spec.modes[i]) + suffix, trials[i]));
+  return status;
+}
+
+}  // namespace
 
 Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentResult& out) {
   out.name = "prealloc";
@@ -269,16 +300,13 @@ Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentRe
       if (!s) return std::unexpected(s.error());
       set.emplace(std::move(*s));
     }
-    for (PreallocMode m : spec.modes) {
-      PreallocTrial t = RunTrial(spec, m, flags, align, data, ctx);
-      if (t.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
-      std::string name = NameOf(kModes, m);
-      if (zeroout) name += " (zeroout " + std::to_string(*zeroout) + " KiB)";
-      out.rows.push_back(PreallocRow(name, t));
-      if (t.outcome.status == RowStatus::kFailed)
-        return std::unexpected(PlainError(out.rows.back().name + ": " + t.outcome.message));
-    }
+    std::string suffix = zeroout ? " (zeroout " + std::to_string(*zeroout) + " KiB)" : "";
+    if (Status s = RunRounds(spec, flags, align, data, ctx, suffix, out); !s) return s;
   }
+  if (spec.rounds > 1)
+    out.notes.push_back(
+        "the order of the modes rotates each round; figures are medians over "
+        "rounds with min-max");
   if (ctx.explainer)
     for (std::string& n : ExplainNotes(*ctx.explainer, kPreallocExplains))
       out.notes.push_back(std::move(n));

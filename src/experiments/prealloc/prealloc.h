@@ -31,6 +31,7 @@ struct PreallocSpec {
   std::string dir;
   uint64_t file_size = 256u << 20;
   int writes = 2000;
+  int rounds = 1;  // trials per mode; the order of the modes rotates each round
   uint64_t block = 4096;
   uint64_t stride = 16;  // in blocks
   std::string flags = "dsync,direct";

@@ -29,13 +29,29 @@ std::optional<Error> SnapshotExtents(int fd, const std::string& path, const char
 }
 
 Row PreallocRow(std::string name, PreallocTrial& t) {
-  Row row = MakeRow(std::move(name), t.outcome);
-  if (!t.outcome.ok()) return row;
-  AddFigures(row.figures, kPreallocFigures, t.figures);
-  AddFigures(row.figures, kExplainFigures, t.explained);
-  if (t.latency.count())
-    row.latencies.push_back(Latency::From(t.latency, "write", "strided write",
-                                          "one pwrite of --block with the --flags"));
+  std::vector<PreallocTrial> one;
+  one.push_back(std::move(t));
+  return PreallocRow(std::move(name), one);
+}
+
+Row PreallocRow(std::string name, std::vector<PreallocTrial>& trials) {
+  const PreallocTrial* bad = nullptr;
+  for (const PreallocTrial& t : trials)
+    if (!bad && !t.outcome.ok()) bad = &t;
+  Row row = MakeRow(std::move(name), bad ? bad->outcome : trials.front().outcome);
+  if (bad) return row;
+  std::map<std::string, std::vector<double>> figures, explained;
+  Histogram latency;
+  for (const PreallocTrial& t : trials) {
+    for (const auto& [key, v] : t.figures) figures[key].push_back(v);
+    for (const auto& [key, v] : t.explained) explained[key].push_back(v);
+    latency.Merge(t.latency);
+  }
+  AddFigures(row.figures, kPreallocFigures, figures);
+  AddFigures(row.figures, kExplainFigures, explained);
+  if (latency.count())
+    row.latencies.push_back(
+        Latency::From(latency, "write", "strided write", "one pwrite of --block with the --flags"));
   return row;
 }
 

@@ -35,5 +35,9 @@ std::optional<Error> SnapshotExtents(int fd, const std::string& path, const char
 // The mode's row: figures and latency for an ok trial, otherwise only name,
 // status, errno and message.
 Row PreallocRow(std::string name, PreallocTrial& t);
+// Over rounds: figures are medians with min-max over the trials that
+// completed, latencies merged. The first trial that was not ok decides the
+// row's status (an unsupported mode is not tried again).
+Row PreallocRow(std::string name, std::vector<PreallocTrial>& trials);
 
 }  // namespace writelab

@@ -9,9 +9,9 @@
 
 namespace writelab {
 
-Row StrideRow(const std::string& name, StepResult& r) {
-  Row row = MakeRow(name, r.outcome);
-  if (!r.outcome.ok()) return row;
+namespace {
+
+std::map<std::string, double> StepFigures(const StepResult& r) {
   std::map<std::string, double> f;
   f["cycles"] = static_cast<double>(r.ops);
   f["written_mb"] = static_cast<double>(r.bytes) / kMB;
@@ -27,11 +27,38 @@ Row StrideRow(const std::string& name, StepResult& r) {
       f["device_kib_per_write"] =
           static_cast<double>(r.device_bytes) / static_cast<double>(r.device_writes) / 1024;
   }
-  AddFigures(row.figures, kStrideFigures, f);
-  AddFigures(row.figures, kExplainFigures, r.explained);
-  row.latencies.push_back(Latency::From(r.latency, "write", "write", "issue to completion"));
-  row.series.push_back(std::move(r.timeline));
-  if (!r.request_sizes.points.empty()) row.series.push_back(std::move(r.request_sizes));
+  return f;
+}
+
+}  // namespace
+
+Row StrideRow(const std::string& name, StepResult& r) {
+  std::vector<StepResult> one;
+  one.push_back(std::move(r));
+  return StrideRow(name, one);
+}
+
+Row StrideRow(const std::string& name, std::vector<StepResult>& trials) {
+  const StepResult* bad = nullptr;
+  for (const StepResult& t : trials)
+    if (!bad && !t.outcome.ok()) bad = &t;
+  Row row = MakeRow(name, bad ? bad->outcome : trials.front().outcome);
+  if (bad) return row;
+  std::map<std::string, std::vector<double>> figures, explained;
+  Histogram latency;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    StepResult& r = trials[i];
+    for (const auto& [key, v] : StepFigures(r)) figures[key].push_back(v);
+    for (const auto& [key, v] : r.explained) explained[key].push_back(v);
+    latency.Merge(r.latency);
+    r.timeline.trial = static_cast<int>(i);
+    row.series.push_back(std::move(r.timeline));
+  }
+  AddFigures(row.figures, kStrideFigures, figures);
+  AddFigures(row.figures, kExplainFigures, explained);
+  row.latencies.push_back(Latency::From(latency, "write", "write", "issue to completion"));
+  if (!trials.front().request_sizes.points.empty())
+    row.series.push_back(std::move(trials.front().request_sizes));
   return row;
 }
 

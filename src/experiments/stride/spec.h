@@ -21,6 +21,7 @@ struct StrideSpec {
   uint64_t unit = 512;  // a step counts units: 512-byte sectors as the original
   std::vector<uint64_t> steps;
   uint64_t duration_ns = 3'000'000'000;
+  int rounds = 1;                // trials per step; the order of the steps rotates each round
   std::string engine = "psync";  // psync (queue depth 1) or io_uring
   std::vector<unsigned> qds;     // io_uring depths; psync: 1
   // io_uring: the most requests one io_uring_enter submits; 0 is the queue

@@ -93,6 +93,7 @@ std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
   if (spec.unit > kMaxStrideUnit) return std::unexpected("--unit: at most 1 GiB");
   if (spec.span > kMaxStrideSpan) return std::unexpected("--span: at most 1 EiB");
   if (spec.duration_ns < 10'000'000) return std::unexpected("--duration: at least 10ms");
+  if (spec.rounds < 1 || spec.rounds > 1000) return std::unexpected("--rounds: between 1 and 1000");
   if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
   if (spec.engine != "psync" && spec.engine != "io_uring")
     return std::unexpected("--engine: 'psync' or 'io_uring', not '" + spec.engine + "'");
@@ -126,6 +127,58 @@ std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
   return {};
 }
 
+namespace {
+
+struct Cell {
+  uint64_t step;
+  unsigned qd, batch;
+  std::string name;  // "8", "8 qd32 batch4"
+};
+
+std::vector<Cell> Cells(const StrideSpec& spec) {
+  std::vector<Cell> cells;
+  for (unsigned qd : spec.qds) {
+    for (unsigned batch : spec.batches) {
+      for (uint64_t step : spec.steps) {
+        std::string name = std::to_string(step);
+        if (spec.qds.size() > 1) name += " qd" + std::to_string(qd);
+        if (spec.batches.size() > 1) name += " batch" + BatchText(batch);
+        cells.push_back({step, qd, batch, name});
+      }
+    }
+  }
+  return cells;
+}
+
+// Every step spec.rounds times, the order rotating each round; a step that
+// was not ok is not run again. An interrupt discards the step it cut short
+// (and its row when that was its only trial); the rest go to out.
+Status RunCells(const StepEnv& env, ExperimentResult& out) {
+  std::vector<Cell> cells = Cells(env.spec);
+  std::vector<std::vector<StepResult>> trials(cells.size());
+  Status status;
+  for (int round = 0; round < env.spec.rounds && status; ++round) {
+    for (size_t k = 0; k < cells.size() && status; ++k) {
+      size_t i = (k + static_cast<size_t>(round)) % cells.size();
+      if (!trials[i].empty() && !trials[i].back().outcome.ok()) continue;
+      StepResult r = RunStep(env, cells[i].step, cells[i].qd, cells[i].batch);
+      if (r.outcome.interrupted) {
+        status = std::unexpected(PlainError("interrupted"));
+        break;
+      }
+      trials[i].push_back(std::move(r));
+      if (trials[i].back().outcome.status == RowStatus::kFailed)
+        status = std::unexpected(
+            PlainError("step " + cells[i].name + ": " + trials[i].back().outcome.message));
+    }
+  }
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (!trials[i].empty()) out.rows.push_back(StrideRow(cells[i].name, trials[i]));
+  return status;
+}
+
+}  // namespace
+
 Status RunStride(const StrideSpec& spec, const std::string& path, const RunContext& ctx,
                  ExperimentResult& out) {
   out.name = "stride";
@@ -146,6 +199,7 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
                 {"unit", static_cast<int64_t>(spec.unit), "bytes"},
                 {"steps", StepsText(spec.steps), "units"},
                 {"duration", static_cast<double>(spec.duration_ns) / 1e9, "s"},
+                {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
                 {"engine", spec.engine, ""},
                 {"qd", qds, ""},
                 {"batch", batches, "SQEs per io_uring_enter"},
@@ -158,20 +212,12 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
               span,
               std::max<size_t>(512, out.target.logical_block_size.value_or(512)),
               out.target.device};
-  for (unsigned qd : spec.qds) {
-    for (unsigned batch : spec.batches) {
-      for (uint64_t step : spec.steps) {
-        StepResult r = RunStep(env, step, qd, batch);
-        if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
-        std::string name = std::to_string(step);
-        if (spec.qds.size() > 1) name += " qd" + std::to_string(qd);
-        if (spec.batches.size() > 1) name += " batch" + BatchText(batch);
-        out.rows.push_back(StrideRow(name, r));
-        if (r.outcome.status == RowStatus::kFailed)
-          return std::unexpected(PlainError("step " + name + ": " + r.outcome.message));
-      }
-    }
-  }
+  Status s = RunCells(env, out);
+  if (!s) return s;
+  if (spec.rounds > 1)
+    out.notes.push_back(
+        "the order of the steps rotates each round; figures are medians over "
+        "rounds with min-max");
   if (ctx.explainer)
     for (std::string& n : ExplainNotes(*ctx.explainer, {ExplainProbe::kBlock}))
       out.notes.push_back(std::move(n));
