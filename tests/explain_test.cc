@@ -108,8 +108,10 @@ TEST_F(Explain, WindowStrategiesStartTheirOwnWriteback) {
 }
 
 TEST_F(Explain, TheBystanderProbesCallsAreSplitApartFromTheWriters) {
+  // 512 MiB: window-drop's write pass (about 0.2 s per 256 MiB here) must
+  // outlast a probe period or two for a probe call to land inside it.
   json doc = Run({"stream", "--testbed", "ext4:data=ordered", "--testbed-size", "1G", "--size",
-                  "256M", "--repeat", "1", "--strategy", "plain,window-drop"});
+                  "512M", "--repeat", "1", "--strategy", "plain,window-drop"});
   ASSERT_FALSE(doc.empty());
   int split = 0;
   for (const json& row : doc["experiments"][0]["rows"]) {

@@ -31,6 +31,7 @@ void Sampler::Start() {
 
 SamplePoint Sampler::SampleNow() {
   SamplePoint p = Take();
+  p.asked = true;
   std::lock_guard lock(mu_);
   points_.push_back(p);
   return p;
@@ -47,11 +48,32 @@ std::vector<SamplePoint> Sampler::Stop() {
   // SampleNow() and the thread can store out of order by a few microseconds.
   std::stable_sort(points_.begin(), points_.end(),
                    [](const SamplePoint& a, const SamplePoint& b) { return a.t_s < b.t_s; });
+  Thin(points_.back().t_s);
   return std::move(points_);
 }
 
+uint64_t Sampler::FastInterval() const {
+  return std::min(interval_ns_, std::max<uint64_t>(interval_ns_ / 20, 10'000'000));
+}
+
+// Drops fast samples closer than the spacing the run's length calls for;
+// the first, the last and those asked for stay.
+void Sampler::Thin(double elapsed_s) {
+  double spacing = std::clamp(elapsed_s / kMinSamples, static_cast<double>(FastInterval()) / 1e9,
+                              static_cast<double>(interval_ns_) / 1e9);
+  std::vector<SamplePoint> kept;
+  for (size_t i = 0; i < points_.size(); ++i) {
+    const SamplePoint& p = points_[i];
+    bool edge = i == 0 || i + 1 == points_.size();
+    if (edge || p.asked || p.t_s - kept.back().t_s >= spacing * 0.99) kept.push_back(p);
+  }
+  points_ = std::move(kept);
+}
+
 void Sampler::Loop() {
-  uint64_t next = start_ns_ + interval_ns_;
+  const uint64_t fast_until = start_ns_ + kMinSamples * interval_ns_;
+  uint64_t next = start_ns_ + FastInterval();
+  uint64_t next_observed = start_ns_ + interval_ns_;
   std::unique_lock lock(mu_);
   while (!stop_) {
     uint64_t now = NowNs();
@@ -59,10 +81,13 @@ void Sampler::Loop() {
       cv_.wait_for(lock, std::chrono::nanoseconds(next - now));
       continue;
     }
-    next += interval_ns_;
+    next += next < fast_until ? FastInterval() : interval_ns_;
     lock.unlock();
     SamplePoint p = Take();
-    if (observer_) observer_(p);
+    if (observer_ && now >= next_observed) {
+      observer_(p);
+      next_observed += interval_ns_;
+    }
     lock.lock();
     points_.push_back(p);
   }
@@ -94,7 +119,9 @@ Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double 
   Series s;
   s.key = "timeline";
   s.trial = trial;
-  s.interval_s = interval_s;
+  s.interval_s = points.size() >= 2 ? (points.back().t_s - points.front().t_s) /
+                                          static_cast<double>(points.size() - 1)
+                                    : interval_s;
   // Progress and device columns only where they are measured (no progress
   // counter, no block device on tmpfs): never zeros that look measured.
   bool progress = !points.empty() && points.front().have_progress;

@@ -21,6 +21,7 @@ namespace writelab {
 
 struct SamplePoint {
   double t_s = 0;              // since Start()
+  bool asked = false;          // taken by SampleNow(): kept when samples are thinned
   bool have_progress = false;  // bytes is measured (a progress counter was given)
   uint64_t bytes = 0;          // experiment progress, cumulative
   uint64_t dirty = 0;          // /proc/meminfo, bytes
@@ -33,8 +34,16 @@ struct SamplePoint {
   uint64_t dev_in_flight = 0;  // instantaneous
 };
 
+// Short runs get about kMinSamples samples whatever the interval: for the
+// first kMinSamples intervals the thread samples 20 times as often (at most
+// every 10 ms), and Stop() thins those samples to an even spacing of
+// elapsed / kMinSamples, but never closer than the fast rate nor wider than
+// the interval. A 0.5 s row at a 1 s interval gets 10 samples; a 60 s one
+// gets one a second, as asked. The observer is called once per interval.
 class Sampler {
  public:
+  static constexpr int kMinSamples = 10;
+
   using Observer = std::function<void(const SamplePoint&)>;
 
   // device: "vda" or "" for none. observer (optional) is called on the sampler
@@ -53,6 +62,8 @@ class Sampler {
  private:
   void Loop();
   SamplePoint Take();
+  uint64_t FastInterval() const;
+  void Thin(double elapsed_s);
 
   uint64_t interval_ns_;
   const std::atomic<uint64_t>* progress_;
@@ -68,7 +79,8 @@ class Sampler {
   BlockSample base_{};  // device counters at Start()
 };
 
-// Series "timeline": t (s), MB/s in the interval, bytes, Dirty, Writeback,
+// Series "timeline" (interval_s: the samples' mean spacing, or interval_s
+// when there are fewer than 2): t (s), MB/s in the interval, bytes, Dirty, Writeback,
 // Cached (bytes), device writes completed and merged, MB written to the
 // device in the interval, device requests in flight.
 Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double interval_s);

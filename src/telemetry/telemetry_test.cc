@@ -10,6 +10,7 @@
 #include "telemetry/identify.h"
 #include "telemetry/pagecache.h"
 #include "telemetry/procfs.h"
+#include "telemetry/sampler.h"
 
 namespace writelab {
 namespace {
@@ -89,6 +90,37 @@ TEST(PageCache, SeesWhatWasJustWrittenAndDropped) {
   ASSERT_TRUE(after.has_value());
   EXPECT_LT(after->cached_bytes(), data.size());
   unlink(path.c_str());
+}
+
+// A run shorter than the interval still gets a timeline: about 10 samples,
+// evenly spread, the one asked for kept; the observer runs once per interval.
+TEST(Sampler, AShortRunGetsAboutTenSamples) {
+  std::atomic<uint64_t> progress{0};
+  int observed = 0;
+  Sampler s("", 1'000'000'000, &progress, [&](const SamplePoint&) { ++observed; });
+  s.Start();
+  usleep(250'000);
+  s.SampleNow();
+  usleep(250'000);
+  std::vector<SamplePoint> points = s.Stop();
+  EXPECT_GE(points.size(), 7u) << "a 0.5 s run at a 1 s interval";
+  EXPECT_LE(points.size(), 13u);
+  EXPECT_EQ(
+      std::count_if(points.begin(), points.end(), [](const SamplePoint& p) { return p.asked; }), 1);
+  EXPECT_EQ(observed, 0) << "no interval passed";
+  Series t = TimelineSeries(points, 0, 1.0);
+  EXPECT_LT(t.interval_s, 0.1) << "the series says how far apart its samples are";
+}
+
+// A run of many intervals is sampled at the interval asked for.
+TEST(Sampler, ALongRunKeepsTheIntervalAskedFor) {
+  Sampler s("", 20'000'000, nullptr);
+  s.Start();
+  usleep(600'000);
+  std::vector<SamplePoint> points = s.Stop();
+  ASSERT_GE(points.size(), 10u);
+  for (size_t i = 1; i + 1 < points.size(); ++i)
+    EXPECT_GE(points[i].t_s - points[i - 1].t_s, 0.0198) << "sample " << i;
 }
 
 }  // namespace
