@@ -32,6 +32,11 @@
           var top = y.getPixelForValue(hi), bottom = y.getPixelForValue(lo);
           if (!isFinite(top) || !isFinite(bottom)) return;
           ctx.save();
+          ctx.beginPath();
+          ctx.rect(chart.chartArea.left, chart.chartArea.top,
+                   chart.chartArea.right - chart.chartArea.left,
+                   chart.chartArea.bottom - chart.chartArea.top);
+          ctx.clip();
           ctx.strokeStyle = "#333";
           ctx.lineWidth = 1;
           ctx.beginPath();
@@ -72,9 +77,25 @@
     return out;
   }
 
+  // An axis's range takes in the whiskers on it, not only the values.
+  function whiskerRange(spec, axis, s) {
+    spec.datasets.forEach(function (d) {
+      if (d.axis !== axis.id || !d.lo) return;
+      d.lo.concat(d.hi).forEach(function (v) {
+        if (v === null || !isFinite(v) || (axis.type === "logarithmic" && v <= 0)) return;
+        s.suggestedMin = s.suggestedMin === undefined ? v : Math.min(s.suggestedMin, v);
+        s.suggestedMax = s.suggestedMax === undefined ? v : Math.max(s.suggestedMax, v);
+      });
+    });
+    if (axis.type !== "logarithmic" && spec.kind === "bar") s.suggestedMin = 0;
+    return s;
+  }
+
   function config(spec) {
     var scales = { x: scale(spec.x) };
-    spec.y.forEach(function (a) { scales[a.id] = scale(a, a.right ? "right" : "left"); });
+    spec.y.forEach(function (a) {
+      scales[a.id] = whiskerRange(spec, a, scale(a, a.right ? "right" : "left"));
+    });
     if (spec.stacked) Object.keys(scales).forEach(function (k) { scales[k].stacked = true; });
     var category = spec.x.type === "category";
     return {

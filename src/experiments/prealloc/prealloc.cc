@@ -266,6 +266,7 @@ Status RunRounds(const PreallocSpec& spec, int flags, size_t align, AlignedBuffe
 
 Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentResult& out) {
   out.name = "prealloc";
+  out.row_label = "mode";
   out.reproduces = kReproduces;
   out.target = IdentifyTarget(spec.dir);
   out.table =

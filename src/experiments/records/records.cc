@@ -231,6 +231,7 @@ std::expected<Corpus, Error> LoadCorpus(const RecordsSpec& spec) {
 
 Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResult& out) {
   out.name = "records";
+  out.row_label = "method";
   out.reproduces = kReproduces;
   out.target = IdentifyTarget(spec.dir);
   auto loaded = LoadCorpus(spec);
