@@ -84,7 +84,7 @@ std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
        validated(records, ValidateRecordsSpec, RunRecords)},
       {"prealloc", "preallocation modes", 8,
        validated(prealloc, ValidatePreallocSpec, RunPrealloc)},
-      {"stride", "strided direct writes", 5,
+      {"stride", "strided direct writes", 9,
        [dir](const RunContext& ctx, ExperimentResult& e) {
          StrideSpec spec;
          // Made new (O_EXCL|O_NOFOLLOW) in the checked --dir: stride then
