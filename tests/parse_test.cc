@@ -75,6 +75,7 @@ TEST_F(ParseCli, PreallocRefusesCountsThatOverflow) {
                 "--stride");
   ExpectRefused({"prealloc", "--dir", work.path(), "--writes=-1"}, "--writes");
   ExpectRefused({"prealloc", "--dir", work.path(), "--rounds", "0"}, "--rounds");
+  ExpectRefused({"fsync", "--dir", work.path(), "--rounds", "1001"}, "--rounds");
   ExpectRefused({"prealloc", "--dir", work.path(), "--writes", "0x10"}, "--writes");
   ExpectRefused({"prealloc", "--dir", work.path(), "--zeroout-kb=-5"}, "--zeroout-kb");
 }

@@ -76,7 +76,10 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
                     "Make the test and background files in DIR (default: the current directory)",
                     &o->spec.file, "Test file PATH (backgrounds go beside it)"});
   sub->add_option("--write-size", o->write_size, "Bytes per write")->capture_default_str();
-  sub->add_option("--count", o->spec.count, "Iterations per row (the original: 60)")
+  sub->add_option("--rounds", o->spec.rounds,
+                  "Trials per row, each --count iterations; the methods' order rotates each round")
+      ->capture_default_str();
+  sub->add_option("--count", o->spec.count, "Iterations per trial (the original: 60)")
       ->check(Count(1, 1000000))
       ->capture_default_str();
   sub->add_option("--interval", o->interval, "Time from one iteration's start to the next")

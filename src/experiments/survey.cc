@@ -61,8 +61,9 @@ std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
   stream.interval_ns = 250'000'000;
   FsyncSpec fsync;
   fsync.dir = dir;
-  fsync.count = 10;
-  fsync.interval_ns = 200'000'000;
+  fsync.count = 5;
+  fsync.rounds = kSurveyTrials;
+  fsync.interval_ns = 150'000'000;
   fsync.methods = {SyncMethod::kFsync, SyncMethod::kFdatasync};
   fsync.bg_span = RandomSpan(host, free);
   fsync.bg_warmup_ns = 1'500'000'000;

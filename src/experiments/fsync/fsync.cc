@@ -72,6 +72,7 @@ void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
       {"path", spec.file.empty() ? spec.dir : spec.file, ""},
       {"write_size", static_cast<int64_t>(spec.write_size), "bytes"},
       {"count", static_cast<int64_t>(spec.count), "iterations"},
+      {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
       {"interval", static_cast<double>(spec.interval_ns) / 1e9, "s"},
       {"sync", methods, ""},
       {"background", bgs, ""},
@@ -115,6 +116,7 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
   if (spec.write_size > (1ull << 30)) return std::unexpected("--write-size: at most 1 GiB");
   if (spec.count < 1) return std::unexpected("--count: must be at least 1");
   if (spec.count > 1'000'000) return std::unexpected("--count: at most 1000000");
+  if (spec.rounds < 1 || spec.rounds > 1000) return std::unexpected("--rounds: between 1 and 1000");
   if (spec.sample_interval_ns < 10'000'000)
     return std::unexpected("--sample-interval: at least 10ms");
   if (spec.bg_span < 4096) return std::unexpected("--bg-span: at least 4 KiB");
@@ -198,22 +200,49 @@ Measured MeasureOne(const FsyncSpec& spec, const SyncMethodInfo& info, const std
   return m;
 }
 
-// The measured rows with their telemetry; the first failure becomes the
-// phase's status.
+// The measured rows (a method's trials in the order of the rounds) with
+// their telemetry; the first failure becomes the phase's status.
 void AddRows(const FsyncSpec& spec, const std::vector<SamplePoint>& all,
              std::vector<Measured>& runs, PhaseResult& out) {
-  for (auto& [method, run, rc] : runs) {
-    double t0 = rc.points.front().t_s, t1 = rc.points.back().t_s;
-    rc.points.clear();
-    FillTelemetry(all, t0, t1, rc);
+  for (SyncMethod method : spec.methods) {
+    std::vector<FsyncTrial> trials;
+    for (auto& [info, run, rc] : runs) {
+      if (info != &InfoOf(method)) continue;
+      double t0 = rc.points.front().t_s, t1 = rc.points.back().t_s;
+      rc.points.clear();
+      FillTelemetry(all, t0, t1, rc);
+      trials.push_back({std::move(run), std::move(rc)});
+    }
+    if (trials.empty()) continue;
     out.rows.push_back(
-        FsyncRow(*method, run, rc, static_cast<double>(spec.sample_interval_ns) / 1e9));
-    if (run.outcome.status == RowStatus::kFailed && out.status)
+        FsyncRow(InfoOf(method), trials, static_cast<double>(spec.sample_interval_ns) / 1e9));
+    const Row& row = out.rows.back();
+    bool bg_failed = !trials.back().rc.bg_failure.empty();  // a failure ends the rounds
+    if (row.status == RowStatus::kFailed && out.status)
       out.status =
-          std::unexpected(PlainError(out.rows.back().name + ": " + out.rows.back().message));
-    if (!rc.bg_failure.empty() && out.status)
-      out.status = std::unexpected(PlainError(rc.bg_failure));
+          std::unexpected(PlainError(bg_failed ? row.message : row.name + ": " + row.message));
   }
+}
+
+// Every method spec.rounds times under the running background, the order
+// rotating each round, until an interrupt or a failure.
+Status MeasureRounds(const FsyncSpec& spec, const std::string& bg_name, BackgroundLoad* load,
+                     Sampler& sampler, const AlignedBuffer& data, const RunContext& ctx,
+                     std::vector<Measured>& runs) {
+  const size_t n = spec.methods.size();
+  for (int round = 0; round < spec.rounds; ++round) {
+    for (size_t k = 0; k < n; ++k) {
+      if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
+      SyncMethod m = spec.methods[(k + static_cast<size_t>(round)) % n];
+      Measured one = MeasureOne(spec, InfoOf(m), bg_name, load, sampler, data, ctx);
+      if (one.run.outcome.interrupted)  // a partial trial is no measurement
+        return std::unexpected(PlainError("interrupted"));
+      bool stop = one.run.outcome.status == RowStatus::kFailed || !one.rc.bg_failure.empty();
+      runs.push_back(std::move(one));
+      if (stop) return {};  // AddRows makes the failure the phase's status
+    }
+  }
+  return {};
 }
 
 PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext& ctx,
@@ -248,23 +277,11 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   Sampler sampler(device, spec.sample_interval_ns, load ? load->counter() : nullptr);
   sampler.Start();
   std::vector<Measured> runs;
-  for (SyncMethod m : spec.methods) {
-    if (ctx.Interrupted()) {
-      out.status = std::unexpected(PlainError("interrupted"));
-      break;
-    }
-    Measured one = MeasureOne(spec, InfoOf(m), bg_name, load.get(), sampler, data, ctx);
-    if (one.run.outcome.interrupted) {  // a partial row is no measurement
-      out.status = std::unexpected(PlainError("interrupted"));
-      break;
-    }
-    bool stop = one.run.outcome.status == RowStatus::kFailed || !one.rc.bg_failure.empty();
-    runs.push_back(std::move(one));
-    if (stop) break;
-  }
+  Status measured = MeasureRounds(spec, bg_name, load.get(), sampler, data, ctx, runs);
   std::vector<SamplePoint> all = sampler.Stop();
   if (load) load->Stop();
   AddRows(spec, all, runs, out);
+  if (!measured && out.status) out.status = measured;
   return out;
 }
 
@@ -314,6 +331,10 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
       out.rows.push_back(MakeRow(name, Unmeasured()));
     }
   }
+  if (spec.rounds > 1)
+    out.notes.push_back(
+        "each background runs every method --rounds times, the order rotating; "
+        "figures are medians over the rounds with min-max");
   if (ctx.explainer)
     for (std::string& n : ExplainNotes(*ctx.explainer, kFsyncExplains))
       out.notes.push_back(std::move(n));

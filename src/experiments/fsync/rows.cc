@@ -55,15 +55,10 @@ void AddLatencyFigures(const SyncRun& run, std::map<std::string, double>& f) {
   }
 }
 
-}  // namespace
-
-Row FsyncRow(const SyncMethodInfo& m, const SyncRun& run, const FsyncRowContext& rc,
-             double interval_s) {
-  Outcome bg;  // a background that failed makes the row a failure whatever it measured
-  if (!rc.bg_failure.empty()) bg.Fail(PlainError(rc.bg_failure));
-  Row row = MakeRow(rc.bg_name + "/" + m.name, bg.ok() ? run.outcome : bg);
-  if (!m.separate_sync) row.notes.push_back("the write is the sync: no separate sync figures");
+// One trial's figures: none when it made no write.
+std::map<std::string, double> TrialFigures(const SyncRun& run, const FsyncRowContext& rc) {
   std::map<std::string, double> f;
+  if (run.write_latency.count() == 0) return f;
   AddLatencyFigures(run, f);
   if (rc.seconds > 0 && rc.bg_bytes)
     f["bg_mb_s"] = static_cast<double>(*rc.bg_bytes) / rc.seconds / kMB;
@@ -71,20 +66,64 @@ Row FsyncRow(const SyncMethodInfo& m, const SyncRun& run, const FsyncRowContext&
     f["device_mb_s"] = static_cast<double>(rc.device_bytes) / rc.seconds / kMB;
   f["dirty_peak"] = static_cast<double>(rc.dirty_peak);
   f["writeback_peak"] = static_cast<double>(rc.writeback_peak);
-  if (run.write_latency.count() == 0) f.clear();
-  AddFigures(row.figures, kFsyncFigures, f);
-  if (run.write_latency.count()) AddFigures(row.figures, kExplainFigures, run.explained);
-  auto add = [&](const Histogram& h, const char* key, const char* label, const char* inc) {
+  return f;
+}
+
+// The first trial that failed, or whose background did; else the first.
+Outcome RowOutcome(const std::vector<FsyncTrial>& trials) {
+  for (const FsyncTrial& t : trials) {
+    if (!t.rc.bg_failure.empty()) {
+      Outcome bg;  // a background that failed makes the row a failure whatever it measured
+      bg.Fail(PlainError(t.rc.bg_failure));
+      return bg;
+    }
+    if (!t.run.outcome.ok()) return t.run.outcome;
+  }
+  return trials.empty() ? Outcome{} : trials.front().run.outcome;
+}
+
+void AddLatencies(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials, Row& row) {
+  Histogram w, s, t;
+  for (const FsyncTrial& trial : trials) {
+    w.Merge(trial.run.write_latency);
+    s.Merge(trial.run.sync_latency);
+    t.Merge(trial.run.total_latency);
+  }
+  auto add = [&](const Histogram& h, const char* key, const std::string& label, const char* inc) {
     if (h.count()) row.latencies.push_back(Latency::From(h, key, label, inc));
   };
-  add(run.write_latency, "write", "write", "one pwrite call");
-  add(run.sync_latency, "sync", std::string(m.name) == "sfr" ? "sfr+fdatasync" : m.name,
+  add(w, "write", "write", "one pwrite call");
+  add(s, "sync", std::string(m.name) == "sfr" ? "sfr+fdatasync" : m.name,
       "the sync call after the write; for sfr, sync_file_range and fdatasync together");
-  add(run.total_latency, "total", "write+sync", "the write and sync calls together");
-  Series it{"iterations", 0, 0, {{"t", "s"}, {"write", "s"}, {"sync", "s"}}, {}};
-  for (const auto& s : run.samples) it.points.push_back({s[0], s[1], s[2]});
-  row.series.push_back(std::move(it));
-  row.series.push_back(TimelineSeries(rc.points, 0, interval_s));
+  add(t, "total", "write+sync", "the write and sync calls together");
+}
+
+}  // namespace
+
+Row FsyncRow(const SyncMethodInfo& m, const SyncRun& run, const FsyncRowContext& rc,
+             double interval_s) {
+  return FsyncRow(m, std::vector<FsyncTrial>{{run, rc}}, interval_s);
+}
+
+Row FsyncRow(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials, double interval_s) {
+  Row row = MakeRow((trials.empty() ? std::string() : trials.front().rc.bg_name) + "/" + m.name,
+                    RowOutcome(trials));
+  if (!m.separate_sync) row.notes.push_back("the write is the sync: no separate sync figures");
+  std::map<std::string, std::vector<double>> figures, explained;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const FsyncTrial& trial = trials[i];
+    for (const auto& [key, v] : TrialFigures(trial.run, trial.rc)) figures[key].push_back(v);
+    if (trial.run.write_latency.count())
+      for (const auto& [key, v] : trial.run.explained) explained[key].push_back(v);
+    Series it{
+        "iterations", static_cast<int>(i), 0, {{"t", "s"}, {"write", "s"}, {"sync", "s"}}, {}};
+    for (const auto& s : trial.run.samples) it.points.push_back({s[0], s[1], s[2]});
+    row.series.push_back(std::move(it));
+    row.series.push_back(TimelineSeries(trial.rc.points, static_cast<int>(i), interval_s));
+  }
+  AddFigures(row.figures, kFsyncFigures, figures);
+  AddFigures(row.figures, kExplainFigures, explained);
+  AddLatencies(m, trials, row);
   return row;
 }
 

@@ -40,4 +40,16 @@ void FillTelemetry(const std::vector<SamplePoint>& all, double t0, double t1, Fs
 Row FsyncRow(const SyncMethodInfo& m, const SyncRun& run, const FsyncRowContext& rc,
              double interval_s);
 
+// One trial of a row: its iterations and what was sampled around them.
+struct FsyncTrial {
+  SyncRun run;
+  FsyncRowContext rc;
+};
+// Over rounds: each figure a median with min-max over the trials (a trial's
+// percentiles are over its iterations), latencies merged over all
+// iterations, each trial's series with its round as its trial. The first
+// trial that failed (or whose background failed) decides the row's status;
+// the figures of the trials before it, and of its iterations, are kept.
+Row FsyncRow(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials, double interval_s);
+
 }  // namespace writelab

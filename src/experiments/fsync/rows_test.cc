@@ -117,5 +117,27 @@ TEST(FsyncRows, AnUnsupportedMethodWithoutWritesHasNoFigures) {
   EXPECT_TRUE(row.latencies.empty());
 }
 
+// Rounds: a figure per trial (its median and spread over them), latencies
+// over every iteration, each trial's series tagged with its round.
+TEST(FsyncRows, TrialsBecomeMediansAndMergedLatencies) {
+  FsyncRowContext rc{"none", 10, std::nullopt, false, 0, 0, 0, {}, ""};
+  std::vector<FsyncTrial> trials = {{TenIterations(), rc}, {TenIterations(), rc}};
+  trials[1].run.sync_latency.Record(2'000'000'000);  // a slower second trial
+  Row row = FsyncRow(kFsync, trials, 0.5);
+  EXPECT_EQ(row.status, RowStatus::kOk);
+  const Figure* max = row.FindFigure("sync_max_ms");
+  ASSERT_NE(max, nullptr);
+  EXPECT_EQ(max->value.n, 2);
+  EXPECT_NEAR(max->value.min, 900, 1);
+  EXPECT_NEAR(max->value.max, 2000, 20);
+  ASSERT_EQ(row.latencies.size(), 3u);
+  EXPECT_EQ(row.latencies[1].count, 21u);
+  int iterations = 0;
+  for (const Series& s : row.series) iterations += s.key == "iterations" ? s.trial + 1 : 0;
+  EXPECT_EQ(iterations, 1 + 2) << "trials 0 and 1";
+  trials[1].rc.bg_failure = "background none exited";
+  EXPECT_EQ(FsyncRow(kFsync, trials, 0.5).status, RowStatus::kFailed);
+}
+
 }  // namespace
 }  // namespace writelab

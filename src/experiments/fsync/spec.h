@@ -39,7 +39,8 @@ struct FsyncSpec {
   std::string dir;   // the test file and background files are made here...
   std::string file;  // ...or the test file is this path (backgrounds beside it)
   uint64_t write_size = 1u << 20;
-  int count = 20;
+  int count = 20;  // iterations per trial
+  int rounds = 1;  // trials per row, under the same background; methods rotate each round
   uint64_t interval_ns = 500'000'000;
   std::vector<SyncMethod> methods;          // empty: fsync
   std::vector<BackgroundKind> backgrounds;  // empty: none, random, stream
