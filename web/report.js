@@ -155,8 +155,10 @@
       var canvas = document.createElement("canvas");
       div.appendChild(canvas);
       var entry = { chart: Number(div.getAttribute("data-chart")), pixels: 0, points: 0,
-                    kind: spec.kind, title: spec.title, axes: [] };
+                    kind: "", title: "", axes: [] };
       try {
+        entry.kind = spec.kind;
+        entry.title = spec.title;
         var chart = new Chart(canvas, config(spec));
         entry.axes = axes(chart);
         chart.data.datasets.forEach(function (d, i) {

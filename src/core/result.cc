@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/result.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace writelab {
@@ -55,12 +56,30 @@ std::vector<std::string> KeyNames(std::span<const FigureKey> keys) {
   return out;
 }
 
+namespace {
+
+// "probe_p99_ms", "p50_ms": a percentile a trial gives only with enough samples.
+bool IsPercentileKey(std::string_view key) {
+  for (std::string_view p : {"p50_ms", "p90_ms", "p99_ms"})
+    if (key.ends_with(p)) return true;
+  return false;
+}
+
+}  // namespace
+
 void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,
                 const std::map<std::string, std::vector<double>>& values) {
   CheckKeys(specs, values);
-  for (const FigureSpec& s : specs)
-    if (auto it = values.find(s.key); it != values.end())
-      figures.push_back(s.Make(Summarize(it->second)));
+  size_t trials = 0;
+  for (const auto& [key, v] : values) trials = std::max(trials, v.size());
+  for (const FigureSpec& s : specs) {
+    auto it = values.find(s.key);
+    if (it == values.end()) continue;
+    // A median of the trials that had enough samples would be a median of
+    // a chosen few: a percentile figure is given for all trials or none.
+    if (IsPercentileKey(it->first) && it->second.size() < trials) continue;
+    figures.push_back(s.Make(Summarize(it->second)));
+  }
 }
 
 void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,

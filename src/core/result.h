@@ -87,7 +87,9 @@ consteval std::array<FigureKey, M> KeysOf(const FigureSpec (&specs)[N],
 std::vector<std::string> KeyNames(std::span<const FigureKey> keys);
 
 // Appends to figures, in the order of specs, a Figure for each spec that
-// has values (samples over trials, or one value). A value whose key no spec
+// has values (samples over trials, or one value). A percentile figure
+// ("*p50_ms", "*p90_ms", "*p99_ms") that fewer trials gave than the most
+// any figure has is left out: some trials had too few samples for it. A value whose key no spec
 // has is a bug in the experiment: it throws std::logic_error, so a test that
 // builds the row fails instead of the figure going missing.
 void AddFigures(std::vector<Figure>& figures, std::span<const FigureSpec> specs,

@@ -260,7 +260,7 @@ std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& asse
   out +=
       "<pre id=\"writelab-check\"></pre>\n<script id=\"writelab-charts\" "
       "type=\"application/json\">" +
-      JsonForScript(ChartSpecsJson(docs, comparison)) + "</script>\n";
+      JsonForScript(ChartSpecsJson(groups)) + "</script>\n";
   out += "<script>" + ScriptText(assets.chart_js) + "</script>\n";
   out += "<script>" + ScriptText(assets.report_js) + "</script>\n</body></html>\n";
   return out;

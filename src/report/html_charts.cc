@@ -268,6 +268,7 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
     json c = numeric ? Chart(title, "line", Axis("x", first.row_label, "logarithmic"))
                      : Chart(title, "bar", Axis("x", first.row_label, "category"));
     c["figure"] = key;
+    c["rows_on_x"] = numeric;
     std::string y = YAxisFor(c, shape->unit);
     for (const RunPlan* p : runs) {
       json d = Dataset(runs.size() > 1 ? p->label : shape->label, y, json::array());
@@ -410,11 +411,58 @@ void ScaleAxis(json& chart, json& axis, bool x) {
   axis["title"] = name.empty() || name == show.unit ? show.unit : name + " (" + show.unit + ")";
 }
 
+// Values drawn, percentile marks not counted.
 size_t Points(const json& chart) {
   size_t n = 0;
   for (const json& d : chart["datasets"])
-    for (const json& v : d["data"]) n += !v.is_null();
+    if (!d.contains("marks"))
+      for (const json& v : d["data"]) n += !v.is_null();
   return n;
+}
+
+// Chart.js takes unparsed points as sorted by x: sort each dataset's points,
+// and its whiskers and names with them (stride's steps run in any order).
+void SortByX(json& chart) {
+  if (chart["x"]["type"] == "category") return;
+  for (json& d : chart["datasets"]) {
+    const size_t n = d["data"].size();
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return d["data"][a][0].get<double>() < d["data"][b][0].get<double>();
+    });
+    for (const char* key : {"data", "lo", "hi", "names"}) {
+      if (!d.contains(key) || d[key].size() != n) continue;
+      json sorted = json::array();
+      for (size_t i : order) sorted.push_back(d[key][i]);
+      d[key] = std::move(sorted);
+    }
+  }
+}
+
+// A figure against fewer than 5 numeric rows (stride's steps) is drawn as
+// bars, a bar per row, rather than as a line of too few points.
+void AsBars(json& chart) {
+  std::set<double> xs;
+  for (const json& d : chart["datasets"])
+    for (const json& p : d["data"]) xs.insert(p[0].get<double>());
+  chart["labels"] = json::array();
+  for (double x : xs) chart["labels"].push_back(fmt::format("{:g}", x));
+  for (json& d : chart["datasets"]) {
+    json out = json::object();
+    for (const char* key : {"data", "lo", "hi"}) out[key] = json::array();
+    for (double x : xs) {
+      size_t i = 0;
+      while (i < d["data"].size() && d["data"][i][0].get<double>() != x) ++i;
+      bool has = i < d["data"].size();
+      out["data"].push_back(has ? d["data"][i][1] : json(nullptr));
+      for (const char* key : {"lo", "hi"})
+        out[key].push_back(has && d.contains(key) ? d[key][i] : json(nullptr));
+    }
+    for (const char* key : {"data", "lo", "hi"}) d[key] = std::move(out[key]);
+  }
+  chart["kind"] = "bar";
+  chart["x"]["type"] = "category";
 }
 
 // compare -o: a row whose figure changed significantly is starred on the
@@ -438,6 +486,10 @@ void MarkChanges(json& chart, const std::string& experiment, const Comparison& c
 }  // namespace
 
 void FinishCharts(std::vector<json>& charts) {
+  for (json& c : charts) {
+    SortByX(c);
+    if (c["kind"] == "line" && Points(c) < 5 && c.value("rows_on_x", false)) AsBars(c);
+  }
   std::erase_if(charts, [](const json& c) {
     return Points(c) == 0 || (c["kind"] == "line" && Points(c) < 5);
   });
@@ -474,6 +526,7 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Compa
     g.charts = FigureCharts(runs);
     FinishCharts(g.pictures);
     FinishCharts(g.charts);
+    for (RunPlan& r : g.runs) FinishCharts(r.charts);
     if (comparison) {
       for (json& c : g.charts) MarkChanges(c, g.name, *comparison);
       continue;
@@ -485,14 +538,17 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Compa
                std::find(p["covers"].begin(), p["covers"].end(), c["figure"]) != p["covers"].end();
       });
     });
-    for (RunPlan& r : g.runs) FinishCharts(r.charts);
   }
   return groups;
 }
 
 std::string ChartSpecsJson(const std::vector<Document>& docs, const Comparison* comparison) {
+  return ChartSpecsJson(PlanReport(docs, comparison));
+}
+
+std::string ChartSpecsJson(const std::vector<GroupPlan>& groups) {
   json all = json::array();
-  for (const GroupPlan& g : PlanReport(docs, comparison)) {
+  for (const GroupPlan& g : groups) {
     for (const json& c : g.pictures) all.push_back(c);
     for (const json& c : g.charts) all.push_back(c);
     for (const RunPlan& r : g.runs)

@@ -69,6 +69,7 @@ json StrideChart(const std::vector<const RunPlan*>& runs, const std::string& key
                  const std::string& title, const std::string& id) {
   json c = Picture(title, "line", spec::Axis("x", "step (x unit)", "logarithmic"), id);
   c["covers"] = json::array({key});
+  c["rows_on_x"] = true;
   for (const RunPlan* p : runs) {
     std::vector<std::string> lines;
     for (const Row& r : p->run->rows)
@@ -110,12 +111,14 @@ void FsyncPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& o
     std::string y = spec::YAxisFor(c, "s", "logarithmic", "write+sync");
     for (const Row& r : p->run->rows) {
       json data = json::array();
+      double iteration = 0;  // counted on through the trials, in their order
       for (const Series& s : r.series) {
         if (s.key != "iterations" || s.columns.size() < 3) continue;
-        for (const auto& point : s.points)
-          if (point.size() >= 3 && point[1] + point[2] > 0)
-            data.push_back(
-                json::array({static_cast<double>(data.size() + 1), point[1] + point[2]}));
+        for (const auto& point : s.points) {
+          ++iteration;
+          if (point.size() >= 3 && point[1] + point[2] > 0)  // 0 is on no log axis
+            data.push_back(json::array({iteration, point[1] + point[2]}));
+        }
       }
       if (!data.empty()) c["datasets"].push_back(spec::Dataset(r.name, y, std::move(data)));
     }
@@ -128,8 +131,10 @@ bool NoSlash(const Row& r) { return !HasSlash(r); }
 
 void StreamPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& out) {
   for (const RunPlan* p : runs) {
-    bool p99 = false;
-    for (const Row& r : p->run->rows) p99 = p99 || FigureOf(r, "probe_p99_ms");
+    // p99 where every row measured has one, else each row's worst probe.
+    bool p99 = true;
+    for (const Row& r : p->run->rows)
+      if (FigureOf(r, "probe_max_ms") && !FigureOf(r, "probe_p99_ms")) p99 = false;
     json c = RowBars(*p, "stream: the trade-off per strategy — " + p->label,
                      {{"mb_s", "throughput"},
                       {"cached_end", "page cache left"},

@@ -33,6 +33,8 @@ struct GroupPlan {
 // a picture draws them per run, and significant changes are marked.
 std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs,
                                   const Comparison* comparison = nullptr);
+// The planned charts as the JSON array the page draws, in page order.
+std::string ChartSpecsJson(const std::vector<GroupPlan>& groups);
 
 // The pictures an experiment the report knows is about: stride's 2006 table
 // as a chart, fsync's latency per iteration, stream's trade-off, prealloc's

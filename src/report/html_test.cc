@@ -146,6 +146,42 @@ TEST(Html, StepsAreALineOverALogAxisPerScheduler) {
   EXPECT_EQ(specs[0]["datasets"][0]["data"][2], json({512.0, 100.0 / 512}));
 }
 
+// Steps run in any order; Chart.js takes points as sorted by x. With fewer
+// than 5 steps the line becomes bars, one per step.
+TEST(Html, StepsAreSortedAndFewStepsAreBars) {
+  for (std::vector<int> steps :
+       {std::vector<int>{16, 1, 8}, std::vector<int>{64, 2, 1, 8, 4, 16}}) {
+    Document doc;
+    ExperimentResult e;
+    e.name = "stride";
+    e.table = {"mb_s"};
+    for (int step : steps) {
+      Row r;
+      r.name = std::to_string(step);
+      r.figures = {{"mb_s", "SPEED (MB/s)", "MB/s", "all", Summarize({1.0 * step, 2.0 * step})}};
+      e.rows.push_back(r);
+    }
+    doc.experiments.push_back(e);
+    json specs = json::parse(ChartSpecsJson({doc}));
+    ASSERT_EQ(specs.size(), 1u);
+    const json& c = specs[0];
+    if (steps.size() < 5) {
+      EXPECT_EQ(c["kind"], "bar");
+      EXPECT_EQ(c["labels"], json({"1", "8", "16"}));
+      EXPECT_EQ(c["datasets"][0]["data"], json({1.5, 12.0, 24.0}));
+      EXPECT_EQ(c["datasets"][0]["hi"], json({2.0, 16.0, 32.0}));
+      continue;
+    }
+    EXPECT_EQ(c["kind"], "line");
+    double last = 0;
+    for (const json& p : c["datasets"][0]["data"]) {
+      EXPECT_GT(p[0].get<double>(), last);
+      last = p[0].get<double>();
+    }
+    EXPECT_EQ(c["datasets"][0]["lo"][0], 1.0) << "whiskers follow their points";
+  }
+}
+
 // Row names come from result files: one that strtod reads as infinity or
 // underflows made std::stod throw out of `writelab report`.
 TEST(Html, RowNamesThatAreNotFiniteNumbersMakeBars) {

@@ -56,16 +56,24 @@ uint64_t Sampler::FastInterval() const {
   return std::min(interval_ns_, std::max<uint64_t>(interval_ns_ / 20, 10'000'000));
 }
 
-// Drops fast samples closer than the spacing the run's length calls for;
-// the first, the last and those asked for stay.
+// Of the fast samples (those of the first kMinSamples intervals), keeps the
+// first in each slot of the spacing the run's length calls for; the
+// samples after them, the first, the last and those asked for all stay.
 void Sampler::Thin(double elapsed_s) {
-  double spacing = std::clamp(elapsed_s / kMinSamples, static_cast<double>(FastInterval()) / 1e9,
-                              static_cast<double>(interval_ns_) / 1e9);
+  const double interval = static_cast<double>(interval_ns_) / 1e9;
+  const double fast_until = kMinSamples * interval;
+  double spacing =
+      std::clamp(elapsed_s / kMinSamples, static_cast<double>(FastInterval()) / 1e9, interval);
   std::vector<SamplePoint> kept;
+  int64_t last_slot = -1;
   for (size_t i = 0; i < points_.size(); ++i) {
     const SamplePoint& p = points_[i];
-    bool edge = i == 0 || i + 1 == points_.size();
-    if (edge || p.asked || p.t_s - kept.back().t_s >= spacing * 0.99) kept.push_back(p);
+    auto slot = static_cast<int64_t>(p.t_s / spacing);
+    bool keep =
+        i == 0 || i + 1 == points_.size() || p.asked || p.t_s >= fast_until || slot > last_slot;
+    if (!keep) continue;
+    kept.push_back(p);
+    if (p.t_s < fast_until) last_slot = std::max(last_slot, slot);
   }
   points_ = std::move(kept);
 }

@@ -250,7 +250,11 @@ Status RunRounds(const PreallocSpec& spec, int flags, size_t align, AlignedBuffe
       if (!trials[i].empty() && !trials[i].back().outcome.ok()) continue;
       trials[i].push_back(RunTrial(spec, spec.modes[i], flags, align, data, ctx));
       const Outcome& o = trials[i].back().outcome;
-      if (o.interrupted) return std::unexpected(PlainError("interrupted"));
+      if (o.interrupted) {  // the trial cut short is dropped; the finished ones stay
+        trials[i].pop_back();
+        status = std::unexpected(PlainError("interrupted"));
+        break;
+      }
       if (o.status == RowStatus::kFailed)
         status =
             std::unexpected(PlainError(NameOf(kModes, spec.modes[i]) + suffix + ": " + o.message));

@@ -17,6 +17,7 @@ inline constexpr FigureSpec kStrideFigures[] = {
     {"mb_s", "SPEED (MB/s)", "MB/s", "written / elapsed"},
     {"write_p50_ms", "p50", "ms", "one write from issue to completion, median"},
     {"write_p99_ms", "p99", "ms", "one write from issue to completion, 99th percentile"},
+    {"write_max_ms", "max", "ms", "one write from issue to completion, worst"},
     {"syscalls_per_write", "syscalls/write", "calls",
      "system calls per write: pwrite calls, or io_uring_enter calls (submits and waits) for "
      "io_uring"},

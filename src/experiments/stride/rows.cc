@@ -20,6 +20,7 @@ std::map<std::string, double> StepFigures(const StepResult& r) {
   f["mb_s"] = r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / kMB : 0;
   for (auto [key, p] : {std::pair{"write_p50_ms", 50.0}, {"write_p99_ms", 99.0}})
     if (auto ns = r.latency.SupportedPercentile(p)) f[key] = static_cast<double>(*ns) / 1e6;
+  if (r.latency.count()) f["write_max_ms"] = static_cast<double>(r.latency.max()) / 1e6;
   if (r.have_device) {
     f["device_writes"] = static_cast<double>(r.device_writes);
     f["device_merges"] = static_cast<double>(r.device_merges);
