@@ -103,14 +103,14 @@ TEST(StreamExporter, CopiesStandardInputExactly) {
   std::string input;
   for (int i = 0; input.size() < (3u << 20) + 123; ++i) input += std::to_string(i * 7919) + ";";
   {
-    int fd = ::open(g_stdin_path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    int fd = ::open(g_stdin_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(write(fd, input.data(), input.size()), static_cast<ssize_t>(input.size()));
     close(fd);
   }
   const std::string out = work.path() + "/copy.bin";
   RunResult r = RunProgram(WRITELAB_EXPORTER_BINARY, {out, "-"}, [] {
-    int fd = ::open(g_stdin_path.c_str(), O_RDONLY);
+    int fd = ::open(g_stdin_path.c_str(), O_RDONLY | O_NOFOLLOW);
     return fd >= 0 && dup2(fd, STDIN_FILENO) == STDIN_FILENO ? 0 : 126;
   });
   ASSERT_EQ(r.exit_code, 0) << r.err;

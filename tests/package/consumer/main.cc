@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   if (Slurp(dir + "/log") != "one\ntwo\nthree\n") return Fail("log: content differs");
 
   {
-    writelab::UniqueFd fd(::open((dir + "/zeros").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600));
+    writelab::UniqueFd fd(
+        ::open((dir + "/zeros").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
     auto p = writelab::Preallocate(fd.get(), 0, 1 << 20, writelab::PreallocateMode::kBest);
     if (!p) return Fail(p.error().Message());
     if (p->why.empty()) return Fail("Preallocate: no reason given");
