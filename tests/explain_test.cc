@@ -83,6 +83,25 @@ TEST_F(Explain, FallocateConvertsAndCommitsPerWriteWhileZerosDoNot) {
   }
 }
 
+// Group commit: every commit is synchronous, so its rows are split too; the
+// group rows make fewer calls than they commit records.
+TEST_F(Explain, GroupCommitRowsAreAttributed) {
+  json doc = Run({"records", "--commit", "--threads", "1,4", "--commit-time", "300ms", "--testbed",
+                  "ext4:data=ordered", "--testbed-size", "256M"});
+  ASSERT_FALSE(doc.empty());
+  const json& rows = doc["experiments"][0]["rows"];
+  ASSERT_EQ(rows.size(), 8u);
+  for (const json& row : rows) {
+    ASSERT_EQ(row["status"], "ok") << row["name"] << ": " << row["message"];
+    auto f = Figures(row);
+    ASSERT_TRUE(f.count("x_calls")) << row["name"];
+    EXPECT_GT(f["x_calls"], 0) << row["name"];
+    EXPECT_EQ(f["x_overattributed"], 0) << row["name"];
+    const double sum = f["x_journal_pct"] + f["x_flush_pct"] + f["x_data_pct"] + f["x_other_pct"];
+    EXPECT_NEAR(sum, 100, 1) << row["name"];
+  }
+}
+
 TEST_F(Explain, DataJournalSyncsSpendTheirTimeInTheJournal) {
   json doc = Run({"fsync", "--testbed", "ext4:data=journal", "--testbed-size", "512M", "--count",
                   "4", "--interval", "100ms", "--background", "none"});

@@ -18,6 +18,7 @@
 #include "core/outcome.h"
 #include "core/stats.h"
 #include "core/units.h"
+#include "explain/figures.h"
 #include "io/engine.h"
 #include "io/file.h"
 #include "io/runner.h"
@@ -217,8 +218,13 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
       w.engine = ctx.Engine(MakePwriteEngine(fd->get()));
       w.runner.emplace(*w.engine);  // untimed writes: the commit is timed whole
     }
+  ExplainSpan explain(ctx.explainer, kRecordsExplains);  // every commit is synchronous
   RunThreads(way.group, threads, sh, spec, corpus, run, workers);
+  std::optional<ExplainCounters> seen = explain.End();
   const uint64_t bytes = Gather(workers, writer ? &*writer : nullptr, zone, run);
+  if (seen)
+    ExplainValues(*ctx.explainer, *seen, {run.commits, static_cast<double>(run.ns) / 1e9},
+                  kRecordsExplains, run.explained);
   run.outcome.interrupted = ctx.Interrupted();
   CheckSize(fd->get(), bytes, zone, run);
   return run;  // then remove_at_end, outside the timing

@@ -72,9 +72,6 @@ struct Cell {
   RecordsAccumulator acc;
 };
 
-constexpr std::initializer_list<ExplainProbe> kRecordsExplains = {ExplainProbe::kSyncParts,
-                                                                  ExplainProbe::kJournal};
-
 // One trial of one cell: open a new file, run, verify, remove.
 MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
                   const OutputPlan& plan, const RunContext& ctx) {

@@ -89,6 +89,7 @@ void AddCommitTrial(const CommitRun& r, const CommitWay& way, int threads, Commi
         static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9) / ceiling);
   }
   acc.latency.Merge(r.latency);
+  for (const auto& [key, v] : r.explained) acc.explained[key].push_back(v);
 }
 
 Row CommitRow(CommitAcc& acc, double base) {
@@ -98,6 +99,7 @@ Row CommitRow(CommitAcc& acc, double base) {
     acc.figures["speedup"] = {Summarize(acc.figures["commits_s"]).median / base};
   }
   AddFigures(row.figures, kCommitFigures, acc.figures);
+  AddFigures(row.figures, kExplainFigures, acc.explained);
   row.latencies.push_back(Latency::From(acc.latency, "commit", "commit",
                                         "append or pwrite until the record is durable"));
   return row;

@@ -17,6 +17,7 @@
 #include "core/result.h"
 #include "experiments/records/corpus.h"
 #include "experiments/records/methods.h"
+#include "explain/explainer.h"
 
 namespace writelab {
 
@@ -49,6 +50,11 @@ struct CommitWay {
 };
 
 // One trial of one commit row: T threads for --commit-time.
+// What --explain attributes in the synchronous rows: the write and sync
+// calls split by where their time went, and the journal's commits.
+inline constexpr std::initializer_list<ExplainProbe> kRecordsExplains = {ExplainProbe::kSyncParts,
+                                                                         ExplainProbe::kJournal};
+
 struct CommitRun {
   Outcome outcome;
   uint64_t ns = 0;
@@ -58,6 +64,7 @@ struct CommitRun {
   uint64_t zero_bytes = 0;                // written ahead, not timed for fdatasync-prealloc
   std::optional<uint64_t> wait_timeouts;  // group rows
   Histogram latency;
+  std::map<std::string, double> explained;  // --explain: keys of kExplainFigures
 };
 
 // One commit row's trials.
@@ -66,6 +73,7 @@ struct CommitAcc {
   Outcome outcome;  // the first trial that did not succeed
   std::map<std::string, std::vector<double>> figures;
   Histogram latency;
+  std::map<std::string, std::vector<double>> explained = {};  // --explain, per trial
 };
 
 // Adds a trial of `threads` threads. Group rows also get the ceiling: threads
