@@ -102,6 +102,24 @@ TEST_F(Explain, GroupCommitRowsAreAttributed) {
   }
 }
 
+// The 2009 condition, made: a test bed whose loop device may hold only 32
+// MiB of dirty pages throttles a plain writer in balance_dirty_pages, while
+// one that starts and drops its own writeback in 8 MiB windows is not. The
+// device's limits are restored afterwards.
+TEST_F(Explain, ADirtyLimitedTestBedThrottlesThePlainWriter) {
+  json doc = Run({"stream", "--testbed", "ext4:dirty=32M", "--testbed-size", "1G", "--size", "512M",
+                  "--repeat", "1", "--no-probe", "--strategy", "plain,window-drop"});
+  ASSERT_FALSE(doc.empty());
+  const json& rows = doc["experiments"][0]["rows"];
+  auto plain = Figures(rows[0]), window = Figures(rows[1]);
+  EXPECT_GT(plain["x_throttled_pct"], 1) << "plain dirties far beyond the limit";
+  EXPECT_GT(plain["x_throttled_pct"], window["x_throttled_pct"]);
+  for (const auto& bdi : std::filesystem::directory_iterator("/sys/class/bdi"))
+    if (bdi.path().filename().string().starts_with("7:")) {
+      EXPECT_EQ(Slurp(bdi.path().string() + "/strict_limit"), "0\n") << bdi.path();
+    }
+}
+
 TEST_F(Explain, DataJournalSyncsSpendTheirTimeInTheJournal) {
   json doc = Run({"fsync", "--testbed", "ext4:data=journal", "--testbed-size", "512M", "--count",
                   "4", "--interval", "100ms", "--background", "none"});

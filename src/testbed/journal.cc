@@ -188,6 +188,17 @@ std::string SysfsDevice(std::string_view path) {
         return false;
     return true;
   };
+  // A loop device's writeback limits: /sys/class/bdi/7:N/{max_bytes,
+  // strict_limit}, known by the loop device they belong to.
+  if (constexpr std::string_view bdi = "/sys/class/bdi/7:"; path.starts_with(bdi)) {
+    std::string_view rest = path.substr(bdi.size());
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || slash == 0 || slash > 7) return "";
+    std::string_view minor = rest.substr(0, slash), knob = rest.substr(slash + 1);
+    if (minor.find_first_not_of("0123456789") != std::string_view::npos) return "";
+    if (knob != "max_bytes" && knob != "max_ratio_fine" && knob != "strict_limit") return "";
+    return "loop" + std::string(minor);
+  }
   for (std::string_view prefix : {"/sys/block/", "/sys/fs/ext4/"}) {
     if (!path.starts_with(prefix)) continue;
     std::string_view rest = path.substr(prefix.size());

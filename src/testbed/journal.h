@@ -63,7 +63,8 @@ Status Undo(const UndoStep& step, std::string* left_alone = nullptr);
 
 // The device whose settings a sysfs path changes ("vda" for
 // /sys/block/vda/queue/scheduler), or "" when the path is none of those
-// writelab may change.
+// writelab may change. Also /sys/class/bdi/7:N/{max_bytes,max_ratio_fine,strict_limit}:
+// loop device N's writeback limits, its device "loopN".
 std::string SysfsDevice(std::string_view path);
 
 class UndoJournal {

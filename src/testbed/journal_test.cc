@@ -75,6 +75,12 @@ TEST(SysfsDevice, NamesTheDevice) {
   EXPECT_EQ(SysfsDevice("/sys/block/nvme0n1/queue/scheduler"), "nvme0n1");
   EXPECT_EQ(SysfsDevice("/sys/fs/ext4/dm-0/extent_max_zeroout_kb"), "dm-0");
   EXPECT_EQ(SysfsDevice("/sys/block/vda/stat"), "");
+  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:3/max_bytes"), "loop3");
+  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:12/strict_limit"), "loop12");
+  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:12/max_ratio_fine"), "loop12");
+  EXPECT_EQ(SysfsDevice("/sys/class/bdi/8:0/max_bytes"), "") << "only loop devices' limits";
+  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:3/read_ahead_kb"), "");
+  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:../max_bytes"), "");
   EXPECT_EQ(SysfsDevice("/sys/block/../queue/x"), "");
 }
 

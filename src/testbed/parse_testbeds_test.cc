@@ -18,4 +18,14 @@ TEST(ParseTestbeds, RefusesEmptyListsAndItems) {
 }
 
 }  // namespace
+TEST(ParseTestbeds, DirtyLimitIsASizeOnALoopDevice) {
+  auto ok = ParseTestbeds("ext4:dirty=32M:data=ordered");
+  ASSERT_TRUE(ok.has_value()) << ok.error();
+  EXPECT_EQ((*ok)[0].dirty_max, 32u << 20);
+  EXPECT_EQ((*ok)[0].mount_options, std::vector<std::string>{"data=ordered"})
+      << "not a mount option";
+  for (const char* bad : {"ext4:dirty=", "ext4:dirty=lots", "ext4:dirty=4k", "tmpfs:dirty=32M"})
+    EXPECT_FALSE(ParseTestbeds(bad).has_value()) << bad;
+}
+
 }  // namespace writelab

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/units.h"
 #include "io/file.h"
 #include "io/trusted_dir.h"
 #include "port/write_all.h"
@@ -134,6 +135,12 @@ std::expected<std::vector<TestbedSpec>, std::string> ParseTestbeds(std::string_v
         if (spec.fs != "ext4")
           return std::unexpected("--testbed: '" + item + "': nojournal is for ext4");
         spec.nojournal = true;
+      } else if (parts[i].starts_with("dirty=")) {
+        auto size = ParseSize(parts[i].substr(6));
+        if (!size || *size < (1u << 20) || spec.fs == "tmpfs")
+          return std::unexpected("--testbed: '" + item +
+                                 "': dirty=SIZE takes a size of at least 1M, on a loop device");
+        spec.dirty_max = *size;
       } else {
         spec.mount_options.push_back(parts[i]);
       }
@@ -213,6 +220,26 @@ Status Testbed::AttachLoop(const std::string& backing, int backing_fd, UndoJourn
   return std::unexpected(ErrnoError(EBUSY, "attach a loop device"));
 }
 
+// dirty=SIZE: the loop device's bdi limits, restored (by the journal)
+// before the device is detached. max_bytes read back is rounded through the
+// kernel's ratio, so the exact max_ratio_fine is journaled first (written
+// unchanged) and restored last.
+Status Testbed::LimitDirty(uint64_t bytes, UndoJournal& journal) {
+  if (bytes == 0) return {};
+  const std::string bdi = "/sys/class/bdi/7:" + device_.substr(4) + "/";
+  auto fine = ReadLine(bdi + "max_ratio_fine");
+  if (!fine)
+    return std::unexpected(ErrnoError(errno ? errno : ENOENT, "read " + bdi + "max_ratio_fine"));
+  for (const auto& [knob, value] : {std::pair{"max_ratio_fine", *fine},
+                                    {"max_bytes", std::to_string(bytes)},
+                                    {"strict_limit", std::string("1")}}) {
+    auto change = SetSysfs(journal, bdi + knob, value);
+    if (!change) return std::unexpected(change.error());
+    changes_.push_back(std::move(*change));
+  }
+  return {};
+}
+
 Status Testbed::Mount(const std::string& source, const std::string& data, UndoJournal& journal) {
   const std::string name = UniqueName("mnt");
   mount_point_ = journal.dir() + "/" + name;
@@ -267,6 +294,7 @@ std::expected<std::unique_ptr<Testbed>, Error> Testbed::Provision(const TestbedS
   tb->changes_.push_back(std::move(*file));
   if (Status s = tb->AttachLoop(backing, image.get(), journal); !s)
     return std::unexpected(s.error());
+  if (Status s = tb->LimitDirty(spec.dirty_max, journal); !s) return std::unexpected(s.error());
   std::string dev = "/dev/" + tb->device_;
   if (spec.fs == "raw") {  // the bare device is the target
     tb->mount_point_ = dev;

@@ -5,8 +5,9 @@
 // Grammar of --testbed: SPEC[,SPEC...], SPEC = FS[:OPTION[:OPTION...]]
 //   FS      ext4 | xfs | btrfs | tmpfs | raw (a bare loop device, for `stride`)
 //   OPTION  a mount option passed to mount(2) ("data=journal", "noatime",
-//           "discard"), or for ext4 "nojournal" (mkfs -O ^has_journal)
-// e.g. "ext4:data=journal,ext4:nojournal,xfs,tmpfs:huge=always".
+//           "discard"), for ext4 "nojournal" (mkfs -O ^has_journal), or
+//           "dirty=SIZE": the loop device's own dirty-page limit (not tmpfs)
+// e.g. "ext4:data=journal,ext4:nojournal,xfs,tmpfs:huge=always,ext4:dirty=32M".
 #pragma once
 
 #include <atomic>
@@ -28,6 +29,10 @@ struct TestbedSpec {
   std::string fs;     // "ext4"
   std::vector<std::string> mount_options;
   bool nojournal = false;
+  // dirty=SIZE: the loop device's own dirty-page limit (its bdi's max_bytes,
+  // with strict_limit), so its writers are throttled in balance_dirty_pages
+  // as on the 2009 machines' small memory; the global sysctls are untouched.
+  uint64_t dirty_max = 0;
 };
 
 std::expected<std::vector<TestbedSpec>, std::string> ParseTestbeds(std::string_view list);
@@ -59,6 +64,7 @@ class Testbed {
   Testbed() = default;
   Status AttachLoop(const std::string& backing, int backing_fd, UndoJournal& journal);
   Status Mount(const std::string& source, const std::string& data, UndoJournal& journal);
+  Status LimitDirty(uint64_t bytes, UndoJournal& journal);
 
   TestbedSpec spec_;
   std::string mount_point_;
