@@ -188,17 +188,6 @@ std::string SysfsDevice(std::string_view path) {
         return false;
     return true;
   };
-  // A loop device's writeback limits: /sys/class/bdi/7:N/{max_bytes,
-  // strict_limit}, known by the loop device they belong to.
-  if (constexpr std::string_view bdi = "/sys/class/bdi/7:"; path.starts_with(bdi)) {
-    std::string_view rest = path.substr(bdi.size());
-    size_t slash = rest.find('/');
-    if (slash == std::string_view::npos || slash == 0 || slash > 7) return "";
-    std::string_view minor = rest.substr(0, slash), knob = rest.substr(slash + 1);
-    if (minor.find_first_not_of("0123456789") != std::string_view::npos) return "";
-    if (knob != "max_bytes" && knob != "max_ratio_fine" && knob != "strict_limit") return "";
-    return "loop" + std::string(minor);
-  }
   for (std::string_view prefix : {"/sys/block/", "/sys/fs/ext4/"}) {
     if (!path.starts_with(prefix)) continue;
     std::string_view rest = path.substr(prefix.size());
@@ -206,8 +195,12 @@ std::string SysfsDevice(std::string_view path) {
     if (slash == std::string_view::npos) return "";
     std::string_view dev = rest.substr(0, slash), knob = rest.substr(slash + 1);
     if (prefix == "/sys/block/") {
-      if (!knob.starts_with("queue/")) return "";
-      knob.remove_prefix(6);
+      // A loop device's writeback limits (dirty=SIZE): its bdi's max_ratio_fine
+      // and strict_limit, reached through /sys/block/loopN/bdi.
+      bool bdi =
+          dev.starts_with("loop") && (knob == "bdi/max_ratio_fine" || knob == "bdi/strict_limit");
+      if (!bdi && !knob.starts_with("queue/")) return "";
+      knob.remove_prefix(bdi ? 4 : 6);
     }
     if (!name_ok(dev) || !name_ok(knob)) return "";
     return std::string(dev);
@@ -249,7 +242,11 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   }
   if (s.op == "sysfs" && SysfsDevice(s.path).empty())
     return std::unexpected("sysfs path " + s.path +
-                           " is outside /sys/block/*/queue and /sys/fs/ext4/*");
+                           " is outside /sys/block/*/queue, /sys/block/loop*/bdi and "
+                           "/sys/fs/ext4/*");
+  // A loop device's writeback limits are restored only onto the same image.
+  if (s.op == "sysfs" && s.path.find("/bdi/") != std::string::npos && !s.check.starts_with("loop:"))
+    return std::unexpected("a loop device's bdi step needs its \"check\" (loop:INODE)");
   if (s.op == "loop" && !s.path.starts_with("/dev/loop"))
     return std::unexpected("a loop step must name a /dev/loopN");
   return line;

@@ -36,7 +36,8 @@ namespace writelab {
 struct UndoStep {
   // file: unlink path; dir: rmdir path; loop: detach path (a /dev/loopN)
   // if its backing file is value; mount: unmount path; sysfs: write value
-  // back to path (only /sys/block/*/queue/* and /sys/fs/ext4/*/*).
+  // back to path (only /sys/block/*/queue/*, /sys/block/loop*/bdi/
+  // {max_ratio_fine,strict_limit} and /sys/fs/ext4/*/*).
   std::string op;
   std::string path;
   std::string value;
@@ -63,8 +64,8 @@ Status Undo(const UndoStep& step, std::string* left_alone = nullptr);
 
 // The device whose settings a sysfs path changes ("vda" for
 // /sys/block/vda/queue/scheduler), or "" when the path is none of those
-// writelab may change. Also /sys/class/bdi/7:N/{max_bytes,max_ratio_fine,strict_limit}:
-// loop device N's writeback limits, its device "loopN".
+// writelab may change. Also /sys/block/loopN/bdi/{max_ratio_fine,strict_limit}:
+// a loop device's writeback limits.
 std::string SysfsDevice(std::string_view path);
 
 class UndoJournal {

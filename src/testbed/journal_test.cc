@@ -61,6 +61,11 @@ TEST(ParseJournalLine, SysfsOnlyUnderQueueAndExt4) {
       R"({"id":1,"op":"sysfs","path":"/sys/block/vda/queue/scheduler","value":"none"})"));
   EXPECT_TRUE(ParseJournalLine(
       R"({"id":1,"op":"sysfs","path":"/sys/fs/ext4/loop3/extent_max_zeroout_kb","value":"32"})"));
+  EXPECT_TRUE(ParseJournalLine(
+      R"({"id":1,"op":"sysfs","path":"/sys/block/loop3/bdi/strict_limit","value":"0","check":"loop:12"})"));
+  EXPECT_FALSE(ParseJournalLine(
+      R"({"id":1,"op":"sysfs","path":"/sys/block/loop3/bdi/strict_limit","value":"0"})"))
+      << "a bdi step without its image check could be replayed onto another run's device";
   for (const char* path : {"/proc/sys/kernel/core_pattern", "/sys/block/vda/device/delete",
                            "/sys/block/../../proc/sys/kernel/core_pattern/queue/x",
                            "/sys/fs/ext4/vda/../../../kernel/x", "/sys/block/vda/queue/a/b",
@@ -75,12 +80,12 @@ TEST(SysfsDevice, NamesTheDevice) {
   EXPECT_EQ(SysfsDevice("/sys/block/nvme0n1/queue/scheduler"), "nvme0n1");
   EXPECT_EQ(SysfsDevice("/sys/fs/ext4/dm-0/extent_max_zeroout_kb"), "dm-0");
   EXPECT_EQ(SysfsDevice("/sys/block/vda/stat"), "");
-  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:3/max_bytes"), "loop3");
-  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:12/strict_limit"), "loop12");
-  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:12/max_ratio_fine"), "loop12");
-  EXPECT_EQ(SysfsDevice("/sys/class/bdi/8:0/max_bytes"), "") << "only loop devices' limits";
-  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:3/read_ahead_kb"), "");
-  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:../max_bytes"), "");
+  EXPECT_EQ(SysfsDevice("/sys/block/loop3/bdi/strict_limit"), "loop3");
+  EXPECT_EQ(SysfsDevice("/sys/block/loop12/bdi/max_ratio_fine"), "loop12");
+  EXPECT_EQ(SysfsDevice("/sys/block/vda/bdi/strict_limit"), "") << "only loop devices' limits";
+  EXPECT_EQ(SysfsDevice("/sys/block/loop3/bdi/max_bytes"), "") << "restored through its ratio";
+  EXPECT_EQ(SysfsDevice("/sys/block/loop3/bdi/read_ahead_kb"), "");
+  EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:3/strict_limit"), "");
   EXPECT_EQ(SysfsDevice("/sys/block/../queue/x"), "");
 }
 

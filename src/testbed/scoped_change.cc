@@ -2,10 +2,13 @@
 #include "testbed/scoped_change.h"
 
 #include <fcntl.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "io/file.h"
 #include "telemetry/procfs.h"
 
 namespace writelab {
@@ -46,12 +49,15 @@ Status ScopedChange::Revert() {
 
 namespace {
 
-// "loop:INODE" for a loop device's knob (its backing file's inode), so that
-// cleanup does not restore it onto a loop device another run took since.
+// "loop:INODE" for a loop device's knob (its backing file's inode, from
+// the device itself), so that cleanup does not restore it onto a loop
+// device another run took since. "" when the device is not a bound loop.
 std::string SysfsCheck(const std::string& device) {
   if (!device.starts_with("loop")) return "";
-  auto inode = ReadLine("/sys/block/" + device + "/loop/inode");
-  return inode ? "loop:" + *inode : "";
+  auto fd = OpenFile("/dev/" + device, O_RDONLY | O_NOFOLLOW);
+  loop_info64 info{};
+  if (!fd || ioctl(fd->get(), LOOP_GET_STATUS64, &info) != 0) return "";
+  return "loop:" + std::to_string(info.lo_inode);
 }
 
 }  // namespace

@@ -220,23 +220,28 @@ Status Testbed::AttachLoop(const std::string& backing, int backing_fd, UndoJourn
   return std::unexpected(ErrnoError(EBUSY, "attach a loop device"));
 }
 
-// dirty=SIZE: the loop device's bdi limits, restored (by the journal)
-// before the device is detached. max_bytes read back is rounded through the
-// kernel's ratio, so the exact max_ratio_fine is journaled first (written
-// unchanged) and restored last.
+// dirty=SIZE: the loop device's bdi limits, restored (by the journal, with
+// the device's inode as check) before the file system is unmounted. The
+// kernel keeps only a ratio: max_bytes read back is rounded through it, so
+// the exact max_ratio_fine is journaled (written unchanged) and restored,
+// and max_bytes itself is written without a step of its own.
 Status Testbed::LimitDirty(uint64_t bytes, UndoJournal& journal) {
   if (bytes == 0) return {};
-  const std::string bdi = "/sys/class/bdi/7:" + device_.substr(4) + "/";
+  const std::string bdi = "/sys/block/" + device_ + "/bdi/";  // follows the device's own link
   auto fine = ReadLine(bdi + "max_ratio_fine");
   if (!fine)
     return std::unexpected(ErrnoError(errno ? errno : ENOENT, "read " + bdi + "max_ratio_fine"));
-  for (const auto& [knob, value] : {std::pair{"max_ratio_fine", *fine},
-                                    {"max_bytes", std::to_string(bytes)},
-                                    {"strict_limit", std::string("1")}}) {
+  for (const auto& [knob, value] :
+       {std::pair{"max_ratio_fine", *fine}, {"strict_limit", std::string("1")}}) {
     auto change = SetSysfs(journal, bdi + knob, value);
     if (!change) return std::unexpected(change.error());
     changes_.push_back(std::move(*change));
   }
+  auto fd = OpenFile(bdi + "max_bytes", O_WRONLY | O_NOFOLLOW);
+  if (!fd) return std::unexpected(fd.error());
+  const std::string value = std::to_string(bytes);
+  if (write(fd->get(), value.data(), value.size()) < 0)
+    return std::unexpected(ErrnoError(errno, "write " + value + " to " + bdi + "max_bytes"));
   return {};
 }
 
@@ -294,7 +299,6 @@ std::expected<std::unique_ptr<Testbed>, Error> Testbed::Provision(const TestbedS
   tb->changes_.push_back(std::move(*file));
   if (Status s = tb->AttachLoop(backing, image.get(), journal); !s)
     return std::unexpected(s.error());
-  if (Status s = tb->LimitDirty(spec.dirty_max, journal); !s) return std::unexpected(s.error());
   std::string dev = "/dev/" + tb->device_;
   if (spec.fs == "raw") {  // the bare device is the target
     tb->mount_point_ = dev;
@@ -302,6 +306,8 @@ std::expected<std::unique_ptr<Testbed>, Error> Testbed::Provision(const TestbedS
   }
   if (Status s = RunTool(MkfsCommand(spec, dev)); !s) return std::unexpected(s.error());
   if (Status s = tb->Mount(dev, opts, journal); !s) return std::unexpected(s.error());
+  // After the mount: undone before it, while the device is still bound.
+  if (Status s = tb->LimitDirty(spec.dirty_max, journal); !s) return std::unexpected(s.error());
   return tb;
 }
 
