@@ -76,6 +76,8 @@ TEST_F(ParseCli, PreallocRefusesCountsThatOverflow) {
   ExpectRefused({"prealloc", "--dir", work.path(), "--writes=-1"}, "--writes");
   ExpectRefused({"prealloc", "--dir", work.path(), "--rounds", "0"}, "--rounds");
   ExpectRefused({"fsync", "--dir", work.path(), "--rounds", "1001"}, "--rounds");
+  ExpectRefused({"fsync", "--dir", work.path(), "--sync", "fsync,fsync"}, "--sync");
+  ExpectRefused({"fsync", "--dir", work.path(), "--background", "none,none"}, "--background");
   ExpectRefused({"prealloc", "--dir", work.path(), "--writes", "0x10"}, "--writes");
   ExpectRefused({"prealloc", "--dir", work.path(), "--zeroout-kb=-5"}, "--zeroout-kb");
 }

@@ -120,16 +120,18 @@ std::string IterationListing(const ExperimentResult& e) {
   if (!ParamIsTrue(e, "listing")) return "";
   std::string out;
   for (const Row& r : e.rows) {
-    const Series* it = nullptr;
-    for (const Series& s : r.series)
-      if (s.key == "iterations") it = &s;
-    if (!it || it->points.empty()) continue;
     std::string method = r.name.substr(r.name.find('/') + 1);
     bool separate = r.FindLatency("sync") != nullptr;
-    out += r.name + ":\n";
-    for (const auto& p : it->points) {
-      out += fmt::format("write time: {:.4f}s", p[1]);
-      out += separate ? fmt::format(" {} time: {:.4f}s\n", method, p[2]) : " (includes the sync)\n";
+    bool named = false;
+    for (const Series& it : r.series) {  // every round's, in order
+      if (it.key != "iterations" || it.points.empty()) continue;
+      if (!named) out += r.name + ":\n";
+      named = true;
+      for (const auto& p : it.points) {
+        out += fmt::format("write time: {:.4f}s", p[1]);
+        out +=
+            separate ? fmt::format(" {} time: {:.4f}s\n", method, p[2]) : " (includes the sync)\n";
+      }
     }
   }
   return out;

@@ -123,6 +123,15 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
   if (spec.methods.empty()) spec.methods = {SyncMethod::kFsync};
   if (spec.backgrounds.empty())
     spec.backgrounds = {BackgroundKind::kNone, BackgroundKind::kRandom, BackgroundKind::kStream};
+  // A row is named BACKGROUND/METHOD: each may be given once.
+  for (size_t i = 0; i < spec.methods.size(); ++i)
+    if (std::count(spec.methods.begin(), spec.methods.begin() + i, spec.methods[i]))
+      return std::unexpected(std::string("--sync: ") + InfoOf(spec.methods[i]).name +
+                             " is given twice");
+  for (size_t i = 0; i < spec.backgrounds.size(); ++i)
+    if (std::count(spec.backgrounds.begin(), spec.backgrounds.begin() + i, spec.backgrounds[i]))
+      return std::unexpected(std::string("--background: ") + BackgroundName(spec.backgrounds[i]) +
+                             " is given twice");
   bool wants_cmd = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
                              BackgroundKind::kCommand) != spec.backgrounds.end();
   if (wants_cmd && spec.bg_command.empty())

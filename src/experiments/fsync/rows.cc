@@ -112,7 +112,11 @@ Row FsyncRow(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials, dou
   std::map<std::string, std::vector<double>> figures, explained;
   for (size_t i = 0; i < trials.size(); ++i) {
     const FsyncTrial& trial = trials[i];
-    for (const auto& [key, v] : TrialFigures(trial.run, trial.rc)) figures[key].push_back(v);
+    // A trial cut short by a failure counts only when it is the only one:
+    // the rounds completed before it keep their figures, as they were.
+    bool cut_short = !trial.run.outcome.ok() || !trial.rc.bg_failure.empty();
+    if (!cut_short || trials.size() == 1)
+      for (const auto& [key, v] : TrialFigures(trial.run, trial.rc)) figures[key].push_back(v);
     if (trial.run.write_latency.count())
       for (const auto& [key, v] : trial.run.explained) explained[key].push_back(v);
     Series it{

@@ -136,7 +136,10 @@ TEST(FsyncRows, TrialsBecomeMediansAndMergedLatencies) {
   for (const Series& s : row.series) iterations += s.key == "iterations" ? s.trial + 1 : 0;
   EXPECT_EQ(iterations, 1 + 2) << "trials 0 and 1";
   trials[1].rc.bg_failure = "background none exited";
-  EXPECT_EQ(FsyncRow(kFsync, trials, 0.5).status, RowStatus::kFailed);
+  Row failed = FsyncRow(kFsync, trials, 0.5);
+  EXPECT_EQ(failed.status, RowStatus::kFailed);
+  ASSERT_NE(failed.FindFigure("sync_p50_ms"), nullptr) << "the round before keeps its figures";
+  EXPECT_EQ(failed.FindFigure("sync_p50_ms")->value.n, 1);
 }
 
 }  // namespace
