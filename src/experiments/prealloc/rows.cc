@@ -39,10 +39,11 @@ Row PreallocRow(std::string name, std::vector<PreallocTrial>& trials) {
   for (const PreallocTrial& t : trials)
     if (!bad && !t.outcome.ok()) bad = &t;
   Row row = MakeRow(std::move(name), bad ? bad->outcome : trials.front().outcome);
-  if (bad) return row;
+  if (bad == &trials.front()) return row;  // nothing measured
   std::map<std::string, std::vector<double>> figures, explained;
   Histogram latency;
-  for (const PreallocTrial& t : trials) {
+  for (const PreallocTrial& t : trials) {  // a row that failed later keeps its rounds before
+    if (!t.outcome.ok()) break;
     for (const auto& [key, v] : t.figures) figures[key].push_back(v);
     for (const auto& [key, v] : t.explained) explained[key].push_back(v);
     latency.Merge(t.latency);

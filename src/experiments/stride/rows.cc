@@ -44,11 +44,12 @@ Row StrideRow(const std::string& name, std::vector<StepResult>& trials) {
   for (const StepResult& t : trials)
     if (!bad && !t.outcome.ok()) bad = &t;
   Row row = MakeRow(name, bad ? bad->outcome : trials.front().outcome);
-  if (bad) return row;
+  if (bad == &trials.front()) return row;  // nothing measured
   std::map<std::string, std::vector<double>> figures, explained;
   Histogram latency;
-  for (size_t i = 0; i < trials.size(); ++i) {
+  for (size_t i = 0; i < trials.size(); ++i) {  // a row that failed later keeps its rounds before
     StepResult& r = trials[i];
+    if (!r.outcome.ok()) break;
     for (const auto& [key, v] : StepFigures(r)) figures[key].push_back(v);
     for (const auto& [key, v] : r.explained) explained[key].push_back(v);
     latency.Merge(r.latency);

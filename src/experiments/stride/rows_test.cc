@@ -86,5 +86,24 @@ TEST(StrideRows, AFailedStepHasItsErrnoAndNoFigures) {
   EXPECT_EQ(StrideRow("x", f).status, RowStatus::kFailed);
 }
 
+// Rounds: a step that fails in a later round is a failed row that keeps
+// the figures and timelines of the rounds before.
+TEST(StrideRows, ALaterFailureKeepsTheRoundsBefore) {
+  std::vector<StepResult> trials;
+  trials.push_back(Step());
+  trials.push_back(Step());
+  trials.push_back(Step());
+  trials[2].outcome.Fail(ErrnoError(EIO, "pwrite"));
+  Row row = StrideRow("8", trials);
+  EXPECT_EQ(row.status, RowStatus::kFailed);
+  const Figure* mb_s = row.FindFigure("mb_s");
+  ASSERT_NE(mb_s, nullptr);
+  EXPECT_EQ(mb_s->value.n, 2);
+  EXPECT_EQ(row.latencies.at(0).count, 2000u);
+  EXPECT_EQ(row.series.size(), 2u);
+  trials[0].outcome.Fail(ErrnoError(EIO, "pwrite"));
+  EXPECT_TRUE(StrideRow("8", trials).figures.empty()) << "the first round failed";
+}
+
 }  // namespace
 }  // namespace writelab
