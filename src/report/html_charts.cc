@@ -447,7 +447,7 @@ void AsBars(json& chart) {
   for (const json& d : chart["datasets"])
     for (const json& p : d["data"]) xs.insert(p[0].get<double>());
   chart["labels"] = json::array();
-  for (double x : xs) chart["labels"].push_back(fmt::format("{:g}", x));
+  for (double x : xs) chart["labels"].push_back(fmt::format("{}", x));  // "1048576", as the row
   for (json& d : chart["datasets"]) {
     json out = json::object();
     for (const char* key : {"data", "lo", "hi"}) out[key] = json::array();

@@ -240,8 +240,8 @@ Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& co
         std::fprintf(ctx.progress, "\r%-40s",
                      (accs[i].name + ", round " + std::to_string(round + 1)).c_str());
       CommitRun r = MeasureCommits(kWays[i], threads, spec, corpus, ctx);
+      if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));  // cut short
       AddCommitTrial(r, kWays[i], threads, accs[i]);
-      if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
       if (r.outcome.status == RowStatus::kFailed)
         return std::unexpected(PlainError("commit, " + accs[i].name + ": " + r.outcome.message));
     }
@@ -291,6 +291,9 @@ Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunCo
   }
   if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
   AddCommitNotes(spec, out);
+  if (ctx.explainer)
+    for (std::string& n : ExplainNotes(*ctx.explainer, kRecordsExplains))
+      out.notes.push_back(std::move(n));
   return status;
 }
 
