@@ -64,10 +64,6 @@ std::string ScriptText(std::string_view js) {
   return out;
 }
 
-std::string Item(const std::string& term, const std::string& value) {
-  return HtmlItem(term, value);
-}
-
 std::string Join(const std::vector<std::string>& v) {
   std::string out;
   for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -79,14 +75,15 @@ std::string Optional(const std::optional<uint64_t>& v) { return v ? std::to_stri
 std::string TargetHtml(const ExperimentResult& e) {
   const Target& t = e.target;
   std::string rotational = t.rotational ? (*t.rotational ? "yes" : "no") : "";
-  return "<dl>" + Item("path", t.path) + Item("file system", t.fs_type) +
-         Item("mount point", t.mount_point) + Item("mounted from", t.mount_source) +
-         Item("mount options", t.mount_options) + Item("device", t.device) +
-         Item("found as", Join(t.stack)) + Item("model", t.model) + Item("scheduler", t.scheduler) +
-         Item("schedulers offered", Join(t.schedulers)) + Item("rotational", rotational) +
-         Item("logical block size", Optional(t.logical_block_size)) +
-         Item("physical block size", Optional(t.physical_block_size)) +
-         Item("max_sectors_kb", Optional(t.max_sectors_kb)) + "</dl>";
+  return "<dl>" + HtmlItem("path", t.path) + HtmlItem("file system", t.fs_type) +
+         HtmlItem("mount point", t.mount_point) + HtmlItem("mounted from", t.mount_source) +
+         HtmlItem("mount options", t.mount_options) + HtmlItem("device", t.device) +
+         HtmlItem("found as", Join(t.stack)) + HtmlItem("model", t.model) +
+         HtmlItem("scheduler", t.scheduler) + HtmlItem("schedulers offered", Join(t.schedulers)) +
+         HtmlItem("rotational", rotational) +
+         HtmlItem("logical block size", Optional(t.logical_block_size)) +
+         HtmlItem("physical block size", Optional(t.physical_block_size)) +
+         HtmlItem("max_sectors_kb", Optional(t.max_sectors_kb)) + "</dl>";
 }
 
 std::string Cell(const Figure& f) {
@@ -162,8 +159,8 @@ std::string RunHtml(const RunPlan& p, const std::string& anchor, int& next,
   std::string out =
       "<h3 id=\"" + anchor + "\">" + EscapeHtml(e.name + " on " + p.label) + "</h3>\n";
   if (!e.testbed.empty() || !e.scheduler.empty())
-    out += "<dl>" + Item("test bed", e.testbed) + Item("scheduler switched to", e.scheduler) +
-           "</dl>\n";
+    out += "<dl>" + HtmlItem("test bed", e.testbed) +
+           HtmlItem("scheduler switched to", e.scheduler) + "</dl>\n";
   out += TargetOnce(e, anchor, targets);
   if (!e.table.empty()) out += FigureTable(e);
   out += "<details><summary>tables as in the terminal</summary><pre>" +

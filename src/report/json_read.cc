@@ -206,13 +206,10 @@ Figure ReadFigure(const Node& n) {
 auto ReadBucket(Latency& l) {
   return [&l](const Node& b) {
     b.Expect(b.raw().is_array() && b.raw().size() == 3, "[low_ns, high_ns, count]");
-    Latency::Bucket out;
-    int i = 0;
-    b.Each([&](const Node& v) {
-      (i == 0 ? out.low_ns : i == 1 ? out.high_ns : out.count) = v.Uint(), ++i;
-    });
-    if (out.high_ns < out.low_ns) b.Fail("high_ns is below low_ns");
-    l.buckets.push_back(out);
+    std::vector<uint64_t> v;
+    b.Each([&](const Node& n) { v.push_back(n.Uint()); });
+    if (v[1] < v[0]) b.Fail("high_ns is below low_ns");
+    l.buckets.push_back({v[0], v[1], v[2]});
   };
 }
 
