@@ -22,6 +22,7 @@ test_packages=(
   chromium  # the HTML report's browser test (tests/report_test.cc)
   libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes for the fuzz targets (scripts/fuzz.sh)
   dpkg-dev file bash-completion  # the package test: dpkg-shlibdeps and file for cpack, the completion test
+  openmpi-bin libopenmpi-dev  # writelab under mpirun (docs/mpi.md) and its tests (tests/mpi_test.cc)
 )
 case $profile in
   run) packages=("${run_packages[@]}") ;;

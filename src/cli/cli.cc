@@ -19,6 +19,9 @@
 #include "core/units.h"
 #include "experiments/context.h"
 #include "io/file.h"
+#include "io/own_files.h"
+#include "mpi/session.h"
+#include "mpi/team.h"
 #include "report/atomic_file.h"
 #include "report/csv.h"
 #include "report/json.h"
@@ -30,7 +33,10 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};  // written only by the signal handler
 
-void OnSignal(int) { g_interrupted.store(true, std::memory_order_relaxed); }
+void OnSignal(int) {
+  g_interrupted.store(true, std::memory_order_relaxed);
+  RemoveOwnFilesNow();  // under MPI only: a SIGKILL follows mpirun's SIGTERM
+}
 
 void InstallSignalHandlers() {
   struct sigaction sa {};
@@ -102,13 +108,18 @@ bool ToStdout(const OutputOptions& out) { return out.json == "-" || out.csv == "
 
 RunContext ForOutputs(const RunContext& ctx, const OutputOptions& out) {
   RunContext c = ctx;
-  if (ToStdout(out)) c.progress = isatty(STDERR_FILENO) ? stderr : nullptr;
+  if (ToStdout(out)) c.progress = isatty(STDERR_FILENO) && !ctx.team ? stderr : nullptr;
   return c;
 }
 
 int UsageError(const std::string& message) {
   PrintError(message);
   return kExitUsage;
+}
+
+int AgreeOrRefuse(const RunContext& ctx, const std::optional<std::string>& usage) {
+  if (ctx.team) return AgreeToStart(*ctx.team, usage, {}).value_or(-1);
+  return usage ? UsageError(*usage) : -1;
 }
 
 void AddOutputOptions(CLI::App& sub, OutputOptions& out) {
@@ -176,10 +187,25 @@ void AddExclusivePair(CLI::App& sub, const char* group_help, const ExclusivePair
   group->require_option(0, 1);
 }
 
-int RunCli(int argc, char** argv) {
+namespace {
+
+// The commands that run on many ranks; the others run on one machine.
+bool RunsUnderMpi(const std::string& command) {
+  for (const char* name : {"survey", "stream", "fsync", "records"})
+    if (command == name) return true;
+  return false;
+}
+
+std::string ChosenCommand(CLI::App& app) {
+  auto chosen = app.get_subcommands();
+  return chosen.empty() ? "" : chosen.front()->get_name();
+}
+
+int RunCommandLine(int argc, char** argv, Team* team) {
   CLI::App app{
       "writelab: reproduces classic Linux write-path experiments on your kernel, file system "
-      "and device, the old way and the modern way side by side.\n"
+      "and device, the old way and the modern way side by side. Under mpirun or srun, "
+      "survey, stream, fsync and records run on every rank (docs/mpi.md).\n"
       "Exit codes: 0 ok, 1 run failed or interrupted (results so far are still written), "
       "2 usage error."};
   app.name("writelab");
@@ -195,20 +221,37 @@ int RunCli(int argc, char** argv) {
   AddReportCommand(app, &action);
   AddCompareCommand(app, &action);
   AddCleanupCommand(app, &action);
+  std::optional<std::string> refusal;  // a usage error
   auto args = Rewrite(app, argc, argv);
-  if (!args) return UsageError(args.error());
+  std::vector<std::string> words_text;
+  if (!args)
+    refusal = args.error();
+  else
+    words_text = *args;
   std::vector<char*> words;
-  for (std::string& a : *args) words.push_back(a.data());
-  try {
-    app.parse(static_cast<int>(words.size()), words.data());
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    PrintError(std::string(e.what()) + " (see writelab --help)");
-    return kExitUsage;
+  for (std::string& a : words_text) words.push_back(a.data());
+  if (!refusal) {
+    try {
+      app.parse(static_cast<int>(words.size()), words.data());
+    } catch (const CLI::ParseError& e) {
+      if (e.get_exit_code() == 0)  // --help, --version: printed once
+        return !team || team->rank() == 0 ? app.exit(e) : kExitOk;
+      refusal = std::string(e.what()) + " (see writelab --help)";
+    }
   }
-  InstallSignalHandlers();
+  if (!refusal && team && !RunsUnderMpi(ChosenCommand(app)))
+    refusal = ChosenCommand(app) + " runs on one machine: run it without mpirun (under MPI: " +
+              "survey, stream, fsync and records)";
+  if (team) {
+    std::vector<std::string> compared(argv + 1, argv + argc);
+    if (auto code = AgreeToStart(*team, refusal, compared)) return *code;
+    RemoveOwnFilesOnSignal(true);
+  } else if (refusal) {
+    return UsageError(*refusal);
+  }
   RunContext ctx;
   ctx.interrupted = &g_interrupted;
+  ctx.team = team;
   std::unique_ptr<FaultInjector> faults;
   if (const char* plan = std::getenv("WRITELAB_FAULT"); plan && *plan) {
     auto parsed = ParseFaultPlan(plan);
@@ -219,7 +262,9 @@ int RunCli(int argc, char** argv) {
     faults = std::make_unique<FaultInjector>(*parsed);
     ctx.faults = faults.get();
   }
-  ctx.progress = isatty(STDOUT_FILENO) ? stdout : nullptr;
+  // Under MPI a rank's stdout is mpirun's pseudo-terminal even when mpirun
+  // writes to a file: no progress lines there.
+  ctx.progress = isatty(STDOUT_FILENO) && !team ? stdout : nullptr;
   Document doc;
   doc.writelab_version = WRITELAB_VERSION;
   doc.command_line = CommandLine(argc, argv);
@@ -229,6 +274,17 @@ int RunCli(int argc, char** argv) {
   doc.started_at = UtcNowIso8601();
   doc.host = IdentifyHost();
   return action(ctx, doc);
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  auto team = StartTeam(&argc, &argv, &g_interrupted);
+  if (!team) return UsageError(team.error());
+  InstallSignalHandlers();  // after MPI_Init, so that they are writelab's
+  int code = RunCommandLine(argc, argv, team->get());
+  EndTeam(std::move(*team));
+  return code;
 }
 
 }  // namespace writelab

@@ -16,16 +16,13 @@
 #include <vector>
 
 #include "core/choice.h"
+#include "core/exit_codes.h"
 #include "core/result.h"
 #include "experiments/context.h"
 #include "writelab/error.h"
 
 namespace writelab {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitRunFailed = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitRegression = 3;  // compare --fail-on-regression found one
 
 // Where results go, shared by every experiment command.
 struct OutputOptions {
@@ -111,5 +108,10 @@ int RunCli(int argc, char** argv);
 void PrintError(const std::string& message);
 // PrintError, then kExitUsage.
 int UsageError(const std::string& message);
+// The last word on a command's usage error (nullopt: none) before it runs:
+// on one machine, UsageError for one; under MPI, AgreeToStart (every rank
+// learns of any rank's error, and rank 0 prints it). -1 to go on, else the
+// exit code to return.
+int AgreeOrRefuse(const RunContext& ctx, const std::optional<std::string>& usage);
 
 }  // namespace writelab

@@ -2,6 +2,8 @@
 // `writelab fsync`: options → FsyncSpec → RunFsync → reporters.
 #include <unistd.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -10,6 +12,7 @@
 #include "cli/targets.h"
 #include "experiments/fsync/fsync.h"
 #include "io/file.h"
+#include "mpi/team.h"
 
 namespace writelab {
 namespace {
@@ -29,7 +32,50 @@ struct FsyncOptions {
   TargetOptions targets;
 };
 
-std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, bool terminal) {
+// --roles measure=RANKS,background=RANKS: whether this rank is a background
+// one. Every rank has exactly one role, and some rank measures.
+std::expected<bool, std::string> ParseRoles(const std::string& text, const Team* team) {
+  if (!team) return std::unexpected("--roles: only under MPI (mpirun -n N writelab fsync ...)");
+  std::map<std::string, std::string> lists;  // role -> its ranks' text
+  std::string role;
+  size_t at = 0;
+  while (at <= text.size()) {  // "measure=0,2,background=1,3": a bare item continues a list
+    size_t comma = std::min(text.find(',', at), text.size());
+    std::string item = text.substr(at, comma - at);
+    if (auto eq = item.find('='); eq != std::string::npos) {
+      role = item.substr(0, eq);
+      item = item.substr(eq + 1);
+      if (role != "measure" && role != "background")
+        return std::unexpected("--roles: unknown role '" + role + "' (measure or background)");
+      if (lists.count(role)) return std::unexpected("--roles: " + role + " is given twice");
+      lists[role] = item;
+    } else if (role.empty()) {
+      return std::unexpected("--roles: expected measure=RANKS,background=RANKS, e.g. "
+                             "measure=0,background=1-3");
+    } else {
+      lists[role] += "," + item;
+    }
+    at = comma + 1;
+  }
+  std::map<int, std::string> of;
+  for (const auto& [name, list] : lists) {
+    auto ranks = ParseRanks(list, team->size());
+    if (!ranks) return std::unexpected("--roles: " + name + "=" + ranks.error());
+    for (int r : *ranks)
+      if (!of.emplace(r, name).second)
+        return std::unexpected("--roles: rank " + std::to_string(r) + " is both " + of[r] +
+                               " and " + name);
+  }
+  if (!lists.count("measure")) return std::unexpected("--roles: no rank measures (measure=RANKS)");
+  for (int r = 0; r < team->size(); ++r)
+    if (!of.count(r))
+      return std::unexpected("--roles: rank " + std::to_string(r) +
+                             " has no role (every rank measures or runs the background)");
+  return of[team->rank()] == "background";
+}
+
+std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, const RunContext& ctx) {
+  const bool terminal = ctx.progress != nullptr;
   FsyncSpec spec = o.spec;
   auto size = SizeOption("--write-size", o.write_size);
   auto interval = DurationOption("--interval", o.interval);
@@ -59,6 +105,11 @@ std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, bool term
   spec.backgrounds = *bgs;
   // The original's listing: asked for, or on a terminal when it stays short.
   spec.verbose = o.verbose || (terminal && spec.count <= 30);
+  if (!spec.roles.empty()) {
+    auto background = ParseRoles(spec.roles, ctx.team);
+    if (!background) return std::unexpected(background.error());
+    spec.background_rank = *background;
+  }
   if (auto ok = ValidateFsyncSpec(spec); !ok) return std::unexpected(ok.error());
   return spec;
 }
@@ -103,9 +154,13 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--sample-interval", o->sample_interval, "Telemetry sampling interval")
       ->capture_default_str();
   sub->add_flag("--verbose,-v", o->verbose, "Print every iteration in the original's shape");
+  sub->add_option("--roles", o->spec.roles,
+                  "Under MPI: which ranks measure and which run the background loads, e.g. "
+                  "measure=0,background=1-3 (default: every rank measures beside its own load)")
+      ->option_text("measure=RANKS,background=RANKS");
   WireExperimentCommand(
       *sub, action, o,
-      [](auto& opts, const RunContext& ctx) { return BuildSpec(opts, ctx.progress != nullptr); },
+      [](auto& opts, const RunContext& ctx) { return BuildSpec(opts, ctx); },
       DirOrFile<FsyncSpec>,
       [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
         return RunFsync(InTarget(spec, target), ctx, e);

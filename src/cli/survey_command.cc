@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/cli.h"
@@ -14,6 +15,7 @@
 #include "experiments/survey.h"
 #include "explain/explainer.h"
 #include "io/trusted_dir.h"
+#include "mpi/session.h"
 #include "report/atomic_file.h"
 #include "report/html.h"
 #include "report/recommendations.h"
@@ -44,49 +46,35 @@ std::unique_ptr<Explainer> SurveyExplainer(const std::string& dir, std::string* 
   return std::move(*started);
 }
 
-int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& doc) {
-  if (auto bad = CheckOutputs(given.out)) return UsageError(*bad);
-  if (auto bad = CheckOutputFile("--html", given.html)) return UsageError(*bad);
-  const RunContext out_ctx = ForOutputs(run_ctx, given.out);
-  FILE* info = ToStdout(given.out) ? stderr : stdout;  // stdout may carry the document
-  auto resolved = CheckWorkDir("--dir", given.dir);
-  if (!resolved) return UsageError(resolved.error());
-  SurveyOptions o = given;
+// The usage errors of the options: one line, or nothing.
+std::optional<std::string> CheckSurvey(SurveyOptions& o) {
+  if (auto bad = CheckOutputs(o.out)) return bad;
+  if (auto bad = CheckOutputFile("--html", o.html)) return bad;
+  auto resolved = CheckWorkDir("--dir", o.dir);
+  if (!resolved) return resolved.error();
   o.dir = *resolved;  // the checked directory, not a name that may point elsewhere later
-  std::vector<SurveyStep> steps = SurveyPlan(o.dir, doc.host);
-  int expected = 0;
-  for (const SurveyStep& s : steps) expected += s.expected_s;
-  std::fprintf(info, "writelab survey of %s: %zu experiments, about %d s\n", o.dir.c_str(),
-               steps.size(), expected);
-  std::string without;  // why the survey runs without --explain's attribution
-  auto explainer = SurveyExplainer(o.dir, &without);
-  if (explainer)
-    std::fprintf(info, "attribution: on (--explain: where the time went, per row)\n");
-  else
-    std::fprintf(info, "attribution: off, the survey runs without it: %s\n", without.c_str());
-  RunContext ctx = out_ctx;
-  ctx.explainer = explainer.get();
-  Status status;
-  const uint64_t start = NowNs();
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const SurveyStep& s = steps[i];
-    std::fprintf(info, "[%zu/%zu] %s: %s (about %d s; %.0f s elapsed)\n", i + 1, steps.size(),
-                 s.name, s.what, s.expected_s, static_cast<double>(NowNs() - start) / 1e9);
-    std::fflush(info);
+  return std::nullopt;
+}
+
+// One step: on one machine into a new result; under MPI on every rank,
+// the aggregate and each rank's result appended on rank 0.
+Status RunStep(const SurveyStep& s, const RunContext& ctx, Document& doc, const std::string& without) {
+  const size_t before = doc.experiments.size();
+  Status st;
+  if (ctx.team) {
+    st = RunOnRanks(*ctx.team, ctx, doc, s.run);
+  } else {
     doc.experiments.emplace_back();
-    Status st = s.run(ctx, doc.experiments.back());
-    if (!explainer)
-      doc.experiments.back().notes.push_back("ran without attribution (--explain): " + without);
-    if (!st) {
-      doc.errors.push_back(std::string(s.name) + ": " + st.error().Message());
-      status = std::unexpected(PlainError(std::string(s.name) + " failed"));
-    }
-    if (ctx.Interrupted()) {
-      status = std::unexpected(PlainError("interrupted"));
-      break;
-    }
+    st = s.run(ctx, doc.experiments.back());
   }
-  std::fprintf(info, "survey done in %.0f s\n\n", static_cast<double>(NowNs() - start) / 1e9);
+  if (!without.empty())
+    for (size_t i = before; i < doc.experiments.size(); ++i)
+      doc.experiments[i].notes.push_back("ran without attribution (--explain): " + without);
+  return st;
+}
+
+// Rank 0 (or the one process): the recommendations, the tables, the files.
+int FinishSurvey(const SurveyOptions& o, FILE* info, Document& doc, const Status& status) {
   doc.recommendations = Recommendations(doc);
   int code = Finish(doc, o.out, status);
   if (!o.html.empty()) {
@@ -97,6 +85,62 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
     std::fprintf(info, "report: %s (open it in a browser; it works offline)\n", o.html.c_str());
   }
   return code;
+}
+
+int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& doc) {
+  SurveyOptions o = given;
+  if (int code = AgreeOrRefuse(run_ctx, CheckSurvey(o)); code >= 0) return code;
+  Team* team = run_ctx.team;
+  if (team)
+    if (auto refused = MeetRanks(*team, o.dir, doc)) {
+      if (team->rank() == 0) PrintError(*refused);
+      return kExitUsage;
+    }
+  const RunContext out_ctx = ForOutputs(run_ctx, o.out);
+  const bool speaks = !team || team->rank() == 0;
+  FILE* info = ToStdout(o.out) ? stderr : stdout;  // stdout may carry the document
+  std::vector<SurveyStep> steps =
+      team ? SurveyPlanAcrossRanks(o.dir, doc.host, team->size()) : SurveyPlan(o.dir, doc.host);
+  int expected = 0;
+  for (const SurveyStep& s : steps) expected += s.expected_s;
+  if (speaks)
+    std::fprintf(info, "writelab survey of %s: %zu experiments, about %d s%s\n", o.dir.c_str(),
+                 steps.size(), expected,
+                 team ? (" on " + std::to_string(team->size()) + " MPI ranks").c_str() : "");
+  std::string without;  // why the survey runs without --explain's attribution
+  std::unique_ptr<Explainer> explainer;
+  if (team)
+    without = "not under MPI: its attribution is per machine and would count the other ranks' I/O";
+  else
+    explainer = SurveyExplainer(o.dir, &without);
+  if (speaks && explainer)
+    std::fprintf(info, "attribution: on (--explain: where the time went, per row)\n");
+  else if (speaks)
+    std::fprintf(info, "attribution: off, the survey runs without it: %s\n", without.c_str());
+  RunContext ctx = out_ctx;
+  ctx.explainer = explainer.get();
+  Status status;
+  const uint64_t start = NowNs();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const SurveyStep& s = steps[i];
+    if (speaks)
+      std::fprintf(info, "[%zu/%zu] %s: %s (about %d s; %.0f s elapsed)\n", i + 1, steps.size(),
+                   s.name, s.what.c_str(), s.expected_s,
+                   static_cast<double>(NowNs() - start) / 1e9);
+    std::fflush(info);
+    if (Status st = RunStep(s, ctx, doc, explainer ? "" : without); !st) {
+      doc.errors.push_back(std::string(s.name) + ": " + st.error().Message());
+      status = std::unexpected(PlainError(std::string(s.name) + " failed"));
+    }
+    if (ctx.Interrupted() || (team && team->broken())) {
+      status = std::unexpected(PlainError("interrupted"));
+      break;
+    }
+  }
+  if (speaks)
+    std::fprintf(info, "survey done in %.0f s\n\n", static_cast<double>(NowNs() - start) / 1e9);
+  int code = speaks ? FinishSurvey(o, info, doc, status) : status ? kExitOk : kExitRunFailed;
+  return team ? ShareExitCode(*team, code) : code;
 }
 
 }  // namespace

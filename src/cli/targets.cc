@@ -9,6 +9,7 @@
 #include "explain/explainer.h"
 #include "io/file.h"
 #include "io/trusted_dir.h"
+#include "mpi/session.h"
 #include "telemetry/identify.h"
 #include "testbed/testbed.h"
 
@@ -119,30 +120,73 @@ void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
                "attribution figures of docs/explain.md to every row");
 }
 
-int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
-                 const RunContext& ctx, Document& doc, const OutputOptions& out,
-                 const ExperimentRun& run) {
-  std::vector<TestbedSpec> beds;
+std::optional<std::string> CheckTargets(const TargetOptions& t, bool has_file,
+                                        const RunContext& ctx) {
+  if (ctx.team) {  // each of these changes, or looks at, one machine
+    if (!t.testbeds.empty())
+      return "--testbed: not under MPI: a test bed changes a single machine (run it without "
+             "mpirun)";
+    if (!t.schedulers.empty())
+      return "--scheduler: not under MPI: it changes a single machine's device (run it "
+             "without mpirun)";
+    if (has_file) return "--file: under MPI every rank writes files of its own: give --dir";
+    if (t.explain)
+      return "--explain: not under MPI: its attribution is per machine and would count the "
+             "other ranks' I/O (run it without mpirun)";
+  }
   if (!t.testbeds.empty()) {
     auto parsed = ParseTestbeds(t.testbeds);
-    if (!parsed) return UsageError(parsed.error());
-    beds = *parsed;
-    if (has_file) return UsageError("--file cannot be used with --testbed");
-    for (const TestbedSpec& b : beds) {
+    if (!parsed) return parsed.error();
+    if (has_file) return "--file cannot be used with --testbed";
+    for (const TestbedSpec& b : *parsed) {
       if (t.raw_device && b.fs != "raw")
-        return UsageError("--testbed: this experiment writes a raw device: use --testbed raw");
-      if (!t.raw_device && b.fs == "raw")
-        return UsageError("--testbed raw: this experiment needs a file system");
+        return "--testbed: this experiment writes a raw device: use --testbed raw";
+      if (!t.raw_device && b.fs == "raw") return "--testbed raw: this experiment needs a file system";
     }
   }
   if (t.explain)
-    if (auto refusal = ExplainRefusal()) return UsageError(*refusal);
-  if ((!beds.empty() || !t.schedulers.empty()) && geteuid() != 0) {
-    return UsageError(beds.empty() ? "--scheduler needs root" : "test beds need root");
-  }
+    if (auto refusal = ExplainRefusal()) return *refusal;
+  if ((!t.testbeds.empty() || !t.schedulers.empty()) && geteuid() != 0)
+    return t.testbeds.empty() ? "--scheduler needs root" : "test beds need root";
   auto size = SizeOption("--testbed-size", t.testbed_size);
-  if (!size) return UsageError(size.error());
-  if (*size < (64u << 20)) return UsageError("--testbed-size: at least 64 MiB");
+  if (!size) return size.error();
+  if (*size < (64u << 20)) return "--testbed-size: at least 64 MiB";
+  return std::nullopt;
+}
+
+namespace {
+
+// The run under MPI: every rank in its own files in dir, together, and rank
+// 0 alone prints and writes (mpi/session.h).
+int RunOnTeam(const std::string& dir, const RunContext& ctx, Document& doc,
+              const OutputOptions& out, const ExperimentRun& run) {
+  Team& team = *ctx.team;
+  if (auto refused = MeetRanks(team, dir, doc)) {
+    if (team.rank() == 0) PrintError(*refused);
+    return kExitUsage;
+  }
+  std::unique_ptr<UndoJournal> journal;  // as root: the fsync loads' process groups
+  if (geteuid() == 0)
+    if (auto j = UndoJournal::Open()) journal = std::move(*j);
+  RunContext run_ctx = ctx;
+  run_ctx.journal = journal.get();
+  Status status = RunOnRanks(team, run_ctx, doc, [&](const RunContext& c, ExperimentResult& e) {
+    return run(c, dir, e);
+  });
+  const int code = team.rank() == 0 ? Finish(doc, out, status) : status ? kExitOk : kExitRunFailed;
+  return ShareExitCode(team, code);
+}
+
+}  // namespace
+
+int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
+                 const RunContext& ctx, Document& doc, const OutputOptions& out,
+                 const ExperimentRun& run) {
+  if (auto bad = CheckTargets(t, has_file, ctx)) return UsageError(*bad);
+  if (ctx.team) return RunOnTeam(dir, ctx, doc, out, run);
+  std::vector<TestbedSpec> beds;
+  if (!t.testbeds.empty()) beds = *ParseTestbeds(t.testbeds);
+  const uint64_t size = *SizeOption("--testbed-size", t.testbed_size);
 
   // A scratch directory another user controls is refused before anything is changed.
   bool needs_scratch =
@@ -167,7 +211,7 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
       status = std::unexpected(PlainError("interrupted"));
       break;
     }
-    auto tb = Testbed::Provision(bed, {*size, t.scratch, ctx.interrupted}, *journal);
+    auto tb = Testbed::Provision(bed, {size, t.scratch, ctx.interrupted}, *journal);
     if (!tb) {
       status = std::unexpected(PlainError("test bed " + bed.label + ": " + tb.error().Message()));
       break;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -77,6 +78,30 @@ Spec InTarget(Spec spec, const std::string& dir) {
 //       -> std::expected<Spec, std::string>
 //   where(const Spec&) -> Where
 //   run(const Spec&, const std::string& target, const RunContext&, ExperimentResult&) -> Status
+// The usage errors of the target options, before anything is changed: a
+// bad --testbed, --file with a test bed, not root, --explain where it cannot
+// run; under MPI, test beds, schedulers, --file and --explain.
+std::optional<std::string> CheckTargets(const TargetOptions& targets, bool has_file,
+                                        const RunContext& ctx);
+
+// The spec built from the options: build(o) or build(o, ctx).
+template <class Options, class Build>
+auto SpecFromOptions(const Build& build, Options& o, const RunContext& ctx) {
+  if constexpr (std::is_invocable_v<Build, Options&, const RunContext&>)
+    return build(o, ctx);
+  else
+    return build(o);
+}
+
+// The one wiring of an experiment command. Adds the output and target
+// options to sub (after the command's own), and on parse sets *action to:
+// build the spec from the options (an error is a usage error, exit 2), then
+// run it on every target. Under MPI the ranks first agree that none of them
+// has a usage error (mpi/session.h). Options has `out` and `targets`;
+//   build(Options&) or build(Options&, const RunContext&)
+//       -> std::expected<Spec, std::string>
+//   where(const Spec&) -> Where
+//   run(const Spec&, const std::string& target, const RunContext&, ExperimentResult&) -> Status
 template <class Options, class Build, class Locate, class Run>
 void WireExperimentCommand(CLI::App& sub, CommandAction* action, std::shared_ptr<Options> o,
                            Build build, Locate where, Run run) {
@@ -84,16 +109,16 @@ void WireExperimentCommand(CLI::App& sub, CommandAction* action, std::shared_ptr
   AddTargetOptions(sub, o->targets);
   sub.callback([o, action, build, where, run] {
     *action = [o, build, where, run](const RunContext& ctx, Document& doc) {
-      if (auto bad = CheckOutputs(o->out)) return UsageError(*bad);
       const RunContext out_ctx = ForOutputs(ctx, o->out);
-      auto spec = [&] {
-        if constexpr (std::is_invocable_v<Build, Options&, const RunContext&>)
-          return build(*o, out_ctx);
-        else
-          return build(*o);
-      }();
-      if (!spec) return UsageError(spec.error());
-      const Where w = where(*spec);
+      std::optional<std::string> usage = CheckOutputs(o->out);
+      auto spec = SpecFromOptions(build, *o, out_ctx);
+      if (!usage && !spec) usage = spec.error();
+      Where w;
+      if (!usage) {
+        w = where(*spec);
+        usage = CheckTargets(o->targets, w.has_file, out_ctx);
+      }
+      if (int code = AgreeOrRefuse(ctx, usage); code >= 0) return code;
       return RunOnTargets(o->targets, w.path, w.has_file, out_ctx, doc, o->out,
                           [&](const RunContext& run_ctx, const std::string& target,
                               ExperimentResult& e) { return run(*spec, target, run_ctx, e); });

@@ -200,6 +200,19 @@ struct ExperimentResult {
   // and whether test beds are the rows (the 2012 prealloc table) or columns.
   std::string compare_figure;
   bool compare_targets_as_rows = false;
+  // Under MPI (docs/mpi.md): a rank's own result (rank >= 0), or the
+  // aggregate over `ranks` ranks, which comes before the ranks' own.
+  int rank = -1;
+  int ranks = 0;
+};
+
+// Under MPI: one rank of the run, as rank 0 met it at the start.
+struct RankInfo {
+  int rank = 0;
+  Host host;
+  std::string dir;              // the directory it writes in, as it named it
+  int64_t clock_offset_ns = 0;  // its clock minus rank 0's (CLOCK_MONOTONIC)...
+  uint64_t clock_rtt_ns = 0;    // ...within half this round trip
 };
 
 struct Document {
@@ -213,6 +226,10 @@ struct Document {
   std::vector<ExperimentResult> experiments;
   std::vector<std::string> errors;           // why a run stopped early; what was measured is kept
   std::vector<std::string> recommendations;  // survey: advice, each with its numbers
+  // Under MPI: the library ("Open MPI v4.1.4") and every rank, rank 0 first;
+  // empty for a run on one machine.
+  std::string mpi_library;
+  std::vector<RankInfo> ranks;
 };
 
 }  // namespace writelab

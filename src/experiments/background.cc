@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "io/file.h"
+#include "io/own_files.h"
 #include "testbed/journal.h"
 
 namespace writelab {
@@ -216,7 +217,7 @@ void BackgroundLoad::Stop() {
     reaped_ = true;
   }
   if (!path_.empty()) {
-    unlink(path_.c_str());
+    RemoveOwnFile(path_);
     path_.clear();
   }
 }

@@ -14,6 +14,7 @@ namespace writelab {
 
 class UndoJournal;
 class Explainer;
+class Team;
 
 struct RunContext {
   // Where system changes are journaled (root runs); null when none may be made.
@@ -26,6 +27,10 @@ struct RunContext {
   // --explain: the attribution counters of this target; null when off.
   // Experiments measure through ExplainSpan (explain/explainer.h).
   Explainer* explainer = nullptr;
+
+  // Under MPI (mpi/team.h): the ranks this process runs with; null for a run
+  // on one machine. Experiments take a Step() before every trial they plan.
+  Team* team = nullptr;
 
   // Faults to inject (WRITELAB_FAULT, tests only); null for none.
   FaultInjector* faults = nullptr;

@@ -11,6 +11,7 @@
 #include <cerrno>
 
 #include "io/engine.h"
+#include "io/own_files.h"
 #include "io/runner.h"
 
 namespace writelab {
@@ -30,7 +31,7 @@ BystanderProbe::BystanderProbe(UniqueFd fd, std::string path, uint64_t period_ns
 
 BystanderProbe::~BystanderProbe() {
   if (thread_.joinable()) Stop();
-  unlink(path_.c_str());
+  if (!path_.empty()) RemoveOwnFile(path_);
 }
 
 void BystanderProbe::Start() {

@@ -15,6 +15,8 @@
 #include "experiments/stream/stream.h"
 #include "experiments/stride/stride.h"
 #include "io/file.h"
+#include "io/own_files.h"
+#include "mpi/team.h"
 
 namespace writelab {
 
@@ -40,7 +42,7 @@ std::function<Status(const RunContext&, ExperimentResult&)> SurveyStride(const s
     Status s = ValidateStrideSpec(spec)
                    ? RunStride(spec, spec.file, ctx, e)
                    : std::unexpected(PlainError("stride: invalid survey parameters"));
-    unlink(spec.file.c_str());  // writelab's own file
+    RemoveOwnFile(spec.file);  // writelab's own file
     return s;
   };
 }
@@ -62,50 +64,97 @@ uint64_t RandomSpan(const Host& host, uint64_t free) {
   return span / 4096 * 4096;
 }
 
-std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
-  uint64_t free = FreeBytes(dir);
-  // Time goes to trials, not length: 5 of each headline row, so that
-  // compare can tell a change from noise (docs/report.md).
-  uint64_t stream_size =
-      std::clamp<uint64_t>(free / 8 / (8u << 20) * (8u << 20), 8u << 20, 128u << 20);
-  auto validated = [](auto spec, auto validate, auto run) {
-    return [spec, validate, run](const RunContext& ctx, ExperimentResult& e) mutable -> Status {
-      if (auto ok = validate(spec); !ok) return std::unexpected(PlainError(ok.error()));
-      return run(spec, ctx, e);
-    };
-  };
+namespace {
+
+struct SurveySpecs {
   StreamSpec stream;
-  stream.dir = dir;
-  stream.size = stream_size;
-  stream.repeat = kSurveyTrials;
-  stream.interval_ns = 250'000'000;
   FsyncSpec fsync;
-  fsync.dir = dir;
-  fsync.count = 5;
-  fsync.rounds = kSurveyTrials;
-  fsync.interval_ns = 150'000'000;
-  fsync.methods = {SyncMethod::kFsync, SyncMethod::kFdatasync};
-  fsync.bg_span = RandomSpan(host, free);
-  fsync.bg_warmup_ns = 1'500'000'000;
   RecordsSpec records;
-  records.dir = dir;
-  records.corpus_size = 2u << 20;
-  records.total = 16u << 20;
-  records.rounds = kSurveyTrials;
   PreallocSpec prealloc;
-  prealloc.dir = dir;
-  prealloc.file_size = 64u << 20;
-  prealloc.writes = 200;
-  prealloc.rounds = kSurveyTrials;
+};
+
+// Time goes to trials, not length: 5 of each headline row, so that compare
+// can tell a change from noise (docs/report.md). writers: how many write the
+// file system at once (ranks under MPI), sharing its free space.
+SurveySpecs SurveySpecsFor(const std::string& dir, const Host& host, int writers) {
+  const uint64_t free = FreeBytes(dir) / static_cast<uint64_t>(writers);
+  SurveySpecs s;
+  s.stream.dir = dir;
+  s.stream.size = std::clamp<uint64_t>(free / 8 / (8u << 20) * (8u << 20), 8u << 20, 128u << 20);
+  s.stream.repeat = kSurveyTrials;
+  s.stream.interval_ns = 250'000'000;
+  s.fsync.dir = dir;
+  s.fsync.count = 5;
+  s.fsync.rounds = kSurveyTrials;
+  s.fsync.interval_ns = 150'000'000;
+  s.fsync.methods = {SyncMethod::kFsync, SyncMethod::kFdatasync};
+  s.fsync.bg_span = RandomSpan(host, free);
+  s.fsync.bg_warmup_ns = 1'500'000'000;
+  s.records.dir = dir;
+  s.records.corpus_size = 2u << 20;
+  s.records.total = 16u << 20;
+  s.records.rounds = kSurveyTrials;
+  s.prealloc.dir = dir;
+  s.prealloc.file_size = 64u << 20;
+  s.prealloc.writes = 200;
+  s.prealloc.rounds = kSurveyTrials;
+  return s;
+}
+
+template <class Spec, class Validate, class Run>
+std::function<Status(const RunContext&, ExperimentResult&)> Validated(Spec spec, Validate validate,
+                                                                      Run run) {
+  return [spec, validate, run](const RunContext& ctx, ExperimentResult& e) mutable -> Status {
+    if (auto ok = validate(spec); !ok) return std::unexpected(PlainError(ok.error()));
+    return run(spec, ctx, e);
+  };
+}
+
+// The step on rank 0 alone: the other ranks take its steps idle.
+std::function<Status(const RunContext&, ExperimentResult&)> OnRankZero(
+    std::function<Status(const RunContext&, ExperimentResult&)> run) {
+  return [run](const RunContext& ctx, ExperimentResult& e) {
+    if (ctx.team && ctx.team->rank() != 0) ctx.team->set_role(Role::kIdle);
+    return run(ctx, e);
+  };
+}
+
+}  // namespace
+
+std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
+  SurveySpecs s = SurveySpecsFor(dir, host, 1);
   return {
-      {"stream", "streaming strategies", 7, validated(stream, ValidateStreamSpec, RunStream)},
+      {"stream", "streaming strategies", 7, Validated(s.stream, ValidateStreamSpec, RunStream)},
       {"fsync", "sync latency beside background writers", 26,
-       validated(fsync, ValidateFsyncSpec, RunFsync)},
+       Validated(s.fsync, ValidateFsyncSpec, RunFsync)},
       {"records", "small-record write strategies", 6,
-       validated(records, ValidateRecordsSpec, RunRecords)},
+       Validated(s.records, ValidateRecordsSpec, RunRecords)},
       {"prealloc", "preallocation modes", 6,
-       validated(prealloc, ValidatePreallocSpec, RunPrealloc)},
+       Validated(s.prealloc, ValidatePreallocSpec, RunPrealloc)},
       {"stride", "strided direct writes", 9, SurveyStride(dir)},
+  };
+}
+
+std::vector<SurveyStep> SurveyPlanAcrossRanks(const std::string& dir, const Host& host,
+                                              int ranks) {
+  SurveySpecs s = SurveySpecsFor(dir, host, ranks);
+  auto stream = Validated(s.stream, ValidateStreamSpec, RunStream);
+  auto records = Validated(s.records, ValidateRecordsSpec, RunRecords);
+  FsyncSpec fsync = s.fsync;
+  if (ranks > 1) fsync.roles = "measure=0,background=1-" + std::to_string(ranks - 1);
+  auto fsync_run = [fsync](const RunContext& ctx, ExperimentResult& e) {
+    FsyncSpec spec = fsync;
+    spec.background_rank = !spec.roles.empty() && ctx.team && ctx.team->rank() != 0;
+    if (auto ok = ValidateFsyncSpec(spec); !ok) return Status(std::unexpected(PlainError(ok.error())));
+    return RunFsync(spec, ctx, e);
+  };
+  const std::string all = "all " + std::to_string(ranks) + " ranks at once";
+  return {
+      {"stream", "streaming strategies, rank 0 alone", 7, OnRankZero(stream)},
+      {"stream", "streaming strategies, " + all, 7, stream},
+      {"fsync", "rank 0's sync latency while the other ranks write", 26, fsync_run},
+      {"records", "small-record write strategies, rank 0 alone", 6, OnRankZero(records)},
+      {"records", "small-record write strategies, " + all, 6, records},
   };
 }
 

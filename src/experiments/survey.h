@@ -23,13 +23,20 @@ inline constexpr int kSurveyTrials = 5;
 
 struct SurveyStep {
   const char* name;  // "stream"
-  const char* what;  // "streaming strategies"
+  std::string what;  // "streaming strategies"
   int expected_s;    // about how long it takes, for the progress line
   std::function<Status(const RunContext&, ExperimentResult&)> run;
 };
 
 // The experiments in order, their specs sized for dir's free space and host.
 std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host);
+
+// Under MPI, with `ranks` ranks (docs/mpi.md): the experiments that make
+// sense across clients, each headline one first on rank 0 alone and then on
+// every rank at once (how it scales), and fsync as in 2009 across clients:
+// rank 0 measures while the others run the background loads. prealloc and
+// stride measure one machine's journal modes and device: not run.
+std::vector<SurveyStep> SurveyPlanAcrossRanks(const std::string& dir, const Host& host, int ranks);
 
 // The random background's span: beyond the dirty-background threshold (so
 // it reaches the disk while fsync measures), at least 256 MiB, at most a

@@ -20,7 +20,8 @@ std::expected<UniqueFd, Error> OpenFile(const std::string& path, int flags, mode
 // Creates a new file "DIR/writelab-PREFIX-PID-N" with O_CREAT|O_EXCL|O_NOFOLLOW,
 // so it never touches a file that writelab did not make. Sets *path. Use the
 // descriptor from then on (ReopenFd for other flags): in a directory others
-// can write, the name may be swapped, the open file cannot.
+// can write, the name may be swapped, the open file cannot. Remove it with
+// RemoveOwnFile (io/own_files.h), or KeepOwnFile to leave it.
 
 std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::string& prefix,
                                              int extra_flags, std::string* path);

@@ -109,6 +109,16 @@ void to_json(json& j, const ExperimentResult& e) {
        {"notes", e.notes},
        {"compare_figure", e.compare_figure},
        {"compare_targets_as_rows", e.compare_targets_as_rows}};
+  if (e.rank >= 0) j["rank"] = e.rank;
+  if (e.ranks > 0) j["ranks"] = e.ranks;
+}
+
+void to_json(json& j, const RankInfo& r) {
+  j = {{"rank", r.rank},
+       {"host", r.host},
+       {"dir", r.dir},
+       {"clock_offset_ns", r.clock_offset_ns},
+       {"clock_rtt_ns", r.clock_rtt_ns}};
 }
 
 void to_json(json& j, const Document& d) {
@@ -118,6 +128,7 @@ void to_json(json& j, const Document& d) {
        {"experiments", d.experiments},        {"errors", d.errors},
        {"recommendations", d.recommendations}};
   if (!d.label.empty()) j["label"] = d.label;
+  if (!d.ranks.empty()) j["mpi"] = {{"library", d.mpi_library}, {"ranks", d.ranks}};
 }
 
 std::string ToJson(const Document& doc) { return json(doc).dump(2) + "\n"; }

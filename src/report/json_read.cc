@@ -163,6 +163,7 @@ class Node {
 
 // Bounds of small integers: they are counted or indexed with, never trusted.
 constexpr int kMaxCount = std::numeric_limits<int>::max() / 2;
+constexpr int kMaxRanks = 1 << 24;  // ranks of an MPI run
 
 template <typename T, typename Read>
 std::vector<T> List(const Node& n, Read read) {
@@ -329,6 +330,8 @@ ExperimentResult ReadExperiment(const Node& n) {
   n.IfPresent("compare_figure", [&](const Node& v) { e.compare_figure = v.String(); });
   n.IfPresent("compare_targets_as_rows",
               [&](const Node& v) { e.compare_targets_as_rows = v.Bool(); });
+  n.IfPresent("rank", [&](const Node& v) { e.rank = v.SmallInt(0, kMaxRanks); });
+  n.IfPresent("ranks", [&](const Node& v) { e.ranks = v.SmallInt(1, kMaxRanks); });
   return e;
 }
 
@@ -342,6 +345,16 @@ Host ReadHost(const Node& n) {
   h.memory_bytes = n["memory_bytes"].Uint();
   n["vm"].Members([&](const std::string& key, const Node& v) { h.vm[key] = v.Int(); });
   return h;
+}
+
+RankInfo ReadRank(const Node& n) {
+  RankInfo r;
+  r.rank = n["rank"].SmallInt(0, kMaxRanks);
+  r.host = ReadHost(n["host"]);
+  r.dir = n["dir"].String();
+  r.clock_offset_ns = n["clock_offset_ns"].Int();
+  r.clock_rtt_ns = n["clock_rtt_ns"].Uint();
+  return r;
 }
 
 // Fields added within schema 1 (recommendations, test-bed labels...) may be
@@ -363,6 +376,10 @@ Document ReadDocument(const Node& n) {
               [&](const Node& v) { d.experiments = List<ExperimentResult>(v, ReadExperiment); });
   n.IfPresent("errors", [&](const Node& v) { d.errors = v.Strings(); });
   n.IfPresent("recommendations", [&](const Node& v) { d.recommendations = v.Strings(); });
+  n.IfPresent("mpi", [&](const Node& v) {
+    d.mpi_library = v["library"].String();
+    d.ranks = List<RankInfo>(v["ranks"], ReadRank);
+  });
   return d;
 }
 

@@ -193,6 +193,7 @@ std::string StrideLine(const ExperimentResult& e) {
 }  // namespace
 
 std::vector<std::string> Recommendations(const Document& doc) {
+  if (!doc.ranks.empty()) return RecommendationsAcrossRanks(doc);
   std::vector<std::string> lines;
   auto add = [&](const char* name, std::string (*line)(const ExperimentResult&)) {
     const ExperimentResult* e = Find(doc, name);

@@ -190,6 +190,9 @@ std::string TextTable::Render() const {
 
 std::string RenderExperimentText(const ExperimentResult& e) {
   std::string out = fmt::format("writelab {}: reproduces {}\n", e.name, e.reproduces);
+  if (e.ranks > 0)
+    out += fmt::format("ranks: the aggregate of {} measuring rank{} (each rank's own rows follow)\n",
+                       e.ranks, e.ranks == 1 ? "" : "s");
   if (!e.testbed.empty())
     out += "test bed: " + e.testbed +
            (e.target.device.empty() ? ""
@@ -261,7 +264,73 @@ namespace {
 
 std::string TargetLabel(const ExperimentResult& e) {
   std::string label = e.testbed.empty() ? e.target.path : e.testbed;
+  if (e.ranks > 0) label += fmt::format(" ({} rank{})", e.ranks, e.ranks == 1 ? "" : "s");
   return e.scheduler.empty() ? label : label + "/" + e.scheduler;
+}
+
+// Under MPI: the ranks of the run, one line each.
+std::string RanksBlock(const Document& doc) {
+  if (doc.ranks.empty()) return "";
+  std::string out = fmt::format("ranks: {} under MPI ({})\n", doc.ranks.size(), doc.mpi_library);
+  for (const RankInfo& r : doc.ranks)
+    out += r.rank == 0 ? fmt::format("  rank 0: {}, Linux {}, {} CPUs, {}; the clock of reference\n",
+                                     r.host.hostname, r.host.kernel, r.host.cpus, r.dir)
+                       : fmt::format("  rank {}: {}, Linux {}, {} CPUs, {}; clock {:+.1f} us against rank 0 "
+                       "(+-{:.1f} us)\n",
+                       r.rank, r.host.hostname, r.host.kernel, r.host.cpus, r.dir,
+                       static_cast<double>(r.clock_offset_ns) / 1e3,
+                       static_cast<double>(r.clock_rtt_ns) / 2e3);
+  return out;
+}
+
+// Under MPI, after an aggregate: each rank's own figure per row, a line per
+// rank (its full rows are in the JSON). The figure is the one its rows are
+// compared by (its table's first otherwise).
+std::string PerRankTable(const std::vector<const ExperimentResult*>& ranks,
+                         const std::vector<RankInfo>& info) {
+  if (ranks.empty()) return "";
+  const ExperimentResult& first = *ranks.front();
+  std::string key = first.compare_figure;
+  if (key.empty() && !first.table.empty())  // a throughput where the table has one
+    key = std::find(first.table.begin(), first.table.end(), "mb_s") != first.table.end()
+              ? "mb_s"
+              : first.table.front();
+  std::vector<std::string> header = {"rank"};
+  std::string label = key;
+  for (const Row& r : first.rows) {
+    header.push_back(r.name);
+    if (const Figure* f = r.FindFigure(key))
+      label = f->label.find(f->unit) != std::string::npos ? f->label
+                                                          : f->label + " (" + f->unit + ")";
+  }
+  TextTable t(header);
+  std::string notes;
+  for (const ExperimentResult* e : ranks) {
+    std::string host;
+    for (const RankInfo& i : info)
+      if (i.rank == e->rank) host = " (" + i.host.hostname + ")";
+    std::vector<std::string> cells = {"rank " + std::to_string(e->rank) + host};
+    for (const Row& name : first.rows) {
+      std::string cell = kNotMeasured;
+      for (const Row& r : e->rows) {
+        if (r.name != name.name) continue;
+        const Figure* f = r.FindFigure(key);
+        if (const Figure* bg = r.FindFigure("bg_mb_s"); !f && bg) {  // an fsync background rank
+          cell = FormatValue(bg->value.median, bg->unit) + " (background)";
+          continue;
+        }
+        cell = r.status != RowStatus::kOk ? RowStatusName(r.status)
+               : f                        ? FormatValue(f->value.median, f->unit)
+                                          : std::string(kNotMeasured);
+      }
+      cells.push_back(cell);
+    }
+    t.AddRow(std::move(cells));
+    for (const std::string& n : e->notes)
+      if (n.starts_with("a background rank") || n.starts_with("only rank 0"))
+        notes += fmt::format("note: rank {}: {}\n", e->rank, n);
+  }
+  return first.name + " per rank: " + label + "\n" + t.Render() + notes;
 }
 
 // One experiment run on several test beds or schedulers: its compared
@@ -311,10 +380,21 @@ std::string CrossTable(const std::vector<const ExperimentResult*>& runs) {
 std::string RenderText(const Document& doc) {
   std::string out =
       (doc.label.empty() ? "" : "run: " + doc.label + "\n") + "host: " + HostLine(doc.host) + "\n";
-  for (const ExperimentResult& e : doc.experiments) out += RenderExperimentText(e) + "\n";
+  out += RanksBlock(doc);
+  // Under MPI the ranks' own results follow their aggregate, which shows
+  // them as a line each in its per-rank table.
+  for (size_t i = 0; i < doc.experiments.size(); ++i) {
+    const ExperimentResult& e = doc.experiments[i];
+    out += RenderExperimentText(e) + "\n";
+    if (e.ranks == 0) continue;
+    std::vector<const ExperimentResult*> ranks;
+    while (i + 1 < doc.experiments.size() && doc.experiments[i + 1].rank >= 0)
+      ranks.push_back(&doc.experiments[++i]);
+    if (!ranks.empty()) out += PerRankTable(ranks, doc.ranks) + "\n";
+  }
   std::map<std::string, std::vector<const ExperimentResult*>> by_name;
   for (const ExperimentResult& e : doc.experiments)
-    if (!e.table.empty()) by_name[e.name].push_back(&e);
+    if (!e.table.empty() && e.rank < 0) by_name[e.name].push_back(&e);
   for (const auto& [name, runs] : by_name)
     if (runs.size() > 1) out += CrossTable(runs) + "\n";
   if (!doc.recommendations.empty()) {

@@ -58,6 +58,8 @@ class Sampler {
   SamplePoint SampleNow();
   // Takes a last sample and stops the thread; returns every sample.
   std::vector<SamplePoint> Stop();
+  // When Start() was called (NowNs): the samples' t_s = 0.
+  uint64_t start_ns() const { return start_ns_; }
 
  private:
   void Loop();

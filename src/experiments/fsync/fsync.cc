@@ -17,6 +17,8 @@
 #include "core/units.h"
 #include "explain/figures.h"
 #include "io/file.h"
+#include "io/own_files.h"
+#include "mpi/team.h"
 #include "port/linux_compat.h"
 #include "telemetry/identify.h"
 #include "telemetry/sampler.h"
@@ -83,6 +85,7 @@ void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
       {"sample_interval", static_cast<double>(spec.sample_interval_ns) / 1e9, "s"},
       {"listing", spec.verbose, ""},
   };
+  if (!spec.roles.empty()) out.params.push_back({"roles", spec.roles, ""});
 }
 
 }  // namespace
@@ -195,7 +198,7 @@ Measured MeasureOne(const FsyncSpec& spec, const SyncMethodInfo& info, const std
     auto engine = ctx.Engine(info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
                                             : MakePwriteEngine(fd->get()));
     m.run = MeasureSyncMethod(spec, info, *engine, data.data(), ctx);
-    if (spec.file.empty()) unlink(path.c_str());
+    if (spec.file.empty()) RemoveOwnFile(path);
   } else {
     m.run.outcome.Fail(fd.error());
   }
@@ -233,25 +236,91 @@ void AddRows(const FsyncSpec& spec, const std::vector<SamplePoint>& all,
   }
 }
 
+// A background rank's trial under --roles: from its step to the next.
+struct HeldTrial {
+  SyncMethod method;
+  int round;
+  uint64_t start_ns;
+  std::optional<uint64_t> bytes;  // the load's count at the start
+  double t_s;                     // on the phase's sampler
+};
+
+// Under MPI, the span of a trial this rank measured.
+void RecordMeasured(const RunContext& ctx, const Measured& m, int round, const Sampler& sampler) {
+  const SyncRun& run = m.run;
+  if (!ctx.team || !run.outcome.ok() || run.write_latency.count() == 0) return;
+  RecordTrial(ctx,
+              {m.rc.bg_name + "/" + m.method->name, round, Role::kMeasure, run.start_ns,
+               run.end_ns, 0, 0, "", {{"iterations", run.start_ns}, {"timeline",
+                                                                     sampler.start_ns()}}},
+              {{"write", &run.write_latency},
+               {"sync", &run.sync_latency},
+               {"total", &run.total_latency}});
+}
+
 // Every method spec.rounds times under the running background, the order
-// rotating each round, until an interrupt or a failure.
+// rotating each round, until an interrupt or a failure. A background rank
+// (--roles) takes the same steps and only notes when each trial began.
 Status MeasureRounds(const FsyncSpec& spec, const std::string& bg_name, BackgroundLoad* load,
                      Sampler& sampler, const AlignedBuffer& data, const RunContext& ctx,
-                     std::vector<Measured>& runs) {
+                     std::vector<Measured>& runs, std::vector<HeldTrial>& held) {
   const size_t n = spec.methods.size();
   for (int round = 0; round < spec.rounds; ++round) {
     for (size_t k = 0; k < n; ++k) {
       if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
       SyncMethod m = spec.methods[(k + static_cast<size_t>(round)) % n];
+      if (spec.background_rank && load)
+        if (auto why = load->Exited()) {
+          ctx.team->Step(true);  // stops the measuring ranks at this step
+          return std::unexpected(
+              PlainError("background " + bg_name + " " + *why + " during the measurement"));
+        }
+      if (!TeamStep(ctx)) return std::unexpected(TeamStopped(ctx));
+      if (spec.background_rank) {
+        held.push_back({m, round, NowNs(), load ? load->bytes_written() : std::nullopt,
+                        sampler.SampleNow().t_s});
+        continue;
+      }
       Measured one = MeasureOne(spec, InfoOf(m), bg_name, load, sampler, data, ctx);
       if (one.run.outcome.interrupted)  // a partial trial is no measurement
         return std::unexpected(PlainError("interrupted"));
+      RecordMeasured(ctx, one, round, sampler);
       bool stop = one.run.outcome.status == RowStatus::kFailed || !one.rc.bg_failure.empty();
       runs.push_back(std::move(one));
       if (stop) return {};  // AddRows makes the failure the phase's status
     }
   }
   return {};
+}
+
+// A background rank's rows: what its load wrote while the others measured
+// each row's trials (the last one ends at the phase's last step).
+void AddHeldRows(const FsyncSpec& spec, const std::string& bg_name, BackgroundLoad* load,
+                 const std::vector<SamplePoint>& all, const Sampler& sampler,
+                 const std::vector<HeldTrial>& held, uint64_t end_ns, double end_t,
+                 const RunContext& ctx, PhaseResult& out) {
+  const std::optional<uint64_t> bytes_end = load ? load->bytes_written() : std::nullopt;
+  for (SyncMethod method : spec.methods) {
+    std::vector<FsyncRowContext> trials;
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (held[i].method != method) continue;
+      const bool last = i + 1 == held.size();
+      const uint64_t end = last ? end_ns : held[i + 1].start_ns;
+      const std::optional<uint64_t> bytes1 = last ? bytes_end : held[i + 1].bytes;
+      FsyncRowContext rc;
+      rc.bg_name = bg_name;
+      rc.seconds = static_cast<double>(end - held[i].start_ns) / 1e9;
+      if (held[i].bytes && bytes1) rc.bg_bytes = *bytes1 - *held[i].bytes;
+      FillTelemetry(all, held[i].t_s, last ? end_t : held[i + 1].t_s, rc);
+      if (rc.bg_bytes)  // a phase with a load (not none, not cmd's uncounted one)
+        RecordTrial(ctx, {bg_name + "/" + InfoOf(method).name, held[i].round, Role::kBackground,
+                          held[i].start_ns, end, *rc.bg_bytes, 0, "",
+                          {{"timeline", sampler.start_ns()}}});
+      trials.push_back(std::move(rc));
+    }
+    out.rows.push_back(BackgroundRankRow(bg_name + "/" + InfoOf(method).name, trials,
+                                         static_cast<double>(spec.sample_interval_ns) / 1e9));
+  }
 }
 
 PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext& ctx,
@@ -270,7 +339,9 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
     return std::move(out);
   };
   std::unique_ptr<BackgroundLoad> load;
-  if (bg != BackgroundKind::kNone) {
+  // With --roles only the background ranks run the load; the others measure.
+  const bool runs_load = spec.roles.empty() || spec.background_rank;
+  if (bg != BackgroundKind::kNone && runs_load) {
     BackgroundSpec bs{bg, DirOf(spec), spec.bg_span, spec.bg_size, spec.bg_command};
     auto started = BackgroundLoad::Start(bs, ctx.journal);
     if (!started) return fail_all("background " + bg_name + ": " + started.error().Message());
@@ -286,11 +357,23 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   Sampler sampler(device, spec.sample_interval_ns, load ? load->counter() : nullptr);
   sampler.Start();
   std::vector<Measured> runs;
-  Status measured = MeasureRounds(spec, bg_name, load.get(), sampler, data, ctx, runs);
+  std::vector<HeldTrial> held;
+  Status measured = MeasureRounds(spec, bg_name, load.get(), sampler, data, ctx, runs, held);
+  // Under MPI the phase ends together, so that no load outlives the
+  // measurements it was for; a rank whose row failed stops the others here.
+  const bool row_failed = !runs.empty() && (runs.back().run.outcome.status == RowStatus::kFailed ||
+                                            !runs.back().rc.bg_failure.empty());
+  if (ctx.team && measured) ctx.team->Step(row_failed);
+  const uint64_t end_ns = NowNs();
+  const double end_t = sampler.SampleNow().t_s;
   std::vector<SamplePoint> all = sampler.Stop();
+  if (spec.background_rank)
+    AddHeldRows(spec, bg_name, load.get(), all, sampler, held, end_ns, end_t, ctx, out);
   if (load) load->Stop();
   AddRows(spec, all, runs, out);
   if (!measured && out.status) out.status = measured;
+  if (ctx.team && ctx.team->stopped() && out.status && !row_failed)
+    out.status = std::unexpected(ctx.team->StopReason());
   return out;
 }
 
@@ -319,6 +402,11 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
         PlainError("too little free space in " + dir + " for a stream background"));
   AlignedBuffer data(spec.write_size, 4096);
   data.FillPattern(3);
+  if (ctx.team && spec.background_rank) {
+    ctx.team->set_role(Role::kBackground);
+    out.notes.push_back("a background rank (--roles " + spec.roles +
+                        "): it ran each row's background load while the measuring ranks synced");
+  }
   Status status;
   std::map<std::string, Row> measured;
   for (BackgroundKind bg : spec.backgrounds) {

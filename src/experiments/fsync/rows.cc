@@ -131,4 +131,25 @@ Row FsyncRow(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials, dou
   return row;
 }
 
+Row BackgroundRankRow(const std::string& name, const std::vector<FsyncRowContext>& trials,
+                      double interval_s) {
+  Row row = MakeRow(name, Outcome{});
+  std::map<std::string, std::vector<double>> figures;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const FsyncRowContext& rc = trials[i];
+    if (rc.seconds > 0 && rc.bg_bytes)
+      figures["bg_mb_s"].push_back(static_cast<double>(*rc.bg_bytes) / rc.seconds / kMB);
+    if (rc.seconds > 0 && rc.device)
+      figures["device_mb_s"].push_back(static_cast<double>(rc.device_bytes) / rc.seconds / kMB);
+    figures["dirty_peak"].push_back(static_cast<double>(rc.dirty_peak));
+    figures["writeback_peak"].push_back(static_cast<double>(rc.writeback_peak));
+    row.series.push_back(TimelineSeries(rc.points, static_cast<int>(i), interval_s));
+  }
+  AddFigures(row.figures, kFsyncFigures, figures);
+  row.notes.push_back(trials.empty() || trials.front().bg_bytes
+                          ? "background rank: its load wrote while the measuring ranks synced"
+                          : "background rank: no load in this phase");
+  return row;
+}
+
 }  // namespace writelab

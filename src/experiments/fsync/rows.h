@@ -52,4 +52,10 @@ struct FsyncTrial {
 // the figures of the trials before it, and of its iterations, are kept.
 Row FsyncRow(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials, double interval_s);
 
+// Under MPI with --roles, a background rank's row `name`: per trial, what
+// its load wrote (bg_mb_s) and what it saw (device MB/s, Dirty, Writeback)
+// while the measuring ranks ran that trial; no latencies of its own.
+Row BackgroundRankRow(const std::string& name, const std::vector<FsyncRowContext>& trials,
+                      double interval_s);
+
 }  // namespace writelab

@@ -50,6 +50,10 @@ struct FsyncSpec {
   uint64_t bg_warmup_ns = 2'000'000'000;
   uint64_t sample_interval_ns = 1'000'000'000;  // telemetry
   bool verbose = false;                         // per-iteration listing
+  // Under MPI: --roles as given ("" for none: every rank measures), and
+  // whether this rank only runs the background loads while others measure.
+  std::string roles;
+  bool background_rank = false;
 };
 
 }  // namespace writelab

@@ -57,6 +57,7 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
   WriteRunner runner(engine, run.write_latency);
   ExplainSpan explain(ctx.explainer, kFsyncExplains);
   const uint64_t start = NowNs();  // the schedule's clock; the runner times the calls
+  run.start_ns = start;
   for (int i = 0; i < spec.count; ++i) {
     if (ctx.Interrupted()) {
       run.outcome.interrupted = true;
@@ -78,6 +79,7 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
       run.outcome.Fail(-rc, method.name, i == 0 ? Feature::kSyncCall : Feature::kNone);
       break;
     }
+    run.end_ns = NowNs();
     if (method.separate_sync) run.sync_latency.Record(sync_ns);
     run.total_latency.Record(write_ns + sync_ns);
     run.samples.push_back({static_cast<double>(t0 - start) / 1e9,

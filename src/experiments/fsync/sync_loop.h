@@ -24,6 +24,8 @@ namespace writelab {
 // samples (start, write ns, sync ns) and, on error, status and message.
 struct SyncRun {
   Outcome outcome;
+  uint64_t start_ns = 0;  // the loop's start (NowNs): samples' t = 0
+  uint64_t end_ns = 0;    // the last iteration's end
   Histogram write_latency;
   Histogram sync_latency;
   Histogram total_latency;

@@ -18,6 +18,7 @@
 #include "explain/figures.h"
 #include "io/engine.h"
 #include "io/file.h"
+#include "io/own_files.h"
 #include "io/runner.h"
 #include "port/linux_compat.h"
 #include "port/write_all.h"
@@ -140,7 +141,7 @@ PreallocTrial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size
     if (t.outcome.ok() && !t.outcome.interrupted)
       if (auto e2 = SnapshotExtents(fd->get(), path, "after", t.figures)) t.outcome.Fail(*e2);
   }
-  unlink(path.c_str());
+  RemoveOwnFile(path);
   return t;
 }
 

@@ -21,7 +21,9 @@
 #include "explain/figures.h"
 #include "io/engine.h"
 #include "io/file.h"
+#include "io/own_files.h"
 #include "io/runner.h"
+#include "mpi/team.h"
 #include "writelab/record_writer.h"
 
 namespace writelab {
@@ -136,6 +138,7 @@ void RunThreads(bool group, int threads, Shared& sh, const RecordsSpec& spec, co
   sh.deadline = t0 + spec.commit_time_ns;
   sh.go.store(true, std::memory_order_release);
   for (auto& th : pool) th.join();
+  run.start_ns = t0;
   run.ns = NowNs() - t0;
 }
 
@@ -192,7 +195,7 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
     const std::string& dir;
     ~Remove() {
       fd.Reset();
-      unlink(path.c_str());
+      RemoveOwnFile(path);
       UniqueFd d(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (d.get() >= 0) syncfs(d.get());
     }
@@ -236,11 +239,18 @@ Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& co
   for (int round = 0; round < spec.rounds; ++round) {
     for (size_t k = 0; k < kWayCount; ++k) {
       const size_t i = (k + static_cast<size_t>(round)) % kWayCount;
+      if (!TeamStep(ctx)) return std::unexpected(TeamStopped(ctx));  // every rank, every trial
+      if (!MeasuresHere(ctx)) continue;
       if (ctx.progress)
         std::fprintf(ctx.progress, "\r%-40s",
                      (accs[i].name + ", round " + std::to_string(round + 1)).c_str());
       CommitRun r = MeasureCommits(kWays[i], threads, spec, corpus, ctx);
       if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));  // cut short
+      if (r.outcome.ok())
+        RecordTrial(ctx,
+                    {accs[i].name, round, Role::kMeasure, r.start_ns, r.start_ns + r.ns, 0,
+                     r.commits, "commits_s", {}},
+                    {{"commit", &r.latency}});
       AddCommitTrial(r, kWays[i], threads, accs[i]);
       if (r.outcome.status == RowStatus::kFailed)
         return std::unexpected(PlainError("commit, " + accs[i].name + ": " + r.outcome.message));

@@ -28,6 +28,7 @@ struct MethodEnv {
 
 struct MethodRun {
   Outcome outcome;
+  uint64_t start_ns = 0;     // when the pass began (NowNs), for MPI's aggregate
   uint64_t ns = 0;           // the pass: first write to the last flush and sync
   uint64_t write_calls = 0;  // write system calls (io_uring: io_uring_enter calls)
   uint64_t sync_calls = 0;   // fdatasync / fsync calls

@@ -88,6 +88,7 @@ void Count(const WriteEngine& engine, const WriteCounters& c, MethodRun& r) {
 MethodRun& EndPass(const MethodEnv& e, const EveryN& every, WriteRunner& runner,
                    const WriteEngine& engine, uint64_t t0, MethodRun& r) {
   if (int rc = FinishSyncs(e, every, runner, r)) return Fail(r, -rc, "sync");
+  r.start_ns = t0;
   r.ns = NowNs() - t0;
   Count(engine, runner.counters(), r);
   return r;

@@ -120,6 +120,7 @@ MethodRun RunUringMethod(const MethodEnv& e) {
     if (int rc = sync(SyncKind::kFdatasync)) return fail(rc, "fdatasync");
   if (e.sync.id == RecordSync::kEnd)
     if (int rc = sync(SyncKind::kFsync)) return fail(rc, "fsync");
+  r.start_ns = t0;
   r.ns = NowNs() - t0;
   r.write_calls = engine->syscalls();
   r.short_writes = runner.counters().short_writes;
@@ -170,6 +171,7 @@ MethodRun RunLibraryMethod(const MethodEnv& e) {
       return r;
     }
   }
+  r.start_ns = t0;
   r.ns = NowNs() - t0;
   RecordWriterStats st = writer->stats();
   r.write_calls = st.write_calls;

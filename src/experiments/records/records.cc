@@ -16,6 +16,8 @@
 #include "experiments/records/rows.h"
 #include "explain/figures.h"
 #include "io/file.h"
+#include "mpi/team.h"
+#include "io/own_files.h"
 #include "port/linux_compat.h"
 #include "telemetry/identify.h"
 
@@ -93,8 +95,12 @@ MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
                   kRecordsExplains, run.explained);
   fd->Reset();
   if (run.outcome.ok() && !run.outcome.interrupted && spec.verify)
-    if (Status v = VerifyOutput(path, corpus, plan); !v) run.outcome.Fail(v.error());
-  unlink(path.c_str());
+    if (Status v = VerifyOutput(path, corpus, plan); !v) {
+      // Under MPI a signal removes the file at once: then it is the interrupt.
+      if (ctx.Interrupted()) run.outcome.interrupted = true;
+      else run.outcome.Fail(v.error());
+    }
+  RemoveOwnFile(path);
   return run;
 }
 
@@ -178,13 +184,18 @@ Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan&
   for (int round = 0; round < spec.rounds; ++round) {
     for (size_t k = 0; k < n; ++k) {
       Cell& c = cells[(k + static_cast<size_t>(round)) % n];  // the order rotates each round
-      if (!c.acc.outcome.ok()) continue;
+      // Under MPI every rank steps before every planned trial, run or not.
+      if (!TeamStep(ctx)) return std::unexpected(TeamStopped(ctx));
+      if (!c.acc.outcome.ok() || !MeasuresHere(ctx)) continue;
       const OutputPlan& p = c.sync.synchronous() ? sync_plan : plan;
       if (ctx.progress)
         std::fprintf(ctx.progress, "\r%-40s",
                      (c.name + ", round " + std::to_string(round + 1)).c_str());
       MethodRun run = RunCell(spec, corpus, c, p, ctx);
       if (run.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
+      if (run.outcome.ok())
+        RecordTrial(ctx, {c.name, round, Role::kMeasure, run.start_ns, run.start_ns + run.ns,
+                          p.bytes, p.lines, "lines_s", {}});
       AddMethodRun(run, p, c.acc);
       if (run.outcome.status == RowStatus::kFailed)
         return std::unexpected(PlainError(c.name + ": " + run.outcome.message));

@@ -57,6 +57,7 @@ inline constexpr std::initializer_list<ExplainProbe> kRecordsExplains = {Explain
 
 struct CommitRun {
   Outcome outcome;
+  uint64_t start_ns = 0;  // when the threads were let go (NowNs), for MPI's aggregate
   uint64_t ns = 0;
   uint64_t commits = 0;
   uint64_t syncs = 0;

@@ -12,6 +12,7 @@
 #include "experiments/stream/trial.h"
 #include "explain/figures.h"
 #include "io/file.h"
+#include "mpi/team.h"
 #include "telemetry/identify.h"
 
 namespace writelab {
@@ -112,7 +113,9 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
     const size_t shift = static_cast<size_t>(round) * n / static_cast<size_t>(spec.repeat) % n;
     for (size_t k = 0; k < n; ++k) {
       size_t i = (k + shift) % n;
-      if (!acc[i].outcome.ok()) continue;  // unsupported or failed already
+      // Under MPI every rank steps before every planned trial, run or not.
+      if (!TeamStep(r.ctx)) return std::unexpected(TeamStopped(r.ctx));
+      if (!acc[i].outcome.ok() || !MeasuresHere(r.ctx)) continue;  // unsupported or failed already
       StreamStrategy s = spec.strategies[i];
       bool last = round == spec.repeat - 1 && k == n - 1;
       TrialEnv env{spec,
@@ -127,6 +130,11 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
       TrialResult t = RunStreamTrial(s, env);
       if (t.outcome.interrupted)  // a partial trial is no measurement
         return std::unexpected(PlainError("interrupted"));
+      if (t.outcome.ok())
+        RecordTrial(r.ctx,
+                    {StreamStrategyName(s), round, Role::kMeasure, t.start_ns, t.end_ns, t.bytes, 0,
+                     "", {{"timeline", t.origin_ns}}},
+                    {{"write", &t.write_latency}, {"probe", &t.probe_latency}});
       AddStreamTrial(spec, round, t, acc[i]);
       if (t.outcome.status == RowStatus::kFailed)
         return std::unexpected(

@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "experiments/probe.h"
 #include "explain/figures.h"
+#include "io/own_files.h"
 #include "lib/writeback_window.h"
 #include "port/linux_compat.h"
 #include "writelab/stream_writer.h"
@@ -165,6 +166,11 @@ Sampler::Observer ProgressPrinter(const TrialEnv& env) {
 // Measures what the file left in the page cache, then drops it and (unless
 // kept) removes the file, so the next trial inherits nothing.
 void Settle(int fd, TrialResult& r, bool keep) {
+  auto forget = [&] { keep ? KeepOwnFile(r.path) : RemoveOwnFile(r.path); };
+  if (r.outcome.interrupted) {  // no measurement: nothing to settle, and a SIGKILL may follow
+    forget();
+    return;
+  }
   auto res = MeasureResidency(fd, r.path);
   if (res) {
     r.residency = *res;
@@ -173,7 +179,7 @@ void Settle(int fd, TrialResult& r, bool keep) {
   }
   fsync(fd);
   posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  if (!keep) unlink(r.path.c_str());
+  forget();
 }
 
 std::unique_ptr<WriteEngine> MakeEngine(StreamStrategy s, int fd, const TrialEnv& env) {
@@ -233,6 +239,9 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   if (env.ctx.progress) std::fprintf(env.ctx.progress, "\r\033[K");
   if (sync_start == 0) sync_start = NowNs();  // the library loop stopped early
   r.bytes = r.counters.bytes;
+  r.start_ns = t0;
+  r.end_ns = sync_start + sync_ns;
+  r.origin_ns = sampler.start_ns();
   r.write_s = static_cast<double>(sync_start - t0) / 1e9;
   r.sync_s = static_cast<double>(sync_ns) / 1e9;
   r.gib_mb_s = gib.MbPerSecond(r.bytes, sync_start);

@@ -36,6 +36,9 @@ struct TrialEnv {
 struct TrialResult {
   Outcome outcome;
   uint64_t bytes = 0;
+  uint64_t start_ns = 0;   // the first write began (NowNs): MPI's aggregate counts from here...
+  uint64_t end_ns = 0;     // ...to here, the final sync's end
+  uint64_t origin_ns = 0;  // the samples' t = 0
   double write_s = 0;  // first write to last write returning (strategy syscalls included)
   double sync_s = 0;   // the final fsync (library: Finish())
   WriteCounters counters;
