@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/targets.h"
 #include "core/clock.h"
 #include "experiments/survey.h"
 #include "explain/explainer.h"
@@ -19,6 +20,7 @@
 #include "report/atomic_file.h"
 #include "report/html.h"
 #include "report/recommendations.h"
+#include "testbed/journal.h"
 #include "telemetry/identify.h"
 
 namespace writelab {
@@ -117,8 +119,13 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
     std::fprintf(info, "attribution: on (--explain: where the time went, per row)\n");
   else if (speaks)
     std::fprintf(info, "attribution: off, the survey runs without it: %s\n", without.c_str());
+  std::unique_ptr<UndoJournal> journal;  // as root: the loads' groups and the run's own files
+  if (geteuid() == 0)
+    if (auto j = UndoJournal::Open()) journal = std::move(*j);
+  std::optional<ScopedChange> own_files = JournalRunFiles(journal.get(), o.dir);
   RunContext ctx = out_ctx;
   ctx.explainer = explainer.get();
+  ctx.journal = journal.get();
   Status status;
   const uint64_t start = NowNs();
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -137,6 +144,7 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
       break;
     }
   }
+  if (own_files) own_files->Dismiss();
   if (speaks)
     std::fprintf(info, "survey done in %.0f s\n\n", static_cast<double>(NowNs() - start) / 1e9);
   int code = speaks ? FinishSurvey(o, info, doc, status) : status ? kExitOk : kExitRunFailed;

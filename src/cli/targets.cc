@@ -154,6 +154,14 @@ std::optional<std::string> CheckTargets(const TargetOptions& t, bool has_file,
   return std::nullopt;
 }
 
+std::optional<ScopedChange> JournalRunFiles(UndoJournal* journal, const std::string& dir) {
+  struct stat st;
+  if (!journal || stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+  auto change = JournalOwnFiles(*journal, dir);
+  if (!change) return std::nullopt;  // the run goes on; only a kill -9 would leave files
+  return std::move(*change);
+}
+
 namespace {
 
 // The run under MPI: every rank in its own files in dir, together, and rank
@@ -170,9 +178,11 @@ int RunOnTeam(const std::string& dir, const RunContext& ctx, Document& doc,
     if (auto j = UndoJournal::Open()) journal = std::move(*j);
   RunContext run_ctx = ctx;
   run_ctx.journal = journal.get();
+  std::optional<ScopedChange> own_files = JournalRunFiles(journal.get(), dir);
   Status status = RunOnRanks(team, run_ctx, doc, [&](const RunContext& c, ExperimentResult& e) {
     return run(c, dir, e);
   });
+  if (own_files) own_files->Dismiss();
   const int code = team.rank() == 0 ? Finish(doc, out, status) : status ? kExitOk : kExitRunFailed;
   return ShareExitCode(team, code);
 }
@@ -204,7 +214,9 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
   run_ctx.journal = journal.get();
   Status status;
   if (beds.empty()) {
+    std::optional<ScopedChange> own_files = JournalRunFiles(journal.get(), dir);
     status = RunUnderSchedulers(t, dir, "", false, journal.get(), run_ctx, doc, run);
+    if (own_files) own_files->Dismiss();
   }
   for (const TestbedSpec& bed : beds) {
     if (ctx.Interrupted()) {

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "io/file.h"
+#include "testbed/scoped_change.h"
 
 namespace writelab {
 
@@ -78,6 +79,11 @@ Spec InTarget(Spec spec, const std::string& dir) {
 //       -> std::expected<Spec, std::string>
 //   where(const Spec&) -> Where
 //   run(const Spec&, const std::string& target, const RunContext&, ExperimentResult&) -> Status
+// As root (journal not null) and when dir is a directory: the record that
+// lets `writelab cleanup` remove the files this run makes in dir, should it
+// be killed (testbed/scoped_change.h); Dismiss it when the run ends.
+std::optional<ScopedChange> JournalRunFiles(UndoJournal* journal, const std::string& dir);
+
 // The usage errors of the target options, before anything is changed: a
 // bad --testbed, --file with a test bed, not root, --explain where it cannot
 // run; under MPI, test beds, schedulers, --file and --explain.

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <set>
 
 #include "core/clock.h"
@@ -35,18 +37,26 @@ std::string RankName(int rank, const std::string& host) {
   return "rank " + std::to_string(rank) + (host.empty() ? "" : " (" + host + ")");
 }
 
-// The command line as the ranks must share it: --dir's value aside.
+// The command line as the ranks must share it: --dir's value aside (the
+// same storage may be mounted at different paths), and without the outputs
+// only rank 0 writes (--json, --csv, --html/-o, --label).
 std::vector<std::string> Comparable(const std::vector<std::string>& args) {
+  static constexpr std::string_view kRankZeroOnly[] = {"--json", "--csv", "--html", "-o",
+                                                       "--label"};
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--dir" && i + 1 < args.size()) {
-      out.push_back("--dir");
+    const std::string& a = args[i];
+    const std::string name = a.substr(0, a.find('='));
+    const bool joined = name.size() < a.size();  // --dir=X
+    if (std::find(std::begin(kRankZeroOnly), std::end(kRankZeroOnly), name) !=
+        std::end(kRankZeroOnly)) {
+      if (!joined) ++i;
+      continue;
+    }
+    out.push_back(name == "--dir" ? (joined ? "--dir=DIR" : "--dir") : a);
+    if (name == "--dir" && !joined && i + 1 < args.size()) {
       out.push_back("DIR");
       ++i;
-    } else if (args[i].starts_with("--dir=")) {
-      out.push_back("--dir=DIR");
-    } else {
-      out.push_back(args[i]);
     }
   }
   return out;
@@ -269,7 +279,10 @@ std::optional<int> AgreeToStart(Team& team, const std::optional<std::string>& us
   auto verdict = team.Broadcast(team.rank() == 0 ? StartVerdict(*all) : "");
   if (!verdict) return kExitRunFailed;
   if (verdict->empty()) return std::nullopt;
-  if (team.rank() == 0) std::fprintf(stderr, "writelab: %s\n", verdict->c_str());
+  if (team.rank() == 0) {
+    std::fprintf(stderr, "writelab: %s\n", verdict->c_str());
+    std::fflush(stderr);
+  }
   return kExitUsage;
 }
 

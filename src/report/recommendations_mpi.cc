@@ -94,11 +94,13 @@ std::string FsyncAcrossLine(const Document& doc) {
   const bool p99 = key.name == kTotalP99.name;
   return fmt::format(
       "fsync across clients: rank 0's 1 MiB write+sync takes {} {} while no client writes, "
-      "{} as {} ({:.2g}x) while the other {} ranks run the background load on their own files "
-      "(they wrote {})",
+      "{} as {} ({:.2g}x) while {} the background load on {} own files (writing {})",
       p99 ? "p99" : "at worst", FormatValue(*Median(alone, key), "ms"),
       FormatValue(*Median(worst, key), "ms"), worst->name,
-      *Median(worst, key) / *Median(alone, key), doc.ranks.size() - 1,
+      *Median(worst, key) / *Median(alone, key),
+      doc.ranks.size() == 2 ? std::string("rank 1 runs")
+                            : fmt::format("ranks 1-{} run", doc.ranks.size() - 1),
+      doc.ranks.size() == 2 ? "its" : "their",
       Median(worst, kBgMbS) ? FormatValue(*Median(worst, kBgMbS), "MB/s") : "n/a");
 }
 

@@ -160,6 +160,49 @@ Status UndoProcessGroup(const UndoStep& s, std::string& left) {
   return {};
 }
 
+// Whether name is "writelab-PREFIX-PID-N", a file CreateOwnFile made for pid.
+bool OwnFileOf(std::string_view name, std::string_view pid) {
+  if (!name.starts_with("writelab-")) return false;
+  const size_t dash = name.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 == name.size()) return false;
+  if (name.substr(dash + 1).find_first_not_of("0123456789") != std::string_view::npos)
+    return false;
+  const std::string_view head = name.substr(0, dash);  // writelab-PREFIX-PID
+  return head.size() > 9 + pid.size() + 1 && head.ends_with(pid) &&
+         head[head.size() - pid.size() - 1] == '-';
+}
+
+// The files a dead run made in an experiment's directory and had not
+// removed: only names of its pattern, only regular files (not followed),
+// and only while no process has its id (else it may be a new run's).
+Status UndoOwnFiles(const UndoStep& s, std::string& left) {
+  auto pid = ParseUnsigned(s.value);
+  if (!pid || *pid < 2 || *pid > INT_MAX)
+    return std::unexpected(PlainError("bad ownfiles step " + s.value));
+  if (kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) {
+    left = "process " + s.value + " is alive: its files may be a new run's";
+    return {};
+  }
+  UniqueFd dir(open(s.path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.get() < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return {};
+    return std::unexpected(ErrnoError(errno, "open " + s.path));
+  }
+  DIR* d = fdopendir(dup(dir.get()));
+  if (!d) return std::unexpected(ErrnoError(errno, "read " + s.path));
+  Status status;
+  while (dirent* e = readdir(d)) {
+    struct stat st;
+    if (!OwnFileOf(e->d_name, s.value) ||
+        fstatat(dir.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+      continue;
+    if (unlinkat(dir.get(), e->d_name, 0) != 0 && errno != ENOENT && status)
+      status = std::unexpected(ErrnoError(errno, "remove " + s.path + "/" + e->d_name));
+  }
+  closedir(d);
+  return status;
+}
+
 bool ValidPath(std::string_view p) {
   if (!p.starts_with('/') || p.find("/../") != std::string_view::npos || p.ends_with("/..") ||
       p.find('\0') != std::string_view::npos)
@@ -231,7 +274,8 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   }
   UndoStep& s = line.step;
   s = {j["op"], j["path"], j["value"], j.value("check", "")};
-  static constexpr std::string_view kOps[] = {"file", "dir", "loop", "mount", "sysfs", "pgroup"};
+  static constexpr std::string_view kOps[] = {"file",  "dir",    "loop",    "mount",
+                                              "sysfs", "pgroup", "ownfiles"};
   if (std::find(std::begin(kOps), std::end(kOps), s.op) == std::end(kOps))
     return std::unexpected("unknown op \"" + s.op + "\"");
   if (s.op == "pgroup") {
@@ -240,6 +284,9 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   } else if (!ValidPath(s.path)) {
     return std::unexpected("\"path\" must be an absolute path without ..");
   }
+  if (s.op == "ownfiles" && (!ParseUnsigned(s.value) || *ParseUnsigned(s.value) < 2 ||
+                            *ParseUnsigned(s.value) > INT_MAX))
+    return std::unexpected("an ownfiles step needs the process id that made the files");
   if (s.op == "sysfs" && SysfsDevice(s.path).empty())
     return std::unexpected("sysfs path " + s.path +
                            " is outside /sys/block/*/queue, /sys/block/loop*/bdi and "
@@ -267,6 +314,7 @@ Status Undo(const UndoStep& s, std::string* left_alone) {
   if (s.op == "mount") return UndoMount(s, left);
   if (s.op == "sysfs") return UndoSysfs(s, left);
   if (s.op == "pgroup") return UndoProcessGroup(s, left);
+  if (s.op == "ownfiles") return UndoOwnFiles(s, left);
   return std::unexpected(PlainError("unknown undo step '" + s.op + "'"));
 }
 

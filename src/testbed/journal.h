@@ -34,7 +34,9 @@
 namespace writelab {
 
 struct UndoStep {
-  // file: unlink path; dir: rmdir path; loop: detach path (a /dev/loopN)
+  // file: unlink path; dir: rmdir path; ownfiles: unlink the files process
+  // `value` made in directory path (writelab-*-PID-N) unless that pid is
+  // alive again; loop: detach path (a /dev/loopN)
   // if its backing file is value; mount: unmount path; sysfs: write value
   // back to path (only /sys/block/*/queue/*, /sys/block/loop*/bdi/
   // {max_ratio_fine,strict_limit} and /sys/fs/ext4/*/*).

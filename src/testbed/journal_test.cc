@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -74,6 +75,54 @@ TEST(ParseJournalLine, SysfsOnlyUnderQueueAndExt4) {
         std::string(R"({"id":1,"op":"sysfs","path":")") + path + R"(","value":"|x"})";
     EXPECT_FALSE(ParseJournalLine(line).has_value()) << path;
   }
+}
+
+TEST(ParseJournalLine, OwnFilesNeedTheProcessThatMadeThem) {
+  EXPECT_TRUE(ParseJournalLine(R"({"id":1,"op":"ownfiles","path":"/var/tmp/d","value":"4242"})"));
+  for (const char* value : {"", "x", "1", "0", "99999999999"})
+    EXPECT_FALSE(ParseJournalLine(std::string(R"({"id":1,"op":"ownfiles","path":"/d","value":")") +
+                                  value + "\"}"))
+        << value;
+  EXPECT_FALSE(ParseJournalLine(R"({"id":1,"op":"ownfiles","path":"rel","value":"4242"})"));
+}
+
+// A pid no process has: a child that has exited and been reaped.
+int DeadPid() {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+TEST(UndoOwnFiles, RemovesOnlyTheDeadRunsOwnFiles) {
+  const std::string dir = std::filesystem::temp_directory_path() /
+                          ("writelab-ownfiles-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string pid = std::to_string(DeadPid());
+  auto touch = [&](const std::string& name) { std::ofstream(dir + "/" + name) << "x"; };
+  touch("writelab-stream-" + pid + "-0");
+  touch("writelab-bg-random-" + pid + "-12");
+  touch("writelab-stream-1" + pid + "-0");   // another pid that ends the same
+  touch("writelab-stream-" + pid + "-0x");   // not writelab's pattern
+  touch("notes-" + pid + "-0");
+  std::filesystem::create_symlink("/etc/hostname", dir + "/writelab-probe-" + pid + "-1");
+  EXPECT_OK(Undo({"ownfiles", dir, pid, ""}));
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  std::vector<std::string> kept = {"notes-" + pid + "-0", "writelab-probe-" + pid + "-1",
+                                   "writelab-stream-" + pid + "-0x",
+                                   "writelab-stream-1" + pid + "-0"};
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(left, kept);
+  // While a process has the id, its files may be a new run's: left alone.
+  touch("writelab-stream-" + std::to_string(getpid()) + "-0");
+  std::string why;
+  EXPECT_OK(Undo({"ownfiles", dir, std::to_string(getpid()), ""}, &why));
+  EXPECT_NE(why.find("is alive"), std::string::npos) << why;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/writelab-stream-" + std::to_string(getpid()) + "-0"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SysfsDevice, NamesTheDevice) {
