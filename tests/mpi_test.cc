@@ -80,9 +80,9 @@ void ExpectAggregateAndRanks(const Document& doc, int ranks) {
 
 TEST_F(Mpi, StreamAggregatesWhatEveryRankWrote) {
   constexpr double kSize = 16.0 * 1024 * 1024;
-  RunResult r = Mpirun(3, {"stream", "--dir", work.path(), "--size", "16M", "--block", "4M",
-                           "--repeat", "2", "--strategy", "plain,window-drop", "--interval",
-                           "100ms", "--json", json_path});
+  RunResult r =
+      Mpirun(3, {"stream", "--dir", work.path(), "--size", "16M", "--block", "4M", "--repeat", "2",
+                 "--strategy", "plain,window-drop", "--interval", "100ms", "--json", json_path});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_TRUE(work.Entries().empty()) << "ranks left files behind";
   EXPECT_EQ(Lines(r.out, "host: "), 1) << "only rank 0 prints: " << r.out;
@@ -207,8 +207,8 @@ TEST_F(Mpi, FsyncRolesMeasureOnRankZeroBesideTheOthersLoads) {
       EXPECT_EQ(FigureOf(row, "bg_mb_s") != nullptr, row.name.starts_with("stream/"));
     }
   // Without --roles every rank measures, beside a load of its own.
-  r = Mpirun(3, {"fsync", "--dir", work.path(), "--count", "3", "--interval", "50ms",
-                 "--bg-warmup", "100ms", "--background", "none", "--json", json_path});
+  r = Mpirun(3, {"fsync", "--dir", work.path(), "--count", "3", "--interval", "50ms", "--bg-warmup",
+                 "100ms", "--background", "none", "--json", json_path});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   doc = Read();
   ExpectAggregateAndRanks(doc, 3);
@@ -217,11 +217,11 @@ TEST_F(Mpi, FsyncRolesMeasureOnRankZeroBesideTheOthersLoads) {
 }
 
 TEST_F(Mpi, ARankThatFailsStopsEveryRankWithOneErrorsLine) {
-  std::vector<std::string> args = {"stream",   "--dir",      work.path(), "--size",
-                                   "16M",      "--block",    "4M",        "--repeat",
-                                   "2",        "--strategy", "plain,window-drop"};
-  std::vector<std::string> first = args, faulty = {"-x", "WRITELAB_FAULT=write:6:ENOSPC",
-                                                   WRITELAB_BINARY};
+  std::vector<std::string> args = {"stream",           "--dir", work.path(), "--size", "16M",
+                                   "--block",          "4M",    "--repeat",  "2",      "--strategy",
+                                   "plain,window-drop"};
+  std::vector<std::string> first = args,
+                           faulty = {"-x", "WRITELAB_FAULT=write:6:ENOSPC", WRITELAB_BINARY};
   first.insert(first.end(), {"--json", json_path});
   faulty.insert(faulty.end(), args.begin(), args.end());
   std::vector<std::string> a = MpirunArgs(2, first);  // ranks 0-1, then rank 2 with the fault
@@ -361,14 +361,13 @@ TEST_F(Mpi, SurveyScalesFromRankZeroAloneToEveryRank) {
   std::vector<std::pair<std::string, int>> aggregates;
   for (const ExperimentResult& e : doc.experiments)
     if (e.ranks > 0) aggregates.push_back({e.name, e.ranks});
-  EXPECT_EQ(aggregates, (std::vector<std::pair<std::string, int>>{
-                            {"stream", 1}, {"stream", 2}, {"fsync", 1}, {"records", 1},
-                            {"records", 2}}));
+  EXPECT_EQ(aggregates,
+            (std::vector<std::pair<std::string, int>>{
+                {"stream", 1}, {"stream", 2}, {"fsync", 1}, {"records", 1}, {"records", 2}}));
   ASSERT_GE(doc.recommendations.size(), 4u);
   EXPECT_NE(doc.recommendations[0].find("x rank 0 alone"), std::string::npos)
       << doc.recommendations[0];
-  EXPECT_NE(doc.recommendations[1].find("while rank 1 runs the background load"),
-            std::string::npos)
+  EXPECT_NE(doc.recommendations[1].find("while rank 1 runs the background load"), std::string::npos)
       << doc.recommendations[1];
   EXPECT_NE(doc.recommendations[3].find("not run under MPI"), std::string::npos);
 }

@@ -23,7 +23,6 @@
 
 namespace writelab {
 
-
 // Where results go, shared by every experiment command.
 struct OutputOptions {
   std::string json;

@@ -50,8 +50,9 @@ std::expected<bool, std::string> ParseRoles(const std::string& text, const Team*
       if (lists.count(role)) return std::unexpected("--roles: " + role + " is given twice");
       lists[role] = item;
     } else if (role.empty()) {
-      return std::unexpected("--roles: expected measure=RANKS,background=RANKS, e.g. "
-                             "measure=0,background=1-3");
+      return std::unexpected(
+          "--roles: expected measure=RANKS,background=RANKS, e.g. "
+          "measure=0,background=1-3");
     } else {
       lists[role] += "," + item;
     }
@@ -159,8 +160,7 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
                   "measure=0,background=1-3 (default: every rank measures beside its own load)")
       ->option_text("measure=RANKS,background=RANKS");
   WireExperimentCommand(
-      *sub, action, o,
-      [](auto& opts, const RunContext& ctx) { return BuildSpec(opts, ctx); },
+      *sub, action, o, [](auto& opts, const RunContext& ctx) { return BuildSpec(opts, ctx); },
       DirOrFile<FsyncSpec>,
       [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
         return RunFsync(InTarget(spec, target), ctx, e);

@@ -20,8 +20,8 @@
 #include "report/atomic_file.h"
 #include "report/html.h"
 #include "report/recommendations.h"
-#include "testbed/journal.h"
 #include "telemetry/identify.h"
+#include "testbed/journal.h"
 
 namespace writelab {
 namespace {
@@ -60,7 +60,8 @@ std::optional<std::string> CheckSurvey(SurveyOptions& o) {
 
 // One step: on one machine into a new result; under MPI on every rank,
 // the aggregate and each rank's result appended on rank 0.
-Status RunStep(const SurveyStep& s, const RunContext& ctx, Document& doc, const std::string& without) {
+Status RunStep(const SurveyStep& s, const RunContext& ctx, Document& doc,
+               const std::string& without) {
   const size_t before = doc.experiments.size();
   Status st;
   if (ctx.team) {

@@ -141,7 +141,8 @@ std::optional<std::string> CheckTargets(const TargetOptions& t, bool has_file,
     for (const TestbedSpec& b : *parsed) {
       if (t.raw_device && b.fs != "raw")
         return "--testbed: this experiment writes a raw device: use --testbed raw";
-      if (!t.raw_device && b.fs == "raw") return "--testbed raw: this experiment needs a file system";
+      if (!t.raw_device && b.fs == "raw")
+        return "--testbed raw: this experiment needs a file system";
     }
   }
   if (t.explain)
@@ -179,9 +180,8 @@ int RunOnTeam(const std::string& dir, const RunContext& ctx, Document& doc,
   RunContext run_ctx = ctx;
   run_ctx.journal = journal.get();
   std::optional<ScopedChange> own_files = JournalRunFiles(journal.get(), dir);
-  Status status = RunOnRanks(team, run_ctx, doc, [&](const RunContext& c, ExperimentResult& e) {
-    return run(c, dir, e);
-  });
+  Status status = RunOnRanks(
+      team, run_ctx, doc, [&](const RunContext& c, ExperimentResult& e) { return run(c, dir, e); });
   if (own_files) own_files->Dismiss();
   const int code = team.rank() == 0 ? Finish(doc, out, status) : status ? kExitOk : kExitRunFailed;
   return ShareExitCode(team, code);

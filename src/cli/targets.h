@@ -7,8 +7,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>

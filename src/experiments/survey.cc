@@ -135,8 +135,7 @@ std::vector<SurveyStep> SurveyPlan(const std::string& dir, const Host& host) {
   };
 }
 
-std::vector<SurveyStep> SurveyPlanAcrossRanks(const std::string& dir, const Host& host,
-                                              int ranks) {
+std::vector<SurveyStep> SurveyPlanAcrossRanks(const std::string& dir, const Host& host, int ranks) {
   SurveySpecs s = SurveySpecsFor(dir, host, ranks);
   auto stream = Validated(s.stream, ValidateStreamSpec, RunStream);
   auto records = Validated(s.records, ValidateRecordsSpec, RunRecords);
@@ -145,7 +144,8 @@ std::vector<SurveyStep> SurveyPlanAcrossRanks(const std::string& dir, const Host
   auto fsync_run = [fsync](const RunContext& ctx, ExperimentResult& e) {
     FsyncSpec spec = fsync;
     spec.background_rank = !spec.roles.empty() && ctx.team && ctx.team->rank() != 0;
-    if (auto ok = ValidateFsyncSpec(spec); !ok) return Status(std::unexpected(PlainError(ok.error())));
+    if (auto ok = ValidateFsyncSpec(spec); !ok)
+      return Status(std::unexpected(PlainError(ok.error())));
     return RunFsync(spec, ctx, e);
   };
   const std::string all = "all " + std::to_string(ranks) + " ranks at once";

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "io/own_files.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>

@@ -191,8 +191,8 @@ std::optional<Series> SumTimelines(const std::vector<RankRun>& runs, const Trial
     }
   }
   if (ranks.empty() || step <= 0) return std::nullopt;
-  Series sum{"timeline", trial, step, {{"t", "s"}, {"throughput", "MB/s"}, {"written", "bytes"}},
-             {}};
+  Series sum{
+      "timeline", trial, step, {{"t", "s"}, {"throughput", "MB/s"}, {"written", "bytes"}}, {}};
   double prev_t = 0, prev_w = 0;
   for (double t = step; t < end + step / 2; t += step) {
     double w = 0;
@@ -240,10 +240,9 @@ Row AggregateRow(const std::vector<RankRun>& runs, const MergedHistograms& merge
 
 // The aggregate's table: the figures its rows have, in a reader's order.
 std::vector<std::string> TableOf(const ExperimentResult& e) {
-  static constexpr const char* kOrder[] = {"ranks",         "mb_s",          "lines_s",
-                                           "commits_s",     "rank_mb_s_min", "rank_mb_s_max",
-                                           "bg_mb_s",       "total_p99_ms",  "sync_p99_ms",
-                                           "probe_p99_ms",  "commit_p99_ms", "end_skew_ms"};
+  static constexpr const char* kOrder[] = {
+      "ranks",   "mb_s",         "lines_s",     "commits_s",    "rank_mb_s_min", "rank_mb_s_max",
+      "bg_mb_s", "total_p99_ms", "sync_p99_ms", "probe_p99_ms", "commit_p99_ms", "end_skew_ms"};
   std::vector<std::string> table;
   auto any = [&](const std::string& key) {
     return std::any_of(e.rows.begin(), e.rows.end(),

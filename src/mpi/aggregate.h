@@ -20,11 +20,11 @@ namespace writelab {
 // What one rank sent after an experiment.
 struct RankRun {
   int rank = 0;
-  std::string host;         // its hostname, for messages
-  ExperimentResult result;  // its own rows, as it measured them
-  std::string error;        // why it failed ("" when it did not)
-  bool stopped = false;     // it stopped because another rank failed or was interrupted
-  bool idle = false;        // it only took the steps (the survey's one-rank rows)
+  std::string host;              // its hostname, for messages
+  ExperimentResult result;       // its own rows, as it measured them
+  std::string error;             // why it failed ("" when it did not)
+  bool stopped = false;          // it stopped because another rank failed or was interrupted
+  bool idle = false;             // it only took the steps (the survey's one-rank rows)
   std::vector<TrialSpan> spans;  // its trials, on rank 0's clock
 };
 

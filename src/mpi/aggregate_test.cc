@@ -22,8 +22,7 @@ RankRun Rank(int rank, uint64_t start_ms, uint64_t end_ms, uint64_t bytes) {
   run.rank = rank;
   run.result.name = "stream";
   run.result.rows = {OkRow("plain")};
-  run.spans.push_back(
-      {"plain", 0, Role::kMeasure, start_ms * kMs, end_ms * kMs, bytes, 0, "", {}});
+  run.spans.push_back({"plain", 0, Role::kMeasure, start_ms * kMs, end_ms * kMs, bytes, 0, "", {}});
   return run;
 }
 
@@ -54,10 +53,10 @@ TEST(AggregateRanks, ThroughputIsAllBytesOverTheWallTimeAsIorCountsIt) {
 
 TEST(AggregateRanks, EachTrialIsAggregatedOnItsOwnThenSummarised) {
   std::vector<RankRun> runs = {Rank(0, 0, 1000, 100'000'000), Rank(1, 0, 1000, 100'000'000)};
-  runs[0].spans.push_back({"plain", 1, Role::kMeasure, 5000 * kMs, 5500 * kMs, 100'000'000, 0,
-                           "", {}});
-  runs[1].spans.push_back({"plain", 1, Role::kMeasure, 5000 * kMs, 5500 * kMs, 100'000'000, 0,
-                           "", {}});
+  runs[0].spans.push_back(
+      {"plain", 1, Role::kMeasure, 5000 * kMs, 5500 * kMs, 100'000'000, 0, "", {}});
+  runs[1].spans.push_back(
+      {"plain", 1, Role::kMeasure, 5000 * kMs, 5500 * kMs, 100'000'000, 0, "", {}});
   const Figure& f = FigureOf(AggregateRanks(runs, {}).rows[0], "mb_s");
   EXPECT_EQ(f.value.n, 2);
   EXPECT_NEAR(f.value.min, 200e6 / 1.0 / kMB, 1e-6);
@@ -126,9 +125,11 @@ TEST(AlignSeries, EveryRanksSeriesCountsFromTheFirstRanksStart) {
   std::vector<RankRun> runs = {Rank(0, 1000, 2000, 8), Rank(1, 1500, 2500, 8)};
   for (RankRun& r : runs) {
     r.spans[0].origins["timeline"] = r.spans[0].start_ns;
-    r.result.rows[0].series.push_back(
-        {"timeline", 0, 0.5, {{"t", "s"}, {"throughput", "MB/s"}, {"written", "bytes"}},
-         {{0.5, 8e-6, 4}, {1.0, 8e-6, 8}}});
+    r.result.rows[0].series.push_back({"timeline",
+                                       0,
+                                       0.5,
+                                       {{"t", "s"}, {"throughput", "MB/s"}, {"written", "bytes"}},
+                                       {{0.5, 8e-6, 4}, {1.0, 8e-6, 8}}});
   }
   AlignSeries(runs);
   EXPECT_DOUBLE_EQ(runs[0].result.rows[0].series[0].points[0][0], 0.5);

@@ -10,18 +10,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <string_view>
 #include <set>
+#include <string_view>
 
 #include "core/clock.h"
 #include "core/exit_codes.h"
 #include "io/file.h"
 #include "io/own_files.h"
-#include "port/write_all.h"
 #include "mpi/aggregate.h"
+#include "port/write_all.h"
 #include "report/json.h"
 #include "telemetry/identify.h"
 
@@ -81,9 +81,8 @@ std::string StartVerdict(const std::vector<std::string>& words) {
     if (!all[r]["error"].is_null()) {
       std::string e = all[r]["error"].get<std::string>();
       return errors.size() == 1 && all.size() > 1 &&
-                     std::all_of(all.begin(), all.end(), [](const json& j) {
-                       return !j["error"].is_null();
-                     })
+                     std::all_of(all.begin(), all.end(),
+                                 [](const json& j) { return !j["error"].is_null(); })
                  ? e
                  : "rank " + std::to_string(r) + ": " + e;
     }
@@ -127,9 +126,9 @@ std::string LookFor(const std::string& dir, const std::string& name, const std::
 }
 
 json SpanJson(const TrialSpan& s) {
-  return {{"row", s.row},         {"trial", s.trial},     {"role", static_cast<int>(s.role)},
-          {"start", s.start_ns},  {"end", s.end_ns},      {"bytes", s.bytes},
-          {"ops", s.ops},         {"ops_key", s.ops_key}, {"origins", s.origins}};
+  return {{"row", s.row},        {"trial", s.trial},     {"role", static_cast<int>(s.role)},
+          {"start", s.start_ns}, {"end", s.end_ns},      {"bytes", s.bytes},
+          {"ops", s.ops},        {"ops_key", s.ops_key}, {"origins", s.origins}};
 }
 
 // A span from another rank, moved onto rank 0's clock.
@@ -162,8 +161,7 @@ std::string Envelope(const Team& team, const ExperimentResult& mine, const Statu
   json spans = json::array();
   for (const TrialSpan& s : team.spans()) spans.push_back(SpanJson(s));
   json latencies = json::array();
-  for (const auto& [key, h] : team.histograms())
-    latencies.push_back({key.first, key.second});
+  for (const auto& [key, h] : team.histograms()) latencies.push_back({key.first, key.second});
   Document d;
   d.experiments.push_back(mine);
   json head = {{"error", status ? "" : status.error().Message()},
@@ -254,8 +252,9 @@ Status RunOnRanks(Team& team, const RunContext& ctx, Document& doc, const RankEx
   for (size_t r = 0; r < all->size(); ++r) {
     const int64_t offset = r < doc.ranks.size() ? doc.ranks[r].clock_offset_ns : 0;
     auto one = RunFrom((*all)[r], static_cast<int>(r), offset);
-    if (!one) return std::unexpected(PlainError("rank " + std::to_string(r) +
-                                                " sent a result writelab cannot read"));
+    if (!one)
+      return std::unexpected(
+          PlainError("rank " + std::to_string(r) + " sent a result writelab cannot read"));
     runs.push_back(std::move(*one));
   }
   const std::optional<std::string> failure = FirstRankFailure(runs);
@@ -324,8 +323,8 @@ std::optional<std::string> MeetRanks(Team& team, const std::string& dir, Documen
       }
       std::string why = j["found"].get<std::string>();
       if (!why.empty() && verdict.empty())
-        verdict = "--dir " + dir + " is not shared: " +
-                  RankName(static_cast<int>(r), j["host"].get<std::string>()) +
+        verdict = "--dir " + dir +
+                  " is not shared: " + RankName(static_cast<int>(r), j["host"].get<std::string>()) +
                   " does not see rank 0's " + o.value("name", std::string("check file")) +
                   " in its " + j["dir"].get<std::string>() + " (" + why +
                   "); under MPI every rank writes in the same directory";

@@ -43,8 +43,8 @@ Error Team::StopReason() const {
     return PlainError("interrupted; the other ranks did not answer within " +
                       FormatValue(static_cast<double>(kInterruptGraceNs) / 1e9, "s"));
   if (stop_code_ == kInterrupted) return PlainError("interrupted");
-  if (stop_code_ == kFailed) return PlainError("stopped: rank " + std::to_string(stop_rank_) +
-                                               " failed");
+  if (stop_code_ == kFailed)
+    return PlainError("stopped: rank " + std::to_string(stop_rank_) + " failed");
   return PlainError("running");
 }
 
@@ -68,9 +68,7 @@ Error TeamStopped(const RunContext& ctx) {
   return ctx.team ? ctx.team->StopReason() : PlainError("interrupted");
 }
 
-bool MeasuresHere(const RunContext& ctx) {
-  return !ctx.team || ctx.team->role() == Role::kMeasure;
-}
+bool MeasuresHere(const RunContext& ctx) { return !ctx.team || ctx.team->role() == Role::kMeasure; }
 
 void RecordTrial(const RunContext& ctx, TrialSpan span,
                  const std::vector<TrialLatency>& latencies) {
@@ -91,9 +89,7 @@ Launch LaunchFromEnvironment() {
 
 std::expected<std::vector<int>, std::string> ParseRanks(const std::string& text, int size) {
   std::vector<int> ranks;
-  auto bad = [&](const std::string& why) {
-    return std::unexpected("'" + text + "': " + why);
-  };
+  auto bad = [&](const std::string& why) { return std::unexpected("'" + text + "': " + why); };
   size_t at = 0;
   while (at <= text.size()) {
     size_t comma = text.find(',', at);

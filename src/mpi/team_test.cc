@@ -122,7 +122,8 @@ TEST(ParseRanks, ListsAndRanges) {
 }
 
 TEST(LaunchFromEnvironment, OpenMpiPmixAndPmiLaunchers) {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_NTASKS"})
+  for (const char* v :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_NTASKS"})
     unsetenv(v);
   EXPECT_FALSE(LaunchFromEnvironment().launched);
   setenv("SLURM_NTASKS", "4", 1);  // srun without MPI: not a launch by itself

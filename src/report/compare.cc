@@ -15,7 +15,9 @@ namespace {
 
 std::string Key(const ExperimentResult& e) {
   return e.name + (e.testbed.empty() ? "" : " on " + e.testbed) +
-         (e.scheduler.empty() ? "" : " under " + e.scheduler);
+         (e.scheduler.empty() ? "" : " under " + e.scheduler) +
+         (e.ranks > 0 ? " on " + std::to_string(e.ranks) + " ranks" : "") +
+         (e.rank >= 0 ? " rank " + std::to_string(e.rank) : "");
 }
 
 const ExperimentResult* Find(const Document& d, const std::string& key) {

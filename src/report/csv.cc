@@ -21,11 +21,20 @@ std::string RenderCsv(const Document& doc) {
   std::string out =
       "experiment,testbed,scheduler,target,row,status,errno,figure,unit,n,median,min,max,mean,ci95_"
       "low,ci95_high,"
-      "includes,host,run\n";
+      "includes,host,run,rank\n";
   // Each line ends with the host and the run's start, so that files from
-  // many runs can be concatenated.
-  const std::string tail = "," + Quote(doc.host.hostname) + "," + Quote(doc.started_at) + "\n";
+  // many runs can be concatenated; under MPI, then the rank ("all 3" for an
+  // aggregate) and that rank's host.
   for (const ExperimentResult& e : doc.experiments) {
+    std::string host = doc.host.hostname, rank;
+    if (e.ranks > 0) rank = "all " + std::to_string(e.ranks);
+    if (e.rank >= 0) {
+      rank = std::to_string(e.rank);
+      for (const RankInfo& info : doc.ranks)
+        if (info.rank == e.rank) host = info.host.hostname;
+    }
+    const std::string tail =
+        "," + Quote(host) + "," + Quote(doc.started_at) + "," + Quote(rank) + "\n";
     for (const Row& r : e.rows) {
       std::string head = Quote(e.name) + "," + Quote(e.testbed) + "," + Quote(e.scheduler) + "," +
                          Quote(e.target.path) + "," + Quote(r.name) + "," +

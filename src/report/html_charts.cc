@@ -260,6 +260,7 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
   bool numeric = NumericRows(rows);
   std::vector<json> out;
   for (const std::string& key : first.table) {
+    if (first.ranks > 0 && key == "ranks") continue;  // MPI: how many ranks, no chart
     const Figure* shape = nullptr;
     for (const Row& r : first.rows)
       if (!shape) shape = r.FindFigure(key);
@@ -351,6 +352,8 @@ void AddExplainCharts(const ExperimentResult& e, const std::string& run, std::ve
 std::string RunLabel(const ExperimentResult& e, const std::vector<Document>& docs, size_t doc) {
   std::string label = e.testbed.empty() ? e.target.path : e.testbed;
   if (!e.scheduler.empty()) label += "/" + e.scheduler;
+  if (e.ranks > 0) label += " (" + std::to_string(e.ranks) + (e.ranks == 1 ? " rank)" : " ranks)");
+  if (e.rank >= 0) label += " (rank " + std::to_string(e.rank) + ")";
   if (docs.size() > 1) label += " (" + DocLabel(docs, doc) + ")";
   return label;
 }

@@ -15,6 +15,19 @@
 namespace writelab {
 namespace {
 
+// Under MPI: every rank's host, directory and clock against rank 0's.
+std::string RanksHtml(const Document& doc) {
+  if (doc.ranks.empty()) return "";
+  std::string list;
+  for (const RankInfo& r : doc.ranks)
+    list += fmt::format("{}rank {}: {}, Linux {}, {} CPUs, {}, clock {:+.1f} us (+-{:.1f} us)",
+                        list.empty() ? "" : "; ", r.rank, r.host.hostname, r.host.kernel,
+                        r.host.cpus, r.dir, static_cast<double>(r.clock_offset_ns) / 1e3,
+                        static_cast<double>(r.clock_rtt_ns) / 2e3);
+  return HtmlItem("MPI", std::to_string(doc.ranks.size()) + " ranks, " + doc.mpi_library) +
+         HtmlItem("ranks", list);
+}
+
 std::string HostHtml(const Document& doc, const std::string& label) {
   const Host& h = doc.host;
   std::string vm;
@@ -27,16 +40,16 @@ std::string HostHtml(const Document& doc, const std::string& label) {
          HtmlItem("kernel", h.kernel + " " + h.machine + " " + h.version) +
          HtmlItem("CPUs", std::to_string(h.cpus)) +
          HtmlItem("memory", FormatBytes(static_cast<double>(h.memory_bytes))) +
-         HtmlItem("dirty pages", vm) + "</dl>\n";
+         HtmlItem("dirty pages", vm) + RanksHtml(doc) + "</dl>\n";
 }
 
 // Which experiment a recommendation line is about, by its first words.
 std::string ExperimentOf(const std::string& line) {
-  const std::pair<const char*, const char*> prefixes[] = {{"streaming:", "stream"},
-                                                          {"fsync:", "fsync"},
-                                                          {"small records:", "records"},
-                                                          {"preallocation:", "prealloc"},
-                                                          {"access pattern:", "stride"}};
+  const std::pair<const char*, const char*> prefixes[] = {
+      {"streaming:", "stream"},       {"fsync:", "fsync"},
+      {"small records:", "records"},  {"streaming across", "stream"},
+      {"fsync across", "fsync"},      {"small records across", "records"},
+      {"preallocation:", "prealloc"}, {"access pattern:", "stride"}};
   for (const auto& [prefix, name] : prefixes)
     if (line.starts_with(prefix)) return name;
   return "";

@@ -22,6 +22,12 @@ constexpr FigureKey kTotalP99 = KeyOf(kRanksFigures, "total_p99_ms");
 constexpr FigureKey kTotalMax = KeyOf(kRanksFigures, "total_max_ms");
 constexpr FigureKey kBgMbS = KeyOf(kRanksFigures, "bg_mb_s");
 
+// A value with its unit, also where FormatValue leaves a rate bare.
+std::string WithUnit(double v, const std::string& unit) {
+  std::string text = FormatValue(v, unit);
+  return text.find(unit) == std::string::npos ? text + " " + unit : text;
+}
+
 std::optional<double> Median(const Row* r, FigureKey key) {
   if (!r || r->status != RowStatus::kOk) return std::nullopt;
   const Figure* f = r->FindFigure(key.name);
@@ -39,7 +45,8 @@ const Row* RowNamed(const ExperimentResult* e, const std::string& name) {
 const ExperimentResult* Aggregate(const Document& doc, const std::string& name, int ranks) {
   const ExperimentResult* found = nullptr;
   for (const ExperimentResult& e : doc.experiments)
-    if (e.name == name && e.ranks > 0 && (ranks ? e.ranks == ranks : !found || e.ranks > found->ranks))
+    if (e.name == name && e.ranks > 0 &&
+        (ranks ? e.ranks == ranks : !found || e.ranks > found->ranks))
       found = &e;
   return found;
 }
@@ -47,9 +54,9 @@ const ExperimentResult* Aggregate(const Document& doc, const std::string& name, 
 // "2.1x rank 0 alone, 70% of linear": what N clients made of one's figure.
 std::string Scaling(double alone, double together, int clients) {
   const double x = together / alone, linear = x / clients;
-  const char* verdict = linear >= 0.8  ? "it scales with the clients"
-                        : x < 1.2      ? "it does not scale: the clients share one limit"
-                                       : "it scales in part";
+  const char* verdict = linear >= 0.8 ? "it scales with the clients"
+                        : x < 1.2     ? "it does not scale: the clients share one limit"
+                                      : "it scales in part";
   return fmt::format("{:.2g}x rank 0 alone, {:.0f}% of linear: {}", x, linear * 100, verdict);
 }
 
@@ -67,10 +74,11 @@ std::string ScalingLine(const Document& doc, const char* name, const char* what,
       best = &r;
   if (!best) return fmt::format("{} across clients: not enough rows measured", what);
   const double alone = *Median(RowNamed(one, best->name), key), together = *Median(best, key);
-  std::string line = fmt::format("{} across {} clients: {} is the fastest, {} together against {} "
-                                 "on rank 0 alone ({})",
-                                 what, all->ranks, best->name, FormatValue(together, unit),
-                                 FormatValue(alone, unit), Scaling(alone, together, all->ranks));
+  std::string line = fmt::format(
+      "{} across {} clients: {} is the fastest, {} together against {} "
+      "on rank 0 alone ({})",
+      what, all->ranks, best->name, WithUnit(together, unit), WithUnit(alone, unit),
+      Scaling(alone, together, all->ranks));
   if (auto slowest = Median(best, kSlowest))
     line += fmt::format("; the slowest client got {}", FormatValue(*slowest, "MB/s"));
   return line;

@@ -191,8 +191,9 @@ std::string TextTable::Render() const {
 std::string RenderExperimentText(const ExperimentResult& e) {
   std::string out = fmt::format("writelab {}: reproduces {}\n", e.name, e.reproduces);
   if (e.ranks > 0)
-    out += fmt::format("ranks: the aggregate of {} measuring rank{} (each rank's own rows follow)\n",
-                       e.ranks, e.ranks == 1 ? "" : "s");
+    out +=
+        fmt::format("ranks: the aggregate of {} measuring rank{} (each rank's own rows follow)\n",
+                    e.ranks, e.ranks == 1 ? "" : "s");
   if (!e.testbed.empty())
     out += "test bed: " + e.testbed +
            (e.target.device.empty() ? ""
@@ -273,13 +274,15 @@ std::string RanksBlock(const Document& doc) {
   if (doc.ranks.empty()) return "";
   std::string out = fmt::format("ranks: {} under MPI ({})\n", doc.ranks.size(), doc.mpi_library);
   for (const RankInfo& r : doc.ranks)
-    out += r.rank == 0 ? fmt::format("  rank 0: {}, Linux {}, {} CPUs, {}; the clock of reference\n",
-                                     r.host.hostname, r.host.kernel, r.host.cpus, r.dir)
-                       : fmt::format("  rank {}: {}, Linux {}, {} CPUs, {}; clock {:+.1f} us against rank 0 "
-                       "(+-{:.1f} us)\n",
-                       r.rank, r.host.hostname, r.host.kernel, r.host.cpus, r.dir,
-                       static_cast<double>(r.clock_offset_ns) / 1e3,
-                       static_cast<double>(r.clock_rtt_ns) / 2e3);
+    out += r.rank == 0
+               ? fmt::format("  rank 0: {}, Linux {}, {} CPUs, {}; the clock of reference\n",
+                             r.host.hostname, r.host.kernel, r.host.cpus, r.dir)
+               : fmt::format(
+                     "  rank {}: {}, Linux {}, {} CPUs, {}; clock {:+.1f} us against rank 0 "
+                     "(+-{:.1f} us)\n",
+                     r.rank, r.host.hostname, r.host.kernel, r.host.cpus, r.dir,
+                     static_cast<double>(r.clock_offset_ns) / 1e3,
+                     static_cast<double>(r.clock_rtt_ns) / 2e3);
   return out;
 }
 
@@ -300,8 +303,8 @@ std::string PerRankTable(const std::vector<const ExperimentResult*>& ranks,
   for (const Row& r : first.rows) {
     header.push_back(r.name);
     if (const Figure* f = r.FindFigure(key))
-      label = f->label.find(f->unit) != std::string::npos ? f->label
-                                                          : f->label + " (" + f->unit + ")";
+      label =
+          f->label.find(f->unit) != std::string::npos ? f->label : f->label + " (" + f->unit + ")";
   }
   TextTable t(header);
   std::string notes;

@@ -165,8 +165,7 @@ bool OwnFileOf(std::string_view name, std::string_view pid) {
   if (!name.starts_with("writelab-")) return false;
   const size_t dash = name.rfind('-');
   if (dash == std::string_view::npos || dash + 1 == name.size()) return false;
-  if (name.substr(dash + 1).find_first_not_of("0123456789") != std::string_view::npos)
-    return false;
+  if (name.substr(dash + 1).find_first_not_of("0123456789") != std::string_view::npos) return false;
   const std::string_view head = name.substr(0, dash);  // writelab-PREFIX-PID
   return head.size() > 9 + pid.size() + 1 && head.ends_with(pid) &&
          head[head.size() - pid.size() - 1] == '-';
@@ -284,8 +283,8 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   } else if (!ValidPath(s.path)) {
     return std::unexpected("\"path\" must be an absolute path without ..");
   }
-  if (s.op == "ownfiles" && (!ParseUnsigned(s.value) || *ParseUnsigned(s.value) < 2 ||
-                            *ParseUnsigned(s.value) > INT_MAX))
+  if (s.op == "ownfiles" &&
+      (!ParseUnsigned(s.value) || *ParseUnsigned(s.value) < 2 || *ParseUnsigned(s.value) > INT_MAX))
     return std::unexpected("an ownfiles step needs the process id that made the files");
   if (s.op == "sysfs" && SysfsDevice(s.path).empty())
     return std::unexpected("sysfs path " + s.path +

@@ -95,15 +95,15 @@ int DeadPid() {
 }
 
 TEST(UndoOwnFiles, RemovesOnlyTheDeadRunsOwnFiles) {
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("writelab-ownfiles-" + std::to_string(getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("writelab-ownfiles-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string pid = std::to_string(DeadPid());
   auto touch = [&](const std::string& name) { std::ofstream(dir + "/" + name) << "x"; };
   touch("writelab-stream-" + pid + "-0");
   touch("writelab-bg-random-" + pid + "-12");
-  touch("writelab-stream-1" + pid + "-0");   // another pid that ends the same
-  touch("writelab-stream-" + pid + "-0x");   // not writelab's pattern
+  touch("writelab-stream-1" + pid + "-0");  // another pid that ends the same
+  touch("writelab-stream-" + pid + "-0x");  // not writelab's pattern
   touch("notes-" + pid + "-0");
   std::filesystem::create_symlink("/etc/hostname", dir + "/writelab-probe-" + pid + "-1");
   EXPECT_OK(Undo({"ownfiles", dir, pid, ""}));

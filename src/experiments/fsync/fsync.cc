@@ -249,13 +249,18 @@ struct HeldTrial {
 void RecordMeasured(const RunContext& ctx, const Measured& m, int round, const Sampler& sampler) {
   const SyncRun& run = m.run;
   if (!ctx.team || !run.outcome.ok() || run.write_latency.count() == 0) return;
-  RecordTrial(ctx,
-              {m.rc.bg_name + "/" + m.method->name, round, Role::kMeasure, run.start_ns,
-               run.end_ns, 0, 0, "", {{"iterations", run.start_ns}, {"timeline",
-                                                                     sampler.start_ns()}}},
-              {{"write", &run.write_latency},
-               {"sync", &run.sync_latency},
-               {"total", &run.total_latency}});
+  RecordTrial(
+      ctx,
+      {m.rc.bg_name + "/" + m.method->name,
+       round,
+       Role::kMeasure,
+       run.start_ns,
+       run.end_ns,
+       0,
+       0,
+       "",
+       {{"iterations", run.start_ns}, {"timeline", sampler.start_ns()}}},
+      {{"write", &run.write_latency}, {"sync", &run.sync_latency}, {"total", &run.total_latency}});
 }
 
 // Every method spec.rounds times under the running background, the order
@@ -313,8 +318,14 @@ void AddHeldRows(const FsyncSpec& spec, const std::string& bg_name, BackgroundLo
       if (held[i].bytes && bytes1) rc.bg_bytes = *bytes1 - *held[i].bytes;
       FillTelemetry(all, held[i].t_s, last ? end_t : held[i + 1].t_s, rc);
       if (rc.bg_bytes)  // a phase with a load (not none, not cmd's uncounted one)
-        RecordTrial(ctx, {bg_name + "/" + InfoOf(method).name, held[i].round, Role::kBackground,
-                          held[i].start_ns, end, *rc.bg_bytes, 0, "",
+        RecordTrial(ctx, {bg_name + "/" + InfoOf(method).name,
+                          held[i].round,
+                          Role::kBackground,
+                          held[i].start_ns,
+                          end,
+                          *rc.bg_bytes,
+                          0,
+                          "",
                           {{"timeline", sampler.start_ns()}}});
       trials.push_back(std::move(rc));
     }

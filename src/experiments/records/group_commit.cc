@@ -248,8 +248,15 @@ Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& co
       if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));  // cut short
       if (r.outcome.ok())
         RecordTrial(ctx,
-                    {accs[i].name, round, Role::kMeasure, r.start_ns, r.start_ns + r.ns, 0,
-                     r.commits, "commits_s", {}},
+                    {accs[i].name,
+                     round,
+                     Role::kMeasure,
+                     r.start_ns,
+                     r.start_ns + r.ns,
+                     0,
+                     r.commits,
+                     "commits_s",
+                     {}},
                     {{"commit", &r.latency}});
       AddCommitTrial(r, kWays[i], threads, accs[i]);
       if (r.outcome.status == RowStatus::kFailed)

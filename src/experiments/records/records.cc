@@ -16,8 +16,8 @@
 #include "experiments/records/rows.h"
 #include "explain/figures.h"
 #include "io/file.h"
-#include "mpi/team.h"
 #include "io/own_files.h"
+#include "mpi/team.h"
 #include "port/linux_compat.h"
 #include "telemetry/identify.h"
 
@@ -97,8 +97,10 @@ MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
   if (run.outcome.ok() && !run.outcome.interrupted && spec.verify)
     if (Status v = VerifyOutput(path, corpus, plan); !v) {
       // Under MPI a signal removes the file at once: then it is the interrupt.
-      if (ctx.Interrupted()) run.outcome.interrupted = true;
-      else run.outcome.Fail(v.error());
+      if (ctx.Interrupted())
+        run.outcome.interrupted = true;
+      else
+        run.outcome.Fail(v.error());
     }
   RemoveOwnFile(path);
   return run;
@@ -194,8 +196,15 @@ Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan&
       MethodRun run = RunCell(spec, corpus, c, p, ctx);
       if (run.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
       if (run.outcome.ok())
-        RecordTrial(ctx, {c.name, round, Role::kMeasure, run.start_ns, run.start_ns + run.ns,
-                          p.bytes, p.lines, "lines_s", {}});
+        RecordTrial(ctx, {c.name,
+                          round,
+                          Role::kMeasure,
+                          run.start_ns,
+                          run.start_ns + run.ns,
+                          p.bytes,
+                          p.lines,
+                          "lines_s",
+                          {}});
       AddMethodRun(run, p, c.acc);
       if (run.outcome.status == RowStatus::kFailed)
         return std::unexpected(PlainError(c.name + ": " + run.outcome.message));

@@ -132,8 +132,15 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
         return std::unexpected(PlainError("interrupted"));
       if (t.outcome.ok())
         RecordTrial(r.ctx,
-                    {StreamStrategyName(s), round, Role::kMeasure, t.start_ns, t.end_ns, t.bytes, 0,
-                     "", {{"timeline", t.origin_ns}}},
+                    {StreamStrategyName(s),
+                     round,
+                     Role::kMeasure,
+                     t.start_ns,
+                     t.end_ns,
+                     t.bytes,
+                     0,
+                     "",
+                     {{"timeline", t.origin_ns}}},
                     {{"write", &t.write_latency}, {"probe", &t.probe_latency}});
       AddStreamTrial(spec, round, t, acc[i]);
       if (t.outcome.status == RowStatus::kFailed)

@@ -39,8 +39,8 @@ struct TrialResult {
   uint64_t start_ns = 0;   // the first write began (NowNs): MPI's aggregate counts from here...
   uint64_t end_ns = 0;     // ...to here, the final sync's end
   uint64_t origin_ns = 0;  // the samples' t = 0
-  double write_s = 0;  // first write to last write returning (strategy syscalls included)
-  double sync_s = 0;   // the final fsync (library: Finish())
+  double write_s = 0;      // first write to last write returning (strategy syscalls included)
+  double sync_s = 0;       // the final fsync (library: Finish())
   WriteCounters counters;
   Histogram write_latency;  // per write call (library: per Append)
   bool probed = false;
