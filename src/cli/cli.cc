@@ -239,6 +239,15 @@ int RunCommandLine(int argc, char** argv, Team* team) {
       refusal = std::string(e.what()) + " (see writelab --help)";
     }
   }
+  std::unique_ptr<FaultInjector> faults;
+  if (const char* plan = std::getenv("WRITELAB_FAULT"); !refusal && plan && *plan) {
+    if (auto parsed = ParseFaultPlan(plan))
+      faults = std::make_unique<FaultInjector>(*parsed);
+    else
+      refusal = "WRITELAB_FAULT: " + parsed.error().Message();
+  }
+  // One rank is one machine: what runs only on one runs there as usual.
+  if (team && team->size() == 1 && !RunsUnderMpi(ChosenCommand(app))) team = nullptr;
   if (!refusal && team && !RunsUnderMpi(ChosenCommand(app)))
     refusal = ChosenCommand(app) + " runs on one machine: run it without mpirun (under MPI: " +
               "survey, stream, fsync and records)";
@@ -252,16 +261,7 @@ int RunCommandLine(int argc, char** argv, Team* team) {
   RunContext ctx;
   ctx.interrupted = &g_interrupted;
   ctx.team = team;
-  std::unique_ptr<FaultInjector> faults;
-  if (const char* plan = std::getenv("WRITELAB_FAULT"); plan && *plan) {
-    auto parsed = ParseFaultPlan(plan);
-    if (!parsed) {
-      PrintError("WRITELAB_FAULT: " + parsed.error().Message());
-      return kExitUsage;
-    }
-    faults = std::make_unique<FaultInjector>(*parsed);
-    ctx.faults = faults.get();
-  }
+  ctx.faults = faults.get();
   // Under MPI a rank's stdout is mpirun's pseudo-terminal even when mpirun
   // writes to a file: no progress lines there.
   ctx.progress = isatty(STDOUT_FILENO) && !team ? stdout : nullptr;

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "cli/cli.h"
-#include "cli/targets.h"
 #include "core/clock.h"
 #include "experiments/survey.h"
 #include "explain/explainer.h"
@@ -49,9 +48,9 @@ std::unique_ptr<Explainer> SurveyExplainer(const std::string& dir, std::string* 
 }
 
 // The usage errors of the options: one line, or nothing.
-std::optional<std::string> CheckSurvey(SurveyOptions& o) {
-  if (auto bad = CheckOutputs(o.out)) return bad;
-  if (auto bad = CheckOutputFile("--html", o.html)) return bad;
+std::optional<std::string> CheckSurvey(SurveyOptions& o, bool writes_outputs) {
+  if (auto bad = writes_outputs ? CheckOutputs(o.out) : std::nullopt) return bad;
+  if (auto bad = writes_outputs ? CheckOutputFile("--html", o.html) : std::nullopt) return bad;
   auto resolved = CheckWorkDir("--dir", o.dir);
   if (!resolved) return resolved.error();
   o.dir = *resolved;  // the checked directory, not a name that may point elsewhere later
@@ -92,8 +91,13 @@ int FinishSurvey(const SurveyOptions& o, FILE* info, Document& doc, const Status
 
 int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& doc) {
   SurveyOptions o = given;
-  if (int code = AgreeOrRefuse(run_ctx, CheckSurvey(o)); code >= 0) return code;
   Team* team = run_ctx.team;
+  if (int code = AgreeOrRefuse(run_ctx, CheckSurvey(o, !team || team->rank() == 0)); code >= 0)
+    return code;
+  std::unique_ptr<UndoJournal> journal;  // as root: the loads' groups and the run's own files
+  if (geteuid() == 0)
+    if (auto j = UndoJournal::Open()) journal = std::move(*j);
+  OwnFilesJournaled own_files(journal.get());
   if (team)
     if (auto refused = MeetRanks(*team, o.dir, doc)) {
       if (team->rank() == 0) PrintError(*refused);
@@ -120,10 +124,6 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
     std::fprintf(info, "attribution: on (--explain: where the time went, per row)\n");
   else if (speaks)
     std::fprintf(info, "attribution: off, the survey runs without it: %s\n", without.c_str());
-  std::unique_ptr<UndoJournal> journal;  // as root: the loads' groups and the run's own files
-  if (geteuid() == 0)
-    if (auto j = UndoJournal::Open()) journal = std::move(*j);
-  std::optional<ScopedChange> own_files = JournalRunFiles(journal.get(), o.dir);
   RunContext ctx = out_ctx;
   ctx.explainer = explainer.get();
   ctx.journal = journal.get();
@@ -131,6 +131,15 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
   const uint64_t start = NowNs();
   for (size_t i = 0; i < steps.size(); ++i) {
     const SurveyStep& s = steps[i];
+    // Under MPI the ranks decide together whether the survey goes on: an
+    // interrupt on any rank stops every rank before the same step.
+    if (team) {
+      team->BeginExperiment();
+      if (!team->Step()) {
+        status = std::unexpected(PlainError("interrupted"));
+        break;
+      }
+    }
     if (speaks)
       std::fprintf(info, "[%zu/%zu] %s: %s (about %d s; %.0f s elapsed)\n", i + 1, steps.size(),
                    s.name, s.what.c_str(), s.expected_s,
@@ -140,12 +149,11 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
       doc.errors.push_back(std::string(s.name) + ": " + st.error().Message());
       status = std::unexpected(PlainError(std::string(s.name) + " failed"));
     }
-    if (ctx.Interrupted() || (team && team->broken())) {
+    if (team ? team->broken() : ctx.Interrupted()) {
       status = std::unexpected(PlainError("interrupted"));
       break;
     }
   }
-  if (own_files) own_files->Dismiss();
   if (speaks)
     std::fprintf(info, "survey done in %.0f s\n\n", static_cast<double>(NowNs() - start) / 1e9);
   int code = speaks ? FinishSurvey(o, info, doc, status) : status ? kExitOk : kExitRunFailed;

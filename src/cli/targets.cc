@@ -122,7 +122,7 @@ void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
 
 std::optional<std::string> CheckTargets(const TargetOptions& t, bool has_file,
                                         const RunContext& ctx) {
-  if (ctx.team) {  // each of these changes, or looks at, one machine
+  if (ctx.team && ctx.team->size() > 1) {  // each of these changes, or looks at, one machine
     if (!t.testbeds.empty())
       return "--testbed: not under MPI: a test bed changes a single machine (run it without "
              "mpirun)";
@@ -155,14 +155,6 @@ std::optional<std::string> CheckTargets(const TargetOptions& t, bool has_file,
   return std::nullopt;
 }
 
-std::optional<ScopedChange> JournalRunFiles(UndoJournal* journal, const std::string& dir) {
-  struct stat st;
-  if (!journal || stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
-  auto change = JournalOwnFiles(*journal, dir);
-  if (!change) return std::nullopt;  // the run goes on; only a kill -9 would leave files
-  return std::move(*change);
-}
-
 namespace {
 
 // The run under MPI: every rank in its own files in dir, together, and rank
@@ -170,19 +162,18 @@ namespace {
 int RunOnTeam(const std::string& dir, const RunContext& ctx, Document& doc,
               const OutputOptions& out, const ExperimentRun& run) {
   Team& team = *ctx.team;
+  std::unique_ptr<UndoJournal> journal;  // as root: the loads' groups, the run's own files
+  if (geteuid() == 0)
+    if (auto j = UndoJournal::Open()) journal = std::move(*j);
+  OwnFilesJournaled own_files(journal.get());
   if (auto refused = MeetRanks(team, dir, doc)) {
     if (team.rank() == 0) PrintError(*refused);
     return kExitUsage;
   }
-  std::unique_ptr<UndoJournal> journal;  // as root: the fsync loads' process groups
-  if (geteuid() == 0)
-    if (auto j = UndoJournal::Open()) journal = std::move(*j);
   RunContext run_ctx = ctx;
   run_ctx.journal = journal.get();
-  std::optional<ScopedChange> own_files = JournalRunFiles(journal.get(), dir);
   Status status = RunOnRanks(
       team, run_ctx, doc, [&](const RunContext& c, ExperimentResult& e) { return run(c, dir, e); });
-  if (own_files) own_files->Dismiss();
   const int code = team.rank() == 0 ? Finish(doc, out, status) : status ? kExitOk : kExitRunFailed;
   return ShareExitCode(team, code);
 }
@@ -193,7 +184,15 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
                  const RunContext& ctx, Document& doc, const OutputOptions& out,
                  const ExperimentRun& run) {
   if (auto bad = CheckTargets(t, has_file, ctx)) return UsageError(*bad);
-  if (ctx.team) return RunOnTeam(dir, ctx, doc, out, run);
+  // A team of one rank with a test bed, a scheduler, --file or --explain is
+  // one machine's run: as without MPI.
+  const bool one_machine = !t.testbeds.empty() || !t.schedulers.empty() || has_file || t.explain;
+  if (ctx.team && !one_machine) return RunOnTeam(dir, ctx, doc, out, run);
+  if (ctx.team) {
+    RunContext alone = ctx;
+    alone.team = nullptr;
+    return RunOnTargets(t, dir, has_file, alone, doc, out, run);
+  }
   std::vector<TestbedSpec> beds;
   if (!t.testbeds.empty()) beds = *ParseTestbeds(t.testbeds);
   const uint64_t size = *SizeOption("--testbed-size", t.testbed_size);
@@ -214,9 +213,8 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
   run_ctx.journal = journal.get();
   Status status;
   if (beds.empty()) {
-    std::optional<ScopedChange> own_files = JournalRunFiles(journal.get(), dir);
+    OwnFilesJournaled own_files(journal.get());
     status = RunUnderSchedulers(t, dir, "", false, journal.get(), run_ctx, doc, run);
-    if (own_files) own_files->Dismiss();
   }
   for (const TestbedSpec& bed : beds) {
     if (ctx.Interrupted()) {

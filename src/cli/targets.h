@@ -15,7 +15,7 @@
 
 #include "cli/cli.h"
 #include "io/file.h"
-#include "testbed/scoped_change.h"
+#include "mpi/team.h"
 
 namespace writelab {
 
@@ -79,11 +79,6 @@ Spec InTarget(Spec spec, const std::string& dir) {
 //       -> std::expected<Spec, std::string>
 //   where(const Spec&) -> Where
 //   run(const Spec&, const std::string& target, const RunContext&, ExperimentResult&) -> Status
-// As root (journal not null) and when dir is a directory: the record that
-// lets `writelab cleanup` remove the files this run makes in dir, should it
-// be killed (testbed/scoped_change.h); Dismiss it when the run ends.
-std::optional<ScopedChange> JournalRunFiles(UndoJournal* journal, const std::string& dir);
-
 // The usage errors of the target options, before anything is changed: a
 // bad --testbed, --file with a test bed, not root, --explain where it cannot
 // run; under MPI, test beds, schedulers, --file and --explain.
@@ -116,7 +111,9 @@ void WireExperimentCommand(CLI::App& sub, CommandAction* action, std::shared_ptr
   sub.callback([o, action, build, where, run] {
     *action = [o, build, where, run](const RunContext& ctx, Document& doc) {
       const RunContext out_ctx = ForOutputs(ctx, o->out);
-      std::optional<std::string> usage = CheckOutputs(o->out);
+      // Only rank 0 writes the outputs (under MPI): only there are they checked.
+      std::optional<std::string> usage;
+      if (!ctx.team || ctx.team->rank() == 0) usage = CheckOutputs(o->out);
       auto spec = SpecFromOptions(build, *o, out_ctx);
       if (!usage && !spec) usage = spec.error();
       Where w;

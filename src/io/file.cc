@@ -27,7 +27,7 @@ std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::
     int fd =
         ::open(candidate.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extra_flags, 0644);
     if (fd >= 0) {
-      RegisterOwnFile(candidate);  // removed with RemoveOwnFile, or by a signal under MPI
+      RegisterOwnFile(candidate, fd);  // removed with RemoveOwnFile, or by a signal under MPI
       *path = candidate;
       return UniqueFd(fd);
     }

@@ -3,9 +3,11 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <vector>
 
 #include "io/file.h"
 
@@ -59,6 +61,28 @@ TEST_F(OwnFiles, ASlotIsReusedOnceItsFileIsGone) {
   RemoveOwnFilesOnSignal(true);
   RemoveOwnFilesNow();
   EXPECT_FALSE(std::filesystem::exists(last));
+}
+
+TEST_F(OwnFiles, EachFileIsJournaledWithItsInodeUntilRemovedOrKept) {
+  std::vector<std::string> recorded;
+  std::vector<int> done;
+  SetOwnFileJournal({[&](const std::string& path, uint64_t device, uint64_t inode) {
+                       struct stat st;
+                       EXPECT_EQ(stat(path.c_str(), &st), 0);
+                       EXPECT_EQ(static_cast<uint64_t>(st.st_ino), inode);
+                       EXPECT_EQ(static_cast<uint64_t>(st.st_dev), device);
+                       recorded.push_back(path);
+                       return static_cast<int>(recorded.size());
+                     },
+                     [&](int id) { done.push_back(id); }});
+  const std::string removed = Make(), kept = Make();
+  EXPECT_EQ(recorded, (std::vector<std::string>{removed, kept}));
+  RemoveOwnFile(removed);
+  KeepOwnFile(kept);
+  EXPECT_EQ(done, (std::vector<int>{1, 2}));
+  SetOwnFileJournal({});
+  RemoveOwnFile(Make());  // no journal: nothing more recorded
+  EXPECT_EQ(recorded.size(), 2u);
 }
 
 }  // namespace

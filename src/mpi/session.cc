@@ -126,9 +126,16 @@ std::string LookFor(const std::string& dir, const std::string& name, const std::
 }
 
 json SpanJson(const TrialSpan& s) {
-  return {{"row", s.row},        {"trial", s.trial},     {"role", static_cast<int>(s.role)},
-          {"start", s.start_ns}, {"end", s.end_ns},      {"bytes", s.bytes},
-          {"ops", s.ops},        {"ops_key", s.ops_key}, {"origins", s.origins}};
+  return {{"row", s.row},
+          {"trial", s.trial},
+          {"role", static_cast<int>(s.role)},
+          {"start", s.start_ns},
+          {"end", s.end_ns},
+          {"bytes", s.bytes},
+          {"ops", s.ops},
+          {"ops_key", s.ops_key},
+          {"origins", s.origins},
+          {"written_from_origin", s.written_from_origin}};
 }
 
 // A span from another rank, moved onto rank 0's clock.
@@ -146,6 +153,7 @@ std::optional<TrialSpan> SpanFrom(const json& j, int64_t offset_ns) {
     s.bytes = j.at("bytes").get<uint64_t>();
     s.ops = j.at("ops").get<uint64_t>();
     s.ops_key = j.at("ops_key").get<std::string>();
+    s.written_from_origin = j.at("written_from_origin").get<bool>();
     for (const auto& [key, at] : j.at("origins").items())
       s.origins[key] = at.get<uint64_t>() - static_cast<uint64_t>(offset_ns);
   } catch (const json::exception&) {
@@ -291,18 +299,25 @@ std::optional<std::string> MeetRanks(Team& team, const std::string& dir, Documen
   if (team.rank() == 0) {
     const std::string token = Token();
     auto fd = CreateOwnFile(dir, "mpi-check", O_WRONLY, &path);
-    if (fd && WriteAll(fd->get(), token.data(), token.size()) == 0 && fsync(fd->get()) == 0)
+    int rc = fd ? WriteAll(fd->get(), token.data(), token.size()) : 0;
+    if (fd && rc == 0 && fsync(fd->get()) != 0) rc = -errno;
+    if (fd && rc == 0)
       offer = json{{"name", path.substr(path.rfind('/') + 1)}, {"token", token}}.dump();
     else
-      offer = json{{"error", fd ? std::string(std::strerror(errno)) : fd.error().Message()}}.dump();
+      offer =
+          json{{"error", fd ? ErrnoError(-rc, "write " + path).Message() : fd.error().Message()}}
+              .dump();
   }
   auto offered = team.Broadcast(offer);
   if (!offered) return "the ranks could not be reached";
   json o = Parse(*offered);
+  if (!o.is_object() || o.contains("error")) {  // every rank has this same answer
+    if (!path.empty()) RemoveOwnFile(path);
+    std::string why = o.is_object() ? o["error"].get<std::string>() : "no answer";
+    return "rank 0 could not write its check file in " + dir + ": " + why;
+  }
   std::string found;
-  if (!o.is_object() || o.contains("error"))
-    found = "rank 0 could not write its check file in " + dir;
-  else if (team.rank() != 0)
+  if (team.rank() != 0)
     found = LookFor(dir, o["name"].get<std::string>(), o["token"].get<std::string>());
   Document mine;
   mine.host = IdentifyHost();

@@ -40,8 +40,11 @@ bool Team::Step(bool failed) {
 
 Error Team::StopReason() const {
   if (broken_)
-    return PlainError("interrupted; the other ranks did not answer within " +
-                      FormatValue(static_cast<double>(kInterruptGraceNs) / 1e9, "s"));
+    return PlainError(
+        "interrupted, and not every rank answered within " +
+        FormatValue(static_cast<double>(kInterruptGraceNs) / 1e9, "s") +
+        " (one may have been killed, or MPI failed): each rank's files are removed, rank 0 "
+        "keeps its own rows");
   if (stop_code_ == kInterrupted) return PlainError("interrupted");
   if (stop_code_ == kFailed)
     return PlainError("stopped: rank " + std::to_string(stop_rank_) + " failed");

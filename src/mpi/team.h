@@ -49,6 +49,10 @@ struct TrialSpan {
   // Where each of the trial's time series has t = 0, by series key
   // ("timeline"), on this rank's clock: rank 0 moves them onto its own.
   std::map<std::string, uint64_t> origins;
+  // The series' cumulative bytes ("written") were 0 at their origin (stream:
+  // its counter starts with the trial); otherwise they count from their
+  // first point (fsync: the load ran before the trial).
+  bool written_from_origin = false;
 };
 
 // A latency histogram of one trial, to be merged across ranks.

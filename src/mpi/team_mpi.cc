@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "core/clock.h"
 #include "mpi/team.h"
@@ -82,6 +83,7 @@ class MpiTeam final : public Team {
   }
 
   int rank_ = 0, size_ = 1;
+  uint64_t interrupted_at_ = 0;  // when a wait first saw the interrupt (NowNs)
   MPI_Datatype histogram_type_;
   MPI_Op merge_op_;
 };
@@ -89,7 +91,6 @@ class MpiTeam final : public Team {
 bool MpiTeam::Wait(std::vector<MPI_Request>& requests, bool spin) {
   if (broken_) return false;
   const uint64_t start = NowNs();
-  uint64_t interrupted_at = 0;
   for (unsigned polls = 0;; ++polls) {
     int done = 0;
     if (MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
@@ -99,10 +100,12 @@ bool MpiTeam::Wait(std::vector<MPI_Request>& requests, bool spin) {
     }
     if (done) return true;
     const uint64_t now = NowNs();
+    // One grace for the whole team, from the first wait that saw the
+    // interrupt: rank 0 must still write before mpirun's SIGKILL.
     if (LocallyInterrupted()) {
-      if (interrupted_at == 0) interrupted_at = now;
-      if (now - interrupted_at > kInterruptGraceNs) {
-        broken_ = true;  // the requests stay pending: MPI is not finalized
+      if (interrupted_at_ == 0) interrupted_at_ = now;
+      if (now - interrupted_at_ > kInterruptGraceNs) {
+        broken_ = true;  // the requests stay pending: their buffers are kept (Keep)
         return false;
       }
     }
@@ -113,98 +116,147 @@ bool MpiTeam::Wait(std::vector<MPI_Request>& requests, bool spin) {
   }
 }
 
+// A collective's buffers, on the heap: when its wait fails the requests may
+// still be pending, so the buffers are leaked rather than freed under MPI.
+template <class State>
+bool Keep(std::unique_ptr<State>& state, bool ok) {
+  if (!ok) (void)state.release();
+  return ok;
+}
+
 bool MpiTeam::AllMax(int code, int* max_code, int* at_rank) {
-  struct {
+  struct Pair {
     int value;
     int rank;
-  } in{code, rank_}, out{0, 0};
-  MPI_Request req;
-  if (MPI_Iallreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
-      !Wait(req))
-    return false;
-  *max_code = out.value;
-  *at_rank = out.rank;
+  };
+  struct State {
+    Pair in, out;
+    MPI_Request req;
+  };
+  auto st = std::make_unique<State>(State{{code, rank_}, {0, 0}, MPI_REQUEST_NULL});
+  bool ok = MPI_Iallreduce(&st->in, &st->out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD, &st->req) ==
+                MPI_SUCCESS &&
+            Wait(st->req);
+  if (!Keep(st, ok)) return false;
+  *max_code = st->out.value;
+  *at_rank = st->out.rank;
   return true;
 }
 
 std::optional<std::vector<std::string>> MpiTeam::Gather(const std::string& mine) {
   if (broken_) return std::nullopt;
-  uint64_t my_size = mine.size();
-  std::vector<uint64_t> sizes(static_cast<size_t>(size_), 0);
-  MPI_Request req;
-  if (MPI_Igather(&my_size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD,
-                  &req) != MPI_SUCCESS ||
-      !Wait(req))
-    return std::nullopt;
   constexpr uint64_t kMax = std::numeric_limits<int>::max();
+  struct State {
+    std::string mine;
+    uint64_t my_size = 0;
+    std::vector<uint64_t> sizes;
+    std::vector<std::string> all;
+    std::vector<MPI_Request> reqs;
+  };
+  auto st = std::make_unique<State>();
+  st->mine = mine;
+  st->my_size = mine.size();
+  st->sizes.assign(static_cast<size_t>(size_), 0);
+  MPI_Request req;
+  if (!Keep(st, MPI_Igather(&st->my_size, 1, MPI_UINT64_T, st->sizes.data(), 1, MPI_UINT64_T, 0,
+                            MPI_COMM_WORLD, &req) == MPI_SUCCESS &&
+                    Wait(req)))
+    return std::nullopt;
   if (rank_ != 0) {
-    if (my_size > kMax) return std::nullopt;  // rank 0 refuses it too
-    if (my_size == 0) return std::vector<std::string>{};
-    if (MPI_Isend(mine.data(), static_cast<int>(my_size), MPI_BYTE, 0, kTagData, MPI_COMM_WORLD,
-                  &req) != MPI_SUCCESS ||
-        !Wait(req))
+    if (st->my_size > kMax) return std::nullopt;  // rank 0 refuses it too
+    if (st->my_size == 0) return std::vector<std::string>{};
+    if (!Keep(st, MPI_Isend(st->mine.data(), static_cast<int>(st->my_size), MPI_BYTE, 0, kTagData,
+                            MPI_COMM_WORLD, &req) == MPI_SUCCESS &&
+                      Wait(req)))
       return std::nullopt;
     return std::vector<std::string>{};
   }
-  std::vector<std::string> all(static_cast<size_t>(size_));
-  all[0] = mine;
-  std::vector<MPI_Request> reqs;
-  for (int r = 1; r < size_; ++r) {
-    const uint64_t n = sizes[static_cast<size_t>(r)];
-    if (n > kMax) return std::nullopt;
-    if (n == 0) continue;
-    all[static_cast<size_t>(r)].resize(n);
-    reqs.emplace_back();
-    if (MPI_Irecv(all[static_cast<size_t>(r)].data(), static_cast<int>(n), MPI_BYTE, r, kTagData,
-                  MPI_COMM_WORLD, &reqs.back()) != MPI_SUCCESS)
+  for (int r = 1; r < size_; ++r)
+    if (st->sizes[static_cast<size_t>(r)] > kMax) {
+      broken_ = true;  // the others wait to send: no collective can follow
       return std::nullopt;
+    }
+  st->all.resize(static_cast<size_t>(size_));
+  st->all[0] = mine;
+  for (int r = 1; r < size_; ++r) {
+    const uint64_t n = st->sizes[static_cast<size_t>(r)];
+    if (n == 0) continue;
+    std::string& into = st->all[static_cast<size_t>(r)];
+    into.resize(n);
+    st->reqs.emplace_back();
+    if (MPI_Irecv(into.data(), static_cast<int>(n), MPI_BYTE, r, kTagData, MPI_COMM_WORLD,
+                  &st->reqs.back()) != MPI_SUCCESS) {
+      broken_ = true;
+      (void)st.release();
+      return std::nullopt;
+    }
   }
-  if (!reqs.empty() && !Wait(reqs)) return std::nullopt;
-  return all;
+  if (!st->reqs.empty() && !Keep(st, Wait(st->reqs))) return std::nullopt;
+  return std::move(st->all);
 }
 
 std::optional<std::string> MpiTeam::Broadcast(const std::string& from_root) {
   if (broken_) return std::nullopt;
-  uint64_t n = from_root.size();
+  struct State {
+    uint64_t n = 0;
+    std::string text;
+  };
+  auto st = std::make_unique<State>();
+  st->n = from_root.size();
   MPI_Request req;
-  if (MPI_Ibcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS || !Wait(req))
+  if (!Keep(st, MPI_Ibcast(&st->n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req) == MPI_SUCCESS &&
+                    Wait(req)))
     return std::nullopt;
-  if (n > static_cast<uint64_t>(std::numeric_limits<int>::max())) return std::nullopt;
-  std::string text = rank_ == 0 ? from_root : std::string(n, '\0');
-  if (n == 0) return text;
-  if (MPI_Ibcast(text.data(), static_cast<int>(n), MPI_BYTE, 0, MPI_COMM_WORLD, &req) !=
-          MPI_SUCCESS ||
-      !Wait(req))
+  if (st->n > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+    broken_ = true;  // every rank sees the same size: every rank stops here
     return std::nullopt;
-  return text;
+  }
+  st->text = rank_ == 0 ? from_root : std::string(st->n, '\0');
+  if (st->n == 0) return std::move(st->text);
+  if (!Keep(st, MPI_Ibcast(st->text.data(), static_cast<int>(st->n), MPI_BYTE, 0, MPI_COMM_WORLD,
+                           &req) == MPI_SUCCESS &&
+                    Wait(req)))
+    return std::nullopt;
+  return std::move(st->text);
 }
 
 bool MpiTeam::MergeToRoot(Histogram& h) {
   if (broken_) return false;
+  auto copy = std::make_unique<Histogram>(h);  // MPI works on a copy it may keep
   MPI_Request req;
-  void* send = rank_ == 0 ? MPI_IN_PLACE : static_cast<void*>(&h);
-  return MPI_Ireduce(send, &h, 1, histogram_type_, merge_op_, 0, MPI_COMM_WORLD, &req) ==
-             MPI_SUCCESS &&
-         Wait(req);
+  void* send = rank_ == 0 ? MPI_IN_PLACE : static_cast<void*>(copy.get());
+  bool ok = MPI_Ireduce(send, copy.get(), 1, histogram_type_, merge_op_, 0, MPI_COMM_WORLD, &req) ==
+                MPI_SUCCESS &&
+            Wait(req);
+  if (!Keep(copy, ok)) return false;
+  h = *copy;
+  return true;
 }
 
 // NTP's estimate, per rank: rank 0 sends its time, the rank answers with
 // its own; of 16 exchanges the one with the shortest round trip is kept,
-// offset = their time - the midpoint of ours.
+// offset = their time - the midpoint of ours. A rank waits for its turn
+// with naps, then answers without them, so its replies are prompt.
 std::vector<ClockOffset> MpiTeam::MeasureClocks() {
   constexpr int kExchanges = 16;
   std::vector<ClockOffset> out;
   if (broken_) return out;
+  struct State {
+    uint64_t ping = 0, pong = 0;
+    std::vector<MPI_Request> reqs = std::vector<MPI_Request>(2, MPI_REQUEST_NULL);
+  };
+  auto st = std::make_unique<State>();
   if (rank_ != 0) {
     for (int i = 0; i < kExchanges; ++i) {
-      uint64_t ping = 0, pong = 0;
       MPI_Request req;
-      if (MPI_Irecv(&ping, 1, MPI_UINT64_T, 0, kTagPing, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
-          !Wait(req, true))
+      if (!Keep(st, MPI_Irecv(&st->ping, 1, MPI_UINT64_T, 0, kTagPing, MPI_COMM_WORLD, &req) ==
+                            MPI_SUCCESS &&
+                        Wait(req, i > 0)))
         return out;
-      pong = NowNs();
-      if (MPI_Isend(&pong, 1, MPI_UINT64_T, 0, kTagPong, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
-          !Wait(req, true))
+      st->pong = NowNs();
+      if (!Keep(st, MPI_Isend(&st->pong, 1, MPI_UINT64_T, 0, kTagPong, MPI_COMM_WORLD, &req) ==
+                            MPI_SUCCESS &&
+                        Wait(req, true)))
         return out;
     }
     return out;
@@ -213,16 +265,16 @@ std::vector<ClockOffset> MpiTeam::MeasureClocks() {
   for (int r = 1; r < size_; ++r) {
     ClockOffset best{0, std::numeric_limits<uint64_t>::max()};
     for (int i = 0; i < kExchanges; ++i) {
-      uint64_t t0 = NowNs(), theirs = 0;
-      std::vector<MPI_Request> reqs(2);
-      if (MPI_Irecv(&theirs, 1, MPI_UINT64_T, r, kTagPong, MPI_COMM_WORLD, &reqs[1]) !=
-              MPI_SUCCESS ||
-          MPI_Isend(&t0, 1, MPI_UINT64_T, r, kTagPing, MPI_COMM_WORLD, &reqs[0]) != MPI_SUCCESS ||
-          !Wait(reqs, true))
+      st->ping = NowNs();
+      if (!Keep(st, MPI_Irecv(&st->pong, 1, MPI_UINT64_T, r, kTagPong, MPI_COMM_WORLD,
+                              &st->reqs[1]) == MPI_SUCCESS &&
+                        MPI_Isend(&st->ping, 1, MPI_UINT64_T, r, kTagPing, MPI_COMM_WORLD,
+                                  &st->reqs[0]) == MPI_SUCCESS &&
+                        Wait(st->reqs, true)))
         return {};
-      const uint64_t t1 = NowNs();
+      const uint64_t t0 = st->ping, t1 = NowNs();
       if (t1 - t0 < best.rtt_ns)
-        best = {static_cast<int64_t>(theirs) - static_cast<int64_t>(t0 + (t1 - t0) / 2), t1 - t0};
+        best = {static_cast<int64_t>(st->pong) - static_cast<int64_t>(t0 + (t1 - t0) / 2), t1 - t0};
     }
     out[static_cast<size_t>(r)] = best;
   }

@@ -88,7 +88,7 @@ TEST(TeamStep, AStepThatCannotFinishBreaksTheTeam) {
   team.answers = {{false, 0, 0}};
   EXPECT_FALSE(team.Step());
   EXPECT_TRUE(team.broken());
-  EXPECT_NE(team.StopReason().Message().find("did not answer"), std::string::npos);
+  EXPECT_NE(team.StopReason().Message().find("not every rank answered"), std::string::npos);
   team.BeginExperiment();
   EXPECT_FALSE(team.Step());  // broken for good: no collective is tried again
   EXPECT_EQ(team.sent.size(), 1u);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "report/significance.h"
@@ -16,13 +17,29 @@ namespace {
 std::string Key(const ExperimentResult& e) {
   return e.name + (e.testbed.empty() ? "" : " on " + e.testbed) +
          (e.scheduler.empty() ? "" : " under " + e.scheduler) +
-         (e.ranks > 0 ? " on " + std::to_string(e.ranks) + " ranks" : "") +
-         (e.rank >= 0 ? " rank " + std::to_string(e.rank) : "");
+         (e.ranks > 0 ? " on " + std::to_string(e.ranks) + (e.ranks == 1 ? " rank" : " ranks")
+                      : "");
 }
 
-const ExperimentResult* Find(const Document& d, const std::string& key) {
-  for (const ExperimentResult& e : d.experiments)
-    if (Key(e) == key) return &e;
+// The experiments compare matches, by key: under MPI the aggregates (each
+// rank's own rows stay in the file for reading, not for verdicts); a key
+// that repeats (the survey's one-rank steps with -n 1) gets its place, "(2)".
+std::vector<std::pair<std::string, const ExperimentResult*>> Keyed(const Document& d) {
+  std::vector<std::pair<std::string, const ExperimentResult*>> out;
+  std::map<std::string, int> seen;
+  for (const ExperimentResult& e : d.experiments) {
+    if (e.rank >= 0 && !d.ranks.empty() && e.ranks == 0) continue;
+    const std::string key = Key(e);
+    const int n = ++seen[key];
+    out.push_back({n == 1 ? key : key + " (" + std::to_string(n) + ")", &e});
+  }
+  return out;
+}
+
+const ExperimentResult* Find(const std::vector<std::pair<std::string, const ExperimentResult*>>& in,
+                             const std::string& key) {
+  for (const auto& [k, e] : in)
+    if (k == key) return e;
   return nullptr;
 }
 
@@ -74,8 +91,9 @@ FigureComparison CompareFigure(const std::string& exp, const std::string& headli
   return f;
 }
 
-void CompareExperiment(const ExperimentResult& a, const ExperimentResult& b, Comparison& c) {
-  const std::string exp = Key(a), headline = Headline(a);
+void CompareExperiment(const std::string& exp, const ExperimentResult& a, const ExperimentResult& b,
+                       Comparison& c) {
+  const std::string headline = Headline(a);
   for (const Row& ra : a.rows) {
     const Row* rb = FindRow(b, ra.name);
     if (!rb) {
@@ -147,17 +165,18 @@ std::expected<Comparison, std::string> Compare(const Document& a, const Document
   c.label_a = RunLabel(a);
   c.label_b = RunLabel(b);
   int matched = 0;
-  for (const ExperimentResult& ea : a.experiments) {
-    const ExperimentResult* eb = Find(b, Key(ea));
+  const auto keyed_a = Keyed(a), keyed_b = Keyed(b);
+  for (const auto& [key, ea] : keyed_a) {
+    const ExperimentResult* eb = Find(keyed_b, key);
     if (!eb) {
-      c.only.push_back("only in A: " + Key(ea));
+      c.only.push_back("only in A: " + key);
       continue;
     }
-    CompareExperiment(ea, *eb, c);
+    CompareExperiment(key, *ea, *eb, c);
     ++matched;
   }
-  for (const ExperimentResult& eb : b.experiments)
-    if (!Find(a, Key(eb))) c.only.push_back("only in B: " + Key(eb));
+  for (const auto& [key, eb] : keyed_b)
+    if (!Find(keyed_a, key)) c.only.push_back("only in B: " + key);
   if (matched == 0)
     return std::unexpected(
         "the files share no experiment (name, test bed and scheduler) to compare");

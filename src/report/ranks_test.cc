@@ -5,6 +5,9 @@
 // recommendations say how the figures scale.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "report/compare.h"
 #include "report/csv.h"
 #include "report/fixture.h"
 #include "report/json.h"
@@ -119,6 +122,25 @@ TEST(RanksDocument, CsvLinesNameTheirRankAndItsHost) {
   EXPECT_NE(csv.find(",run,rank\n"), std::string::npos);
   EXPECT_NE(csv.find(",all 3\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("node2"), std::string::npos);
+}
+
+TEST(RanksDocument, CompareJudgesTheAggregatesByTheirThroughput) {
+  Document a = MpiDocument(), b = MpiDocument();
+  b.experiments[2].rows[1].figures[0].value = Summarize({1200});  // window-drop on 3 ranks halved
+  auto c = Compare(a, b);
+  ASSERT_TRUE(c.has_value()) << c.error();
+  EXPECT_TRUE(c->only.empty());
+  std::set<std::string> experiments;
+  for (const FigureComparison& f : c->figures) {
+    experiments.insert(f.experiment);
+    if (f.experiment == "stream on 3 ranks" && f.row == "window-drop") {
+      EXPECT_TRUE(f.headline);  // mb_s, not the count of ranks
+      EXPECT_DOUBLE_EQ(f.b, 1200);
+    }
+  }
+  // Each rank's own rows are there to read, not to judge.
+  EXPECT_EQ(experiments,
+            (std::set<std::string>{"stream on 1 rank", "stream on 3 ranks", "fsync on 1 rank"}));
 }
 
 TEST(RanksDocument, RecommendationsSayHowTheFiguresScale) {

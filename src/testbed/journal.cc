@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/file.h"
+#include "io/own_files.h"
 #include "io/trusted_dir.h"
 #include "telemetry/procfs.h"
 
@@ -160,46 +161,28 @@ Status UndoProcessGroup(const UndoStep& s, std::string& left) {
   return {};
 }
 
-// Whether name is "writelab-PREFIX-PID-N", a file CreateOwnFile made for pid.
-bool OwnFileOf(std::string_view name, std::string_view pid) {
-  if (!name.starts_with("writelab-")) return false;
-  const size_t dash = name.rfind('-');
-  if (dash == std::string_view::npos || dash + 1 == name.size()) return false;
-  if (name.substr(dash + 1).find_first_not_of("0123456789") != std::string_view::npos) return false;
-  const std::string_view head = name.substr(0, dash);  // writelab-PREFIX-PID
-  return head.size() > 9 + pid.size() + 1 && head.ends_with(pid) &&
-         head[head.size() - pid.size() - 1] == '-';
+// "inode:DEV:INO", the check of an experiment's own file.
+std::string InodeCheck(uint64_t device, uint64_t inode) {
+  return "inode:" + std::to_string(device) + ":" + std::to_string(inode);
 }
 
-// The files a dead run made in an experiment's directory and had not
-// removed: only names of its pattern, only regular files (not followed),
-// and only while no process has its id (else it may be a new run's).
-Status UndoOwnFiles(const UndoStep& s, std::string& left) {
-  auto pid = ParseUnsigned(s.value);
-  if (!pid || *pid < 2 || *pid > INT_MAX)
-    return std::unexpected(PlainError("bad ownfiles step " + s.value));
-  if (kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) {
-    left = "process " + s.value + " is alive: its files may be a new run's";
-    return {};
-  }
-  UniqueFd dir(open(s.path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (dir.get() < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return {};
-    return std::unexpected(ErrnoError(errno, "open " + s.path));
-  }
-  DIR* d = fdopendir(dup(dir.get()));
-  if (!d) return std::unexpected(ErrnoError(errno, "read " + s.path));
-  Status status;
-  while (dirent* e = readdir(d)) {
+// A file step: unlinked only while path is still the regular file journaled
+// (its inode, when the step has a check), never another file by that name.
+Status UndoFile(const UndoStep& s, std::string& left) {
+  if (!s.check.empty()) {
     struct stat st;
-    if (!OwnFileOf(e->d_name, s.value) ||
-        fstatat(dir.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-      continue;
-    if (unlinkat(dir.get(), e->d_name, 0) != 0 && errno != ENOENT && status)
-      status = std::unexpected(ErrnoError(errno, "remove " + s.path + "/" + e->d_name));
+    if (lstat(s.path.c_str(), &st) != 0) {
+      if (errno == ENOENT) return {};
+      return std::unexpected(ErrnoError(errno, "stat " + s.path));
+    }
+    if (!S_ISREG(st.st_mode) ||
+        InodeCheck(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)) != s.check) {
+      left = "it is another file now";
+      return {};
+    }
   }
-  closedir(d);
-  return status;
+  if (unlink(s.path.c_str()) == 0 || errno == ENOENT) return {};
+  return std::unexpected(ErrnoError(errno, "remove " + s.path));
 }
 
 bool ValidPath(std::string_view p) {
@@ -273,8 +256,7 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   }
   UndoStep& s = line.step;
   s = {j["op"], j["path"], j["value"], j.value("check", "")};
-  static constexpr std::string_view kOps[] = {"file",  "dir",    "loop",    "mount",
-                                              "sysfs", "pgroup", "ownfiles"};
+  static constexpr std::string_view kOps[] = {"file", "dir", "loop", "mount", "sysfs", "pgroup"};
   if (std::find(std::begin(kOps), std::end(kOps), s.op) == std::end(kOps))
     return std::unexpected("unknown op \"" + s.op + "\"");
   if (s.op == "pgroup") {
@@ -283,9 +265,13 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   } else if (!ValidPath(s.path)) {
     return std::unexpected("\"path\" must be an absolute path without ..");
   }
-  if (s.op == "ownfiles" &&
-      (!ParseUnsigned(s.value) || *ParseUnsigned(s.value) < 2 || *ParseUnsigned(s.value) > INT_MAX))
-    return std::unexpected("an ownfiles step needs the process id that made the files");
+  if (s.op == "file" && !s.check.empty()) {  // "inode:DEV:INO"
+    std::string_view c = s.check;
+    const size_t colon = c.find(':', 6);
+    if (!c.starts_with("inode:") || colon == std::string_view::npos ||
+        !ParseUnsigned(c.substr(6, colon - 6)) || !ParseUnsigned(c.substr(colon + 1)))
+      return std::unexpected("a file step's check is inode:DEVICE:INODE");
+  }
   if (s.op == "sysfs" && SysfsDevice(s.path).empty())
     return std::unexpected("sysfs path " + s.path +
                            " is outside /sys/block/*/queue, /sys/block/loop*/bdi and "
@@ -301,10 +287,7 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
 Status Undo(const UndoStep& s, std::string* left_alone) {
   std::string unused;
   std::string& left = left_alone ? *left_alone : unused;
-  if (s.op == "file") {
-    if (unlink(s.path.c_str()) == 0 || errno == ENOENT) return {};
-    return std::unexpected(ErrnoError(errno, "remove " + s.path));
-  }
+  if (s.op == "file") return UndoFile(s, left);
   if (s.op == "dir") {
     if (rmdir(s.path.c_str()) == 0 || errno == ENOENT) return {};
     return std::unexpected(ErrnoError(errno, "remove directory " + s.path));
@@ -313,8 +296,21 @@ Status Undo(const UndoStep& s, std::string* left_alone) {
   if (s.op == "mount") return UndoMount(s, left);
   if (s.op == "sysfs") return UndoSysfs(s, left);
   if (s.op == "pgroup") return UndoProcessGroup(s, left);
-  if (s.op == "ownfiles") return UndoOwnFiles(s, left);
   return std::unexpected(PlainError("unknown undo step '" + s.op + "'"));
+}
+
+OwnFilesJournaled::OwnFilesJournaled(UndoJournal* journal) {
+  if (!journal) return;
+  set_ = true;
+  SetOwnFileJournal({[journal](const std::string& path, uint64_t device, uint64_t inode) {
+                       auto id = journal->Record({"file", path, "", InodeCheck(device, inode)});
+                       return id ? *id : 0;  // not journaled: only a kill -9 would leave it
+                     },
+                     [journal](int id) { journal->Done(id); }});
+}
+
+OwnFilesJournaled::~OwnFilesJournaled() {
+  if (set_) SetOwnFileJournal({});
 }
 
 unsigned long long ProcessStartTime(int pid) {

@@ -34,16 +34,17 @@
 namespace writelab {
 
 struct UndoStep {
-  // file: unlink path; dir: rmdir path; ownfiles: unlink the files process
-  // `value` made in directory path (writelab-*-PID-N) unless that pid is
-  // alive again; loop: detach path (a /dev/loopN)
+  // file: unlink path (with a check "inode:DEV:INO", an experiment's own
+  // file: only while path is still that regular file); dir: rmdir path;
+  // loop: detach path (a /dev/loopN)
   // if its backing file is value; mount: unmount path; sysfs: write value
   // back to path (only /sys/block/*/queue/*, /sys/block/loop*/bdi/
   // {max_ratio_fine,strict_limit} and /sys/fs/ext4/*/*).
   std::string op;
   std::string path;
   std::string value;
-  // What the object must still be for the undo to touch it: loop: the
+  // What the object must still be for the undo to touch it: file: its
+  // device and inode, "inode:DEV:INO" (experiment files); loop: the
   // backing file's inode; mount: the mounted source; sysfs on a loop device:
   // "loop:INODE" of its backing file. Empty: nothing to check.
   std::string check;
@@ -107,6 +108,22 @@ class UndoJournal {
     int count = 0;
   };
   std::map<std::string, Held> locks_;
+};
+
+// While it lives, every file CreateOwnFile makes is journaled before it is
+// written (a file step, its inode as check) and marked done when it is
+// removed or kept (io/own_files.h), so that after a kill -9 `writelab
+// cleanup` removes what the run left: those files, and no other file that
+// has since taken a name. Null journal: nothing is journaled (not root).
+class OwnFilesJournaled {
+ public:
+  explicit OwnFilesJournaled(UndoJournal* journal);
+  ~OwnFilesJournaled();
+  OwnFilesJournaled(const OwnFilesJournaled&) = delete;
+  OwnFilesJournaled& operator=(const OwnFilesJournaled&) = delete;
+
+ private:
+  bool set_ = false;
 };
 
 // The start time of a process (clock ticks since boot, /proc/PID/stat field

@@ -77,51 +77,43 @@ TEST(ParseJournalLine, SysfsOnlyUnderQueueAndExt4) {
   }
 }
 
-TEST(ParseJournalLine, OwnFilesNeedTheProcessThatMadeThem) {
-  EXPECT_TRUE(ParseJournalLine(R"({"id":1,"op":"ownfiles","path":"/var/tmp/d","value":"4242"})"));
-  for (const char* value : {"", "x", "1", "0", "99999999999"})
-    EXPECT_FALSE(ParseJournalLine(std::string(R"({"id":1,"op":"ownfiles","path":"/d","value":")") +
-                                  value + "\"}"))
-        << value;
-  EXPECT_FALSE(ParseJournalLine(R"({"id":1,"op":"ownfiles","path":"rel","value":"4242"})"));
+TEST(ParseJournalLine, AnOwnFilesCheckIsItsInode) {
+  EXPECT_TRUE(ParseJournalLine(
+      R"({"id":1,"op":"file","path":"/var/tmp/d/writelab-stream-7-0","value":"","check":"inode:2049:131"})"));
+  for (const char* check : {"inode:", "inode:1", "inode:x:2", "inode:1:", "ino:1:2", "1:2"})
+    EXPECT_FALSE(ParseJournalLine(
+        std::string(R"({"id":1,"op":"file","path":"/d/f","value":"","check":")") + check + "\"}"))
+        << check;
 }
 
-// A pid no process has: a child that has exited and been reaped.
-int DeadPid() {
-  pid_t pid = fork();
-  if (pid == 0) _exit(0);
-  waitpid(pid, nullptr, 0);
-  return pid;
-}
-
-TEST(UndoOwnFiles, RemovesOnlyTheDeadRunsOwnFiles) {
+TEST(UndoFile, RemovesTheJournaledFileAndNoOtherByItsName) {
   const std::string dir =
-      std::filesystem::temp_directory_path() / ("writelab-ownfiles-" + std::to_string(getpid()));
+      std::filesystem::temp_directory_path() / ("writelab-undo-file-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  const std::string pid = std::to_string(DeadPid());
-  auto touch = [&](const std::string& name) { std::ofstream(dir + "/" + name) << "x"; };
-  touch("writelab-stream-" + pid + "-0");
-  touch("writelab-bg-random-" + pid + "-12");
-  touch("writelab-stream-1" + pid + "-0");  // another pid that ends the same
-  touch("writelab-stream-" + pid + "-0x");  // not writelab's pattern
-  touch("notes-" + pid + "-0");
-  std::filesystem::create_symlink("/etc/hostname", dir + "/writelab-probe-" + pid + "-1");
-  EXPECT_OK(Undo({"ownfiles", dir, pid, ""}));
-  std::vector<std::string> left;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    left.push_back(e.path().filename().string());
-  std::sort(left.begin(), left.end());
-  std::vector<std::string> kept = {"notes-" + pid + "-0", "writelab-probe-" + pid + "-1",
-                                   "writelab-stream-" + pid + "-0x",
-                                   "writelab-stream-1" + pid + "-0"};
-  std::sort(kept.begin(), kept.end());
-  EXPECT_EQ(left, kept);
-  // While a process has the id, its files may be a new run's: left alone.
-  touch("writelab-stream-" + std::to_string(getpid()) + "-0");
+  const std::string path = dir + "/writelab-stream-1-0";
+  auto check_of = [&](const std::string& p) {
+    struct stat st;
+    EXPECT_EQ(lstat(p.c_str(), &st), 0);
+    return "inode:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  };
+  std::ofstream(path) << "x";
+  const std::string journaled = check_of(path);
+  EXPECT_OK(Undo({"file", path, "", journaled}));
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_OK(Undo({"file", path, "", journaled}));  // gone already: done
+  // Another file by that name since (a later run's, another host's on
+  // shared storage): left alone, and said so.
+  std::ofstream(path + ".other") << "y";
+  std::filesystem::rename(path + ".other", path);
   std::string why;
-  EXPECT_OK(Undo({"ownfiles", dir, std::to_string(getpid()), ""}, &why));
-  EXPECT_NE(why.find("is alive"), std::string::npos) << why;
-  EXPECT_TRUE(std::filesystem::exists(dir + "/writelab-stream-" + std::to_string(getpid()) + "-0"));
+  EXPECT_OK(Undo({"file", path, "", journaled == check_of(path) ? "inode:0:0" : journaled}, &why));
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(why, "it is another file now");
+  // Nor a link in its place.
+  std::filesystem::remove(path);
+  std::filesystem::create_symlink("/etc/hostname", path);
+  EXPECT_OK(Undo({"file", path, "", journaled}, &why));
+  EXPECT_TRUE(std::filesystem::is_symlink(path));
   std::filesystem::remove_all(dir);
 }
 

@@ -47,16 +47,6 @@ Status ScopedChange::Revert() {
   return s;
 }
 
-void ScopedChange::Dismiss() {
-  if (journal_) journal_->Done(id_);
-  journal_ = nullptr;
-}
-
-std::expected<ScopedChange, Error> JournalOwnFiles(UndoJournal& journal, const std::string& dir) {
-  return ScopedChange::Make(journal, {"ownfiles", dir, std::to_string(getpid()), ""},
-                            [] { return Status{}; });
-}
-
 namespace {
 
 // "loop:INODE" for a loop device's knob (its backing file's inode, from

@@ -25,9 +25,7 @@ class ScopedChange {
 
   // Undoes now; later calls do nothing. Returns the undo's result.
   Status Revert();
-  // Leaves the change as it is and marks its step done (ownfiles: the run
-  // removed its files, but for those it was asked to keep).
-  void Dismiss();
+
   const UndoStep& step() const { return step_; }
 
  private:
@@ -47,10 +45,5 @@ class ScopedChange {
 // until the change is undone, and fails at once when another run holds it.
 std::expected<ScopedChange, Error> SetSysfs(UndoJournal& journal, const std::string& path,
                                             const std::string& value);
-
-// Records that this process makes files of its own in dir (CreateOwnFile),
-// so that after a kill -9 `writelab cleanup` removes those it left. Dismiss
-// it when the run ends: it removed its files itself, or kept them on purpose.
-std::expected<ScopedChange, Error> JournalOwnFiles(UndoJournal& journal, const std::string& dir);
 
 }  // namespace writelab

@@ -372,9 +372,16 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   Status measured = MeasureRounds(spec, bg_name, load.get(), sampler, data, ctx, runs, held);
   // Under MPI the phase ends together, so that no load outlives the
   // measurements it was for; a rank whose row failed stops the others here.
-  const bool row_failed = !runs.empty() && (runs.back().run.outcome.status == RowStatus::kFailed ||
-                                            !runs.back().rc.bg_failure.empty());
-  if (ctx.team && measured) ctx.team->Step(row_failed);
+  bool row_failed = !runs.empty() && (runs.back().run.outcome.status == RowStatus::kFailed ||
+                                      !runs.back().rc.bg_failure.empty());
+  if (spec.background_rank && load && measured)  // its load ran to the last trial's end
+    if (auto why = load->Exited()) {
+      row_failed = true;
+      measured = std::unexpected(
+          PlainError("background " + bg_name + " " + *why + " during the measurement"));
+      if (ctx.team) ctx.team->Step(true);
+    }
+  if (ctx.team && measured) ctx.team->Step(row_failed);  // (no-op after the one above)
   const uint64_t end_ns = NowNs();
   const double end_t = sampler.SampleNow().t_s;
   std::vector<SamplePoint> all = sampler.Stop();
@@ -393,7 +400,13 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
 Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult& out) {
   FsyncSpec spec = given;
   const std::string dir = DirOf(spec);
-  if (spec.bg_size == 0) spec.bg_size = DefaultBgSize(dir);  // where the run is, test bed or not
+  // Where the run is, test bed or not; under MPI every rank's stream load
+  // shares the directory's free space.
+  if (spec.bg_size == 0)
+    spec.bg_size = std::max<uint64_t>(DefaultBgSize(dir) /
+                                          static_cast<uint64_t>(ctx.team ? ctx.team->size() : 1) /
+                                          (1u << 20) * (1u << 20),
+                                      1u << 20);
   out.name = "fsync";
   out.row_label = "background/method";
   out.reproduces = kReproduces;

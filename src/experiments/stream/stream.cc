@@ -101,6 +101,19 @@ struct RoundsEnv {
   bool user_file_existed;
 };
 
+// Under MPI, what the aggregate needs of a trial (mpi/team.h).
+void RecordStreamTrial(const RunContext& ctx, StreamStrategy s, int round, const TrialResult& t) {
+  TrialSpan span;
+  span.row = StreamStrategyName(s);
+  span.trial = round;
+  span.start_ns = t.start_ns;
+  span.end_ns = t.end_ns;
+  span.bytes = t.bytes;
+  span.origins["timeline"] = t.origin_ns;
+  span.written_from_origin = true;  // its progress counter starts with the trial
+  RecordTrial(ctx, std::move(span), {{"write", &t.write_latency}, {"probe", &t.probe_latency}});
+}
+
 // Every strategy, spec.repeat times in rotated order, into acc; a strategy
 // that did not succeed is not tried again. Stops at a failure or interrupt.
 Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
@@ -130,18 +143,7 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
       TrialResult t = RunStreamTrial(s, env);
       if (t.outcome.interrupted)  // a partial trial is no measurement
         return std::unexpected(PlainError("interrupted"));
-      if (t.outcome.ok())
-        RecordTrial(r.ctx,
-                    {StreamStrategyName(s),
-                     round,
-                     Role::kMeasure,
-                     t.start_ns,
-                     t.end_ns,
-                     t.bytes,
-                     0,
-                     "",
-                     {{"timeline", t.origin_ns}}},
-                    {{"write", &t.write_latency}, {"probe", &t.probe_latency}});
+      if (t.outcome.ok()) RecordStreamTrial(r.ctx, s, round, t);
       AddStreamTrial(spec, round, t, acc[i]);
       if (t.outcome.status == RowStatus::kFailed)
         return std::unexpected(

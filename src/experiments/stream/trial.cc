@@ -167,7 +167,7 @@ Sampler::Observer ProgressPrinter(const TrialEnv& env) {
 // kept) removes the file, so the next trial inherits nothing.
 void Settle(int fd, TrialResult& r, bool keep) {
   auto forget = [&] { keep ? KeepOwnFile(r.path) : RemoveOwnFile(r.path); };
-  if (r.outcome.interrupted) {  // no measurement: nothing to settle, and a SIGKILL may follow
+  if (r.outcome.interrupted && !keep) {  // no measurement, a file of ours: a SIGKILL may follow
     forget();
     return;
   }
