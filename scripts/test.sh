@@ -7,15 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh -DWRITELAB_BUILD_TESTS=ON -DWRITELAB_BUILD_BENCH=ON
-echo "== tests (build/)"
+echo "== tests (build/), after ${SECONDS}s of set-up and build"
 ctest --test-dir build --output-on-failure -j 2
-echo "== package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb"
+echo "== package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb (at ${SECONDS}s)"
 BUILD_DIR=build tests/package/run.sh
-echo "== unit tests under ASan + UBSan (build-asan/)"
+echo "== unit tests under ASan + UBSan (build-asan/) (at ${SECONDS}s)"
 ./scripts/setup.sh test
 cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j "$(nproc)" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 -L unit
-echo "== fuzz targets, 30 s each (build-fuzz/)"
+echo "== fuzz targets, 30 s each, $(nproc) at a time (build-fuzz/) (at ${SECONDS}s)"
 WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30
+echo "== all passed in ${SECONDS}s"
