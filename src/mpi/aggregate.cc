@@ -199,8 +199,13 @@ std::optional<Series> SumTimelines(const std::vector<RankRun>& runs, const Trial
   if (ranks.empty() || step <= 0) return std::nullopt;
   Series sum{
       "timeline", trial, step, {{"t", "s"}, {"throughput", "MB/s"}, {"written", "bytes"}}, {}};
+  // A point every step, and the last where the last rank's series ends (its
+  // final sample holds all it wrote), so that the sum ends with every byte.
+  std::vector<double> grid;
+  for (int i = 1; i * step < end - step / 2; ++i) grid.push_back(i * step);
+  grid.push_back(end);
   double prev_t = 0, prev_w = 0;
-  for (double t = step; t < end + step / 2; t += step) {
+  for (double t : grid) {
     double w = 0;
     for (const auto& pts : ranks) w += WrittenAt(pts, t);
     sum.points.push_back({t, (w - prev_w) / (t - prev_t) / kMB, w});

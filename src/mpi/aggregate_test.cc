@@ -168,6 +168,29 @@ TEST(AlignSeries, ALoadsCountFromTheTrialsFirstSampleNotFromItsStart) {
   EXPECT_DOUBLE_EQ(sum->points.back()[2], 100);
 }
 
+TEST(AlignSeries, TheSumEndsWhereTheLastRanksSeriesEndsOffTheGrid) {
+  // Sampled every 0.1 s; the trials end between samples, at 0.53 and 0.47 s.
+  std::vector<RankRun> runs = {Rank(0, 1000, 1530, 30), Rank(1, 1000, 1470, 20)};
+  const std::vector<std::vector<double>> ends[] = {{{0.1, 0, 5}, {0.2, 0, 10}, {0.53, 0, 30}},
+                                                   {{0.1, 0, 5}, {0.47, 0, 20}}};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    runs[i].spans[0].origins["timeline"] = runs[i].spans[0].start_ns;
+    runs[i].spans[0].written_from_origin = true;
+    runs[i].result.rows[0].series.push_back(
+        {"timeline", 0, 0.1, {{"t", "s"}, {"throughput", "MB/s"}, {"written", "bytes"}}, ends[i]});
+  }
+  AlignSeries(runs);
+  const Series* sum = nullptr;
+  ExperimentResult agg = AggregateRanks(runs, {});
+  for (const Series& s : agg.rows[0].series)
+    if (s.key == "timeline") sum = &s;
+  ASSERT_NE(sum, nullptr);
+  ASSERT_EQ(sum->points.size(), 5u);  // 0.1, 0.2, 0.3, 0.4, then the end
+  EXPECT_DOUBLE_EQ(sum->points.back()[0], 0.53);
+  EXPECT_DOUBLE_EQ(sum->points.back()[2], 50);
+  for (const auto& p : sum->points) EXPECT_GE(p[1], 0);  // no interval writes backwards
+}
+
 TEST(FirstRankFailure, NamesTheRankThatFailedNotThoseItStopped) {
   std::vector<RankRun> runs = {Rank(0, 0, 1, 0), Rank(1, 0, 1, 0), Rank(2, 0, 1, 0)};
   runs[0].error = "stopped: rank 2 failed";
