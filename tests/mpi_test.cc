@@ -244,24 +244,6 @@ TEST_F(Mpi, ARankThatFailsStopsEveryRankWithOneErrorsLine) {
   ExpectNoProcesses();
 }
 
-TEST_F(Mpi, SigintToMpirunKeepsWhatWasMeasuredAndLeavesNothing) {
-  RunResult r = Mpirun(3,
-                       {"stream", "--dir", work.path(), "--size", "64M", "--repeat", "50",
-                        "--strategy", "window-drop", "--json", json_path},
-                       4000);
-  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
-  EXPECT_TRUE(work.Entries().empty()) << "files left behind";
-  Document doc = Read();
-  ASSERT_EQ(doc.errors.size(), 1u);
-  EXPECT_EQ(doc.errors[0].substr(0, 11), "interrupted");
-  ASSERT_FALSE(doc.experiments.empty());
-  const Row& row = doc.experiments[0].rows[0];
-  ASSERT_EQ(row.status, RowStatus::kOk) << row.message;
-  EXPECT_GE(FigureOf(row, "mb_s")->value.n, 1);
-  EXPECT_LT(FigureOf(row, "mb_s")->value.n, 50);
-  ExpectNoProcesses();
-}
-
 // The pid of the writelab rank `rank` that mentions dir, or 0.
 int RankPid(const std::string& dir, int rank) {
   for (int pid : ProcessesMentioning(dir)) {
@@ -273,6 +255,57 @@ int RankPid(const std::string& dir, int rank) {
       return pid;
   }
   return 0;
+}
+
+// The pid of the mpirun that mentions dir, or 0.
+int MpirunPid(const std::string& dir) {
+  for (int pid : ProcessesMentioning(dir))
+    if (Slurp("/proc/" + std::to_string(pid) + "/comm") == "mpirun\n") return pid;
+  return 0;
+}
+
+// The trial (1-based) that the writelab rank `rank` in dir is writing: the
+// N of its newest writelab-stream-PID-N, or 0.
+int StreamTrialOf(ScratchDir& work, int rank) {
+  const int pid = RankPid(work.path(), rank);
+  if (!pid) return 0;
+  const std::string prefix = "writelab-stream-" + std::to_string(pid) + "-";
+  int trial = 0;
+  for (const std::string& name : work.Entries())
+    if (name.starts_with(prefix)) trial = std::max(trial, std::atoi(name.c_str() + prefix.size()));
+  return trial;
+}
+
+TEST_F(Mpi, SigintToMpirunKeepsWhatWasMeasuredAndLeavesNothing) {
+  // Ctrl-C once every rank has measured two trials (rank 1 begins its
+  // third only after the step that waits for all), far from the last.
+  std::atomic<bool> sent{false}, seen{false}, ended{false};
+  std::thread interrupter([&] {
+    for (int i = 0; i < 2400 && !sent && !ended; ++i) {
+      usleep(25'000);
+      seen = StreamTrialOf(work, 1) >= 3;  // its probe's file is -0
+      if (int pid = MpirunPid(work.path()); pid && (seen || i == 2399)) {
+        kill(pid, SIGINT);
+        sent = true;
+      }
+    }
+  });
+  RunResult r = Mpirun(3, {"stream", "--dir", work.path(), "--size", "64M", "--repeat", "1000",
+                           "--strategy", "window-drop", "--json", json_path});
+  ended = true;
+  interrupter.join();
+  ASSERT_TRUE(seen) << "rank 1 never began its third trial within 60 s: " << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_TRUE(work.Entries().empty()) << "files left behind";
+  Document doc = Read();
+  ASSERT_EQ(doc.errors.size(), 1u) << r.err;
+  EXPECT_EQ(doc.errors[0].substr(0, 11), "interrupted");
+  ASSERT_FALSE(doc.experiments.empty());
+  const Row& row = doc.experiments[0].rows[0];
+  ASSERT_EQ(row.status, RowStatus::kOk) << row.message;
+  EXPECT_GE(FigureOf(row, "mb_s")->value.n, 2);
+  EXPECT_LT(FigureOf(row, "mb_s")->value.n, 1000);
+  ExpectNoProcesses();
 }
 
 TEST_F(Mpi, AKilledRankLeavesOnlyItsOwnFilesAndCleanupRemovesThem) {
