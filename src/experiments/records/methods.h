@@ -38,6 +38,12 @@ struct MethodRun {
   std::map<std::string, double> explained;  // --explain, synchronous rows: kExplainFigures
 };
 
+// Marks r as interrupted (a partial pass is no measurement) and returns it.
+inline MethodRun& Interrupted(MethodRun& r) {
+  r.outcome.interrupted = true;
+  return r;
+}
+
 MethodRun RunRecordMethod(RecordMethod method, const MethodEnv& env);
 
 }  // namespace writelab

@@ -29,11 +29,6 @@ MethodRun& Fail(MethodRun& r, int err, const std::string& what, bool first_call 
   return r;
 }
 
-MethodRun& Interrupted(MethodRun& r) {
-  r.outcome.interrupted = true;
-  return r;
-}
-
 // fdatasync every N lines: Due() after each line.
 class EveryN {
  public:

@@ -17,15 +17,6 @@
 namespace writelab {
 namespace {
 
-MethodRun& Interrupted(MethodRun& r) {
-  r.outcome.interrupted = true;
-  return r;
-}
-
-}  // namespace
-
-namespace {
-
 // Lines gathered into qd buffers of --buffer bytes; a full buffer is issued
 // and the next free one filled while it is in flight. Every call returns 0
 // or -errno.
