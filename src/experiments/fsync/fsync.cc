@@ -26,7 +26,7 @@
 namespace writelab {
 namespace {
 
-constexpr const char* kReproduces =
+constexpr const char* kFsyncReproduces =
     "fsync-tester (Ts'o 2009, random writer by Mason) as run by Axboe for \"IO latency/"
     "throughput fixes\" (LKML, April 2009): pwrite 1 MiB + fsync every few seconds beside a "
     "random writer or a streaming dd";
@@ -409,7 +409,7 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
                                       1u << 20);
   out.name = "fsync";
   out.row_label = "background/method";
-  out.reproduces = kReproduces;
+  out.reproduces = kFsyncReproduces;
   out.target = IdentifyTarget(dir);
   out.table =
       KeyNames(KeysOf(kFsyncFigures, {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms",

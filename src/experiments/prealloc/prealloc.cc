@@ -28,7 +28,7 @@
 namespace writelab {
 namespace {
 
-constexpr const char* kReproduces =
+constexpr const char* kPreallocReproduces =
     "ext4 fallocate thread, linux-fsdevel (Zheng Liu, Andreas Dilger, April 2012): a 256 MiB "
     "file by fallocate or dd, then 2000 oflag=sync,direct 4 KiB writes at a 16-block stride";
 
@@ -272,7 +272,7 @@ Status RunRounds(const PreallocSpec& spec, int flags, size_t align, AlignedBuffe
 Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentResult& out) {
   out.name = "prealloc";
   out.row_label = "mode";
-  out.reproduces = kReproduces;
+  out.reproduces = kPreallocReproduces;
   out.target = IdentifyTarget(spec.dir);
   out.table =
       KeyNames(KeysOf(kPreallocFigures, {"prep_s", "workload_s", "write_p99_ms", "extents_before",

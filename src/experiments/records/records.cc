@@ -24,7 +24,7 @@
 namespace writelab {
 namespace {
 
-constexpr const char* kReproduces =
+constexpr const char* kRecordsReproduces =
     "writev-speed.c (Andrew Morton, \"Re: [patch] readv/writev rework\", LKML, September 2002): "
     "a text editor's linked list of lines written with write, fwrite, fwrite_unlocked and "
     "writev, also O_SYNC";
@@ -249,7 +249,7 @@ std::expected<Corpus, Error> LoadCorpus(const RecordsSpec& spec) {
 Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResult& out) {
   out.name = "records";
   out.row_label = "method";
-  out.reproduces = kReproduces;
+  out.reproduces = kRecordsReproduces;
   out.target = IdentifyTarget(spec.dir);
   auto loaded = LoadCorpus(spec);
   if (!loaded) return std::unexpected(loaded.error());

@@ -18,7 +18,7 @@
 namespace writelab {
 namespace {
 
-constexpr const char* kReproduces =
+constexpr const char* kStreamReproduces =
     "overwrite.c, LKML thread \"Linux 2.6.29\" (Torvalds, Garzik, April 2009): 8 MiB writes "
     "with sync_file_range windows, then with posix_fadvise(DONTNEED)";
 
@@ -158,7 +158,7 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
 Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult& out) {
   const std::string dir = DirOf(spec);
   out.name = "stream";
-  out.reproduces = kReproduces;
+  out.reproduces = kStreamReproduces;
   out.row_label = "strategy";
   out.target = IdentifyTarget(dir);
   out.table = KeyNames(KeysOf(kStreamFigures, {"mb_s", "write_mb_s", "sync_s", "dirty_peak",

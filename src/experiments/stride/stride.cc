@@ -24,7 +24,7 @@
 namespace writelab {
 namespace {
 
-constexpr const char* kReproduces =
+constexpr const char* kStrideReproduces =
     "\"submit_bio() question\" (Damon LaCrosse, kernelnewbies, September 2006): 4 KiB writes at "
     "sector step x i, 3 s per step, per I/O scheduler";
 
@@ -182,7 +182,7 @@ Status RunCells(const StepEnv& env, ExperimentResult& out) {
 Status RunStride(const StrideSpec& spec, const std::string& path, const RunContext& ctx,
                  ExperimentResult& out) {
   out.name = "stride";
-  out.reproduces = kReproduces;
+  out.reproduces = kStrideReproduces;
   out.row_label = "step";
   out.table = KeyNames(KeysOf(
       kStrideFigures, {"cycles", "written_mb", "elapsed_s", "mb_s", "write_p50_ms", "write_p99_ms",
