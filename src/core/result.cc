@@ -114,4 +114,10 @@ const Latency* Row::FindLatency(const std::string& key) const {
   return nullptr;
 }
 
+const Row* ExperimentResult::FindRow(const std::string& name) const {
+  for (const Row& r : rows)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
 }  // namespace writelab

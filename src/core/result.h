@@ -204,6 +204,9 @@ struct ExperimentResult {
   // aggregate over `ranks` ranks, which comes before the ranks' own.
   int rank = -1;
   int ranks = 0;
+
+  // The row named name, or null.
+  const Row* FindRow(const std::string& name) const;
 };
 
 // Under MPI: one rank of the run, as rank 0 met it at the start.

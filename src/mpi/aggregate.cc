@@ -98,18 +98,12 @@ void AddLatencyFigures(const std::string& key, const Histogram& h, Values& v) {
   v[key + "_max_ms"] = {static_cast<double>(h.max()) / 1e6};
 }
 
-const Row* RowOf(const ExperimentResult& e, const std::string& name) {
-  for (const Row& r : e.rows)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
 // The row's outcome when no rank measured it: the first rank's failure,
 // else its refusal, else not measured.
 Outcome UnmeasuredOutcome(const std::vector<RankRun>& runs, const std::string& name) {
   for (RowStatus wanted : {RowStatus::kFailed, RowStatus::kUnsupported})
     for (const RankRun& run : runs)
-      if (const Row* r = RowOf(run.result, name); r && r->status == wanted) {
+      if (const Row* r = run.result.FindRow(name); r && r->status == wanted) {
         Outcome o;
         o.status = wanted;
         o.error = r->error_code;
@@ -181,7 +175,7 @@ std::optional<Series> SumTimelines(const std::vector<RankRun>& runs, const Trial
   std::vector<std::vector<std::pair<double, double>>> ranks;
   double step = 0, end = 0;
   for (const RankRun& run : runs) {
-    const Row* r = RowOf(run.result, row);
+    const Row* r = run.result.FindRow(row);
     auto origin = AlignedOrigin(run, starts, row, trial, "timeline");
     if (!r || !origin) continue;
     bool from_origin = false;
@@ -223,7 +217,7 @@ Row AggregateRow(const std::vector<RankRun>& runs, const MergedHistograms& merge
   Row row = MakeRow(name, values.empty() ? UnmeasuredOutcome(runs, name) : Outcome{});
   if (values.empty()) return row;
   for (const RankRun& run : runs)
-    if (const Row* r = RowOf(run.result, name); r && r->status != RowStatus::kOk)
+    if (const Row* r = run.result.FindRow(name); r && r->status != RowStatus::kOk)
       row.notes.push_back("rank " + std::to_string(run.rank) + ": " + RowStatusName(r->status) +
                           (r->error_code ? " (" + ErrnoName(r->error_code) + ")" : "") + ": " +
                           r->message);
@@ -232,7 +226,7 @@ Row AggregateRow(const std::vector<RankRun>& runs, const MergedHistograms& merge
     AddLatencyFigures(key.second, h, values);
     std::string label = key.second, includes;
     for (const RankRun& run : runs)
-      if (const Row* r = RowOf(run.result, name))
+      if (const Row* r = run.result.FindRow(name))
         if (const Latency* l = r->FindLatency(key.second)) {
           label = l->label;
           includes = l->includes;

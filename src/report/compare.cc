@@ -43,12 +43,6 @@ const ExperimentResult* Find(const std::vector<std::pair<std::string, const Expe
   return nullptr;
 }
 
-const Row* FindRow(const ExperimentResult& e, const std::string& name) {
-  for (const Row& r : e.rows)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
 // Times and latencies are better smaller; rates and everything else larger.
 bool HigherIsBetter(const std::string& unit) {
   return unit != "s" && unit != "ms" && unit != "us" && unit != "ns";
@@ -95,7 +89,7 @@ void CompareExperiment(const std::string& exp, const ExperimentResult& a, const 
                        Comparison& c) {
   const std::string headline = Headline(a);
   for (const Row& ra : a.rows) {
-    const Row* rb = FindRow(b, ra.name);
+    const Row* rb = b.FindRow(ra.name);
     if (!rb) {
       c.only.push_back("only in A: " + exp + ": " + ra.name);
       continue;
@@ -110,7 +104,7 @@ void CompareExperiment(const std::string& exp, const ExperimentResult& a, const 
         c.figures.push_back(CompareFigure(exp, headline, ra, fa, *fb));
   }
   for (const Row& rb : b.rows)
-    if (!FindRow(a, rb.name)) c.only.push_back("only in B: " + exp + ": " + rb.name);
+    if (!a.FindRow(rb.name)) c.only.push_back("only in B: " + exp + ": " + rb.name);
 }
 
 std::string ChangeInterval(const FigureComparison& f) {

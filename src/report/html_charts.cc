@@ -241,12 +241,6 @@ bool NumericRows(const std::vector<std::string>& names) {
   return !names.empty();
 }
 
-const Row* FindRow(const ExperimentResult& e, const std::string& name) {
-  for (const Row& r : e.rows)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
 // Per table figure: the rows of every run side by side; a line over a log x
 // axis when the rows are positive numbers (stride's steps), else grouped
 // bars. Each value carries its trials' min-max; a row that was not measured
@@ -274,7 +268,7 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
     for (const RunPlan* p : runs) {
       json d = Dataset(runs.size() > 1 ? p->label : shape->label, y, json::array());
       for (const std::string& name : rows) {
-        const Row* row = FindRow(*p->run, name);
+        const Row* row = p->run->FindRow(name);
         const Figure* f = row && row->status == RowStatus::kOk ? row->FindFigure(key) : nullptr;
         if (row && row->status != RowStatus::kOk) spec::RowLabel(c, *row);
         if (!numeric) {
@@ -290,7 +284,7 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
     }
     if (!numeric) {
       for (const std::string& name : rows) {
-        const Row* row = FindRow(first, name);
+        const Row* row = first.FindRow(name);
         json scratch = json::object();
         scratch["notes"] = json::array();
         c["labels"].push_back(row ? spec::RowLabel(scratch, *row) : name);

@@ -44,12 +44,6 @@ std::optional<double> Median(const Row& r, FigureKey key) {
   return f ? std::optional<double>(f->value.median) : std::nullopt;
 }
 
-const Row* RowNamed(const ExperimentResult& e, const std::string& name) {
-  for (const Row& r : e.rows)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
 int64_t ParamInt(const ExperimentResult& e, const std::string& key) {
   for (const Param& p : e.params)
     if (p.key == key && std::holds_alternative<int64_t>(p.value)) return std::get<int64_t>(p.value);
@@ -78,12 +72,12 @@ std::string ThrottleCause(const Row& r) {
 std::string StreamLine(const ExperimentResult& e) {
   const Row* best = nullptr;
   for (const char* name : {"window-drop", "dontcache", "direct", "library"}) {
-    const Row* r = RowNamed(e, name);
+    const Row* r = e.FindRow(name);
     if (r && Median(*r, kStreamMbS) &&
         (!best || *Median(*r, kStreamMbS) > *Median(*best, kStreamMbS)))
       best = r;
   }
-  const Row* plain = RowNamed(e, "plain");
+  const Row* plain = e.FindRow("plain");
   if (!best || !plain || !Median(*plain, kStreamMbS)) return "streaming: not enough rows measured";
   auto describe = [](const Row& r) {
     bool p99 = Median(r, kStreamProbeP99).has_value();  // else too few probes for a p99
@@ -125,14 +119,14 @@ std::string FsyncLine(const ExperimentResult& e) {
 }
 
 std::string RecordsLine(const ExperimentResult& e) {
-  const Row* write = RowNamed(e, "write");
+  const Row* write = e.FindRow("write");
   const Row* best = nullptr;
   for (const Row& r : e.rows)
     if (Median(r, kRecordsLinesS) &&
         (!best || *Median(r, kRecordsLinesS) > *Median(*best, kRecordsLinesS)))
       best = &r;
   if (!write || !best || !Median(*write, kRecordsLinesS)) return "small records: not measured";
-  const Row* lib = RowNamed(e, "library");
+  const Row* lib = e.FindRow("library");
   return fmt::format(
       "small records: gather them — {} wrote {:.3g} lines/s, {:.0f}x one write() per line "
       "({:.3g} lines/s){}",
@@ -145,8 +139,8 @@ std::string RecordsLine(const ExperimentResult& e) {
 }
 
 std::string PreallocLine(const ExperimentResult& e) {
-  const Row* falloc = RowNamed(e, "fallocate");
-  const Row* zero = RowNamed(e, "zero-fill");
+  const Row* falloc = e.FindRow("fallocate");
+  const Row* zero = e.FindRow("zero-fill");
   if (!falloc || !zero || !Median(*falloc, kPreallocWorkload) || !Median(*zero, kPreallocWorkload))
     return "preallocation: not measured";
   double ratio = *Median(*falloc, kPreallocWorkload) / *Median(*zero, kPreallocWorkload);
@@ -173,7 +167,7 @@ std::string PreallocLine(const ExperimentResult& e) {
 // against the most scattered step measured.
 std::string StrideLine(const ExperimentResult& e) {
   const int64_t contiguous_step = ParamInt(e, "block") / std::max<int64_t>(ParamInt(e, "unit"), 1);
-  const Row* contiguous = RowNamed(e, std::to_string(contiguous_step));
+  const Row* contiguous = e.FindRow(std::to_string(contiguous_step));
   const Row* scattered = nullptr;
   for (const Row& r : e.rows)
     if (Median(r, kStrideMbS)) scattered = &r;  // rows go up in step: the last is the largest

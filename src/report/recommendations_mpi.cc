@@ -35,10 +35,7 @@ std::optional<double> Median(const Row* r, FigureKey key) {
 }
 
 const Row* RowNamed(const ExperimentResult* e, const std::string& name) {
-  if (!e) return nullptr;
-  for (const Row& r : e->rows)
-    if (r.name == name) return &r;
-  return nullptr;
+  return e ? e->FindRow(name) : nullptr;
 }
 
 // The aggregate of `name` over exactly `ranks` measuring ranks (0: the most).
