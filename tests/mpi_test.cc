@@ -216,18 +216,26 @@ TEST_F(Mpi, FsyncRolesMeasureOnRankZeroBesideTheOthersLoads) {
   EXPECT_EQ(doc.experiments[0].rows[0].FindLatency("total")->count, 9u);
 }
 
-TEST_F(Mpi, ARankThatFailsStopsEveryRankWithOneErrorsLine) {
-  std::vector<std::string> args = {"stream",           "--dir", work.path(), "--size", "16M",
-                                   "--block",          "4M",    "--repeat",  "2",      "--strategy",
-                                   "plain,window-drop"};
+// n ranks of writelab args (the first with --json), the last of them with
+// WRITELAB_FAULT=fault.
+RunResult MpirunWithFaultyLastRank(int n, const std::vector<std::string>& args,
+                                   const std::string& json_path, const std::string& fault) {
   std::vector<std::string> first = args,
-                           faulty = {"-x", "WRITELAB_FAULT=write:6:ENOSPC", WRITELAB_BINARY};
+                           faulty = {"-x", "WRITELAB_FAULT=" + fault, WRITELAB_BINARY};
   first.insert(first.end(), {"--json", json_path});
   faulty.insert(faulty.end(), args.begin(), args.end());
-  std::vector<std::string> a = MpirunArgs(2, first);  // ranks 0-1, then rank 2 with the fault
+  std::vector<std::string> a = MpirunArgs(n - 1, first);
   a.insert(a.end(), {":", "-n", "1"});
   a.insert(a.end(), faulty.begin(), faulty.end());
-  RunResult r = RunProgram(kMpirun, a);
+  return RunProgram(kMpirun, a);
+}
+
+TEST_F(Mpi, ARankThatFailsStopsEveryRankWithOneErrorsLine) {
+  RunResult r =
+      MpirunWithFaultyLastRank(3,
+                               {"stream", "--dir", work.path(), "--size", "16M", "--block", "4M",
+                                "--repeat", "2", "--strategy", "plain,window-drop"},
+                               json_path, "write:6:ENOSPC");
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   EXPECT_TRUE(work.Entries().empty()) << "files left behind";
   Document doc = Read();
@@ -241,6 +249,25 @@ TEST_F(Mpi, ARankThatFailsStopsEveryRankWithOneErrorsLine) {
   bool failed = false;
   for (const Row& row : doc.experiments[3].rows) failed |= row.status == RowStatus::kFailed;
   EXPECT_TRUE(failed);
+  ExpectNoProcesses();
+}
+
+TEST_F(Mpi, AnFsyncRankThatFailsIsNamedWithItsReason) {
+  // fsync's phases take the step that stops the others themselves.
+  RunResult r =
+      MpirunWithFaultyLastRank(3,
+                               {"fsync", "--dir", work.path(), "--count", "3", "--interval", "50ms",
+                                "--background", "none", "--sync", "fsync,fdatasync"},
+                               json_path, "write:2:ENOSPC");
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_TRUE(work.Entries().empty()) << "files left behind";
+  Document doc = Read();
+  ASSERT_EQ(doc.errors.size(), 1u);
+  EXPECT_TRUE(doc.errors[0].starts_with("rank 2 (")) << doc.errors[0];
+  EXPECT_NE(doc.errors[0].find("No space left on device"), std::string::npos) << doc.errors[0];
+  EXPECT_EQ(Lines(r.err, "writelab: "), 1) << r.err;
+  ExpectAggregateAndRanks(doc, 3);
+  EXPECT_EQ(doc.experiments[3].rows[0].status, RowStatus::kFailed);  // rank 2's second iteration
   ExpectNoProcesses();
 }
 

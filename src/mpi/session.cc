@@ -249,10 +249,12 @@ Status RunOnRanks(Team& team, const RunContext& ctx, Document& doc, const RankEx
   const Status status = run(ctx, mine);
   // A rank that stopped at a step took it with the others; one that failed
   // on its own takes the step the others wait in, and stops them there.
-  const bool stopped = team.stopped();
-  if (!stopped) team.Step(!status && !ctx.Interrupted());
+  // (fsync's phases take that step themselves.) Its envelope says it failed
+  // on its own, so that the errors line names it and its reason.
+  if (!team.stopped()) team.Step(!status && !ctx.Interrupted());
   if (team.broken()) return team.rank() == 0 ? KeepOwn(team, mine, status, doc) : status;
-  auto all = team.Gather(Envelope(team, mine, status, stopped || (!status && ctx.Interrupted())));
+  const bool only_stopped = team.stopped_by_another() || (!status && ctx.Interrupted());
+  auto all = team.Gather(Envelope(team, mine, status, only_stopped));
   auto merged = MergeHistograms(team, all && team.rank() == 0 ? &*all : nullptr);
   if (team.rank() != 0) return status;
   if (!all || !merged) return KeepOwn(team, mine, status, doc);

@@ -95,6 +95,9 @@ class Team {
   Error StopReason() const;
   // A step said stop (in this experiment).
   bool stopped() const { return stop_code_ != 0; }
+  // A step said stop because another rank failed: this rank's own error,
+  // if any, is only the consequence ("stopped: rank 2 failed").
+  bool stopped_by_another() const { return stop_code_ == kFailed && stop_rank_ != rank(); }
   // The stop was an interrupt on some rank.
   bool interrupted() const { return stop_code_ == kInterrupted || broken_; }
   // A collective could not finish: no rank can be reached any more.
