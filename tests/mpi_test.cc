@@ -107,23 +107,30 @@ TEST_F(Mpi, StreamAggregatesWhatEveryRankWrote) {
     ASSERT_EQ(row.status, RowStatus::kOk) << row.name << ": " << row.message;
     const Figure* bytes = FigureOf(row, "bytes");
     const Figure* mb_s = FigureOf(row, "mb_s");
-    ASSERT_TRUE(bytes && mb_s) << row.name;
+    const Figure* seconds = FigureOf(row, "seconds");
+    ASSERT_TRUE(bytes && mb_s && seconds) << row.name;
     ASSERT_EQ(bytes->value.samples.size(), 2u);
     for (size_t trial = 0; trial < 2; ++trial) {
       // Aggregate bytes are the sum of the ranks' bytes, trial by trial...
-      double sum = 0, rates = 0;
+      double sum = 0, rates = 0, longest = 0;
       for (int rank = 1; rank <= 3; ++rank) {
-        const Row* own = nullptr;
-        for (const Row& x : doc.experiments[rank].rows)
-          if (x.name == row.name) own = &x;
+        const Row* own = doc.experiments[rank].FindRow(row.name);
         ASSERT_NE(own, nullptr);
-        sum += FigureOf(*own, "bytes")->value.samples[trial];
-        rates += FigureOf(*own, "mb_s")->value.samples[trial];
+        const double b = FigureOf(*own, "bytes")->value.samples[trial];
+        const double rate = FigureOf(*own, "mb_s")->value.samples[trial];
+        sum += b;
+        rates += rate;
+        longest = std::max(longest, b / (rate * 1e6));  // the rank's own time
       }
       EXPECT_DOUBLE_EQ(bytes->value.samples[trial], sum) << row.name;
       EXPECT_DOUBLE_EQ(sum, 3 * kSize) << row.name;
-      // ...and over the wall time from the first start to the last finish,
-      // which no rank's own time exceeds: never more than the sum of rates.
+      // ...over the wall time from the first start to the last finish,
+      // which is at least every rank's own time...
+      const double wall = seconds->value.samples[trial];
+      EXPECT_GE(wall, longest * 0.9999) << row.name;
+      EXPECT_NEAR(mb_s->value.samples[trial], sum / wall / 1e6, mb_s->value.samples[trial] * 1e-9)
+          << row.name;
+      // ...so never more than the sum of the ranks' rates.
       EXPECT_LE(mb_s->value.samples[trial], rates * 1.0001) << row.name;
     }
     // The merged histogram holds every rank's calls, bucket for bucket.
