@@ -360,6 +360,7 @@ std::optional<std::string> MeetRanks(Team& team, const std::string& dir, Documen
 }
 
 int ShareExitCode(Team& team, int code) {
+  team.WaitForRankZero();
   auto shared = team.Broadcast(std::to_string(code));
   if (!shared) return code == 0 ? kExitRunFailed : code;
   return std::atoi(shared->c_str());

@@ -131,6 +131,12 @@ class Team {
   // On rank 0, every rank's offset (its own is 0); empty elsewhere.
   virtual std::vector<ClockOffset> MeasureClocks() = 0;
 
+  // From now on, on ranks other than 0, collectives wait without the grace
+  // after an interrupt: for the last one, where they wait while rank 0
+  // writes the results. A rank that gave up would exit without
+  // MPI_Finalize, and mpirun would end the job, rank 0 with it, at once.
+  void WaitForRankZero() { patient_ = rank() != 0; }
+
  protected:
   static constexpr int kGo = 0, kInterrupted = 1, kFailed = 2;
   // One all-reduce: the largest code of all ranks and the lowest rank that
@@ -143,6 +149,9 @@ class Team {
 
   std::atomic<bool>* interrupted_;
   bool broken_ = false;
+  // Waits give up kInterruptGraceNs after an interrupt, unless this is set
+  // (WaitForRankZero).
+  bool patient_ = false;
 
  private:
   int stop_code_ = kGo;

@@ -102,7 +102,7 @@ bool MpiTeam::Wait(std::vector<MPI_Request>& requests, bool spin) {
     const uint64_t now = NowNs();
     // One grace for the whole team, from the first wait that saw the
     // interrupt: rank 0 must still write before mpirun's SIGKILL.
-    if (LocallyInterrupted()) {
+    if (LocallyInterrupted() && !patient_) {
       if (interrupted_at_ == 0) interrupted_at_ = now;
       if (now - interrupted_at_ > kInterruptGraceNs) {
         broken_ = true;  // the requests stay pending: their buffers are kept (Keep)
