@@ -81,6 +81,18 @@ class MpiTeam final : public Team {
     std::vector<MPI_Request> one = {request};
     return Wait(one, spin);
   }
+  // A collective's buffers are on the heap: when it failed to start or to
+  // finish its requests may still be pending, so the buffers are leaked
+  // rather than freed under MPI, and the team is broken: this rank could no
+  // longer match the others' collectives.
+  template <class State>
+  bool Keep(std::unique_ptr<State>& state, bool ok) {
+    if (!ok) {
+      (void)state.release();
+      broken_ = true;
+    }
+    return ok;
+  }
 
   int rank_ = 0, size_ = 1;
   uint64_t interrupted_at_ = 0;  // when a wait first saw the interrupt (NowNs)
@@ -114,14 +126,6 @@ bool MpiTeam::Wait(std::vector<MPI_Request>& requests, bool spin) {
     // nap of the last rank reaching it.
     Nap(now - start < 20'000'000 ? 50'000 : 1'000'000);
   }
-}
-
-// A collective's buffers, on the heap: when its wait fails the requests may
-// still be pending, so the buffers are leaked rather than freed under MPI.
-template <class State>
-bool Keep(std::unique_ptr<State>& state, bool ok) {
-  if (!ok) (void)state.release();
-  return ok;
 }
 
 bool MpiTeam::AllMax(int code, int* max_code, int* at_rank) {
@@ -163,7 +167,10 @@ std::optional<std::vector<std::string>> MpiTeam::Gather(const std::string& mine)
                     Wait(req)))
     return std::nullopt;
   if (rank_ != 0) {
-    if (st->my_size > kMax) return std::nullopt;  // rank 0 refuses it too
+    if (st->my_size > kMax) {  // rank 0 refuses it too
+      broken_ = true;
+      return std::nullopt;
+    }
     if (st->my_size == 0) return std::vector<std::string>{};
     if (!Keep(st, MPI_Isend(st->mine.data(), static_cast<int>(st->my_size), MPI_BYTE, 0, kTagData,
                             MPI_COMM_WORLD, &req) == MPI_SUCCESS &&
