@@ -374,14 +374,21 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
   // measurements it was for; a rank whose row failed stops the others here.
   bool row_failed = !runs.empty() && (runs.back().run.outcome.status == RowStatus::kFailed ||
                                       !runs.back().rc.bg_failure.empty());
-  if (spec.background_rank && load && measured)  // its load ran to the last trial's end
+  auto load_died = [&](const std::string& why) {
+    return std::unexpected(
+        PlainError("background " + bg_name + " " + why + " during the measurement"));
+  };
+  if (spec.background_rank && load && measured)  // its load ran until the last trial began
     if (auto why = load->Exited()) {
       row_failed = true;
-      measured = std::unexpected(
-          PlainError("background " + bg_name + " " + *why + " during the measurement"));
+      measured = load_died(*why);
       if (ctx.team) ctx.team->Step(true);
     }
   if (ctx.team && measured) ctx.team->Step(row_failed);  // (no-op after the one above)
+  // A load that died during the last trial: the others have finished it, so
+  // this rank's failure stops them at their next step (RunOnRanks').
+  if (spec.background_rank && load && measured && ctx.team && !ctx.team->stopped())
+    if (auto why = load->Exited()) measured = load_died(*why);
   const uint64_t end_ns = NowNs();
   const double end_t = sampler.SampleNow().t_s;
   std::vector<SamplePoint> all = sampler.Stop();
