@@ -2,8 +2,12 @@
 // `writelab fsync` end to end: rows, background processes and their files.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 
 #include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
 
 #include "harness.h"
 
@@ -131,6 +135,22 @@ TEST_F(FsyncCli, InterruptKillsTheBackground) {
   EXPECT_TRUE(ProcessesMentioning(work.path()).empty());
   EXPECT_TRUE(work.Entries().empty());
   EXPECT_EQ(Doc()["errors"][0], "interrupted");
+}
+
+TEST_F(FsyncCli, AStreamBackgroundWithoutRoomIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: mounts a 2 MiB tmpfs";
+  // A quarter of the free space is the stream load's default size: under
+  // 1 MiB here, which no stream can use.
+  ASSERT_EQ(mount("tmpfs", work.path().c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=2M"), 0)
+      << std::strerror(errno);
+  RunResult r = RunWritelab({"fsync", "--dir", work.path(), "--count", "1", "--background",
+                             "stream", "--json", json_path});
+  EXPECT_EQ(umount(work.path().c_str()), 0) << std::strerror(errno);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("too little free space in " + work.path() + " for a stream background"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Doc()["errors"].size(), 1u);
 }
 
 }  // namespace

@@ -410,10 +410,8 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
   // Where the run is, test bed or not; under MPI every rank's stream load
   // shares the directory's free space.
   if (spec.bg_size == 0)
-    spec.bg_size = std::max<uint64_t>(DefaultBgSize(dir) /
-                                          static_cast<uint64_t>(ctx.team ? ctx.team->size() : 1) /
-                                          (1u << 20) * (1u << 20),
-                                      1u << 20);
+    spec.bg_size = DefaultBgSize(dir) / static_cast<uint64_t>(ctx.team ? ctx.team->size() : 1) /
+                   (1u << 20) * (1u << 20);  // under 1 MiB: refused below
   out.name = "fsync";
   out.row_label = "background/method";
   out.reproduces = kFsyncReproduces;
