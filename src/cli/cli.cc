@@ -34,8 +34,10 @@ namespace {
 std::atomic<bool> g_interrupted{false};  // written only by the signal handler
 
 void OnSignal(int) {
+  const int saved = errno;  // unlink may change it under the interrupted code
   g_interrupted.store(true, std::memory_order_relaxed);
   RemoveOwnFilesNow();  // under MPI only: a SIGKILL follows mpirun's SIGTERM
+  errno = saved;
 }
 
 void InstallSignalHandlers() {

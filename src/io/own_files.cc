@@ -66,13 +66,15 @@ void RegisterOwnFile(const std::string& path, int fd) {
     int expected = kFree;
     if (!s.state.compare_exchange_strong(expected, kFilling, std::memory_order_acq_rel)) continue;
     std::memcpy(s.path, path.c_str(), path.size() + 1);
+    // The handler may remove it from here on, also while it is journaled
+    // (an fdatasync): journal_id is the owner's alone.
+    s.state.store(kHeld, std::memory_order_release);
     struct stat st;
     std::lock_guard<std::mutex> lock(g_journal_mu);
     s.journal_id = g_journal.record && fstat(fd, &st) == 0
                        ? g_journal.record(path, static_cast<uint64_t>(st.st_dev),
                                           static_cast<uint64_t>(st.st_ino))
                        : 0;
-    s.state.store(kHeld, std::memory_order_release);
     return;
   }
 }
