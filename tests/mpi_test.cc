@@ -43,6 +43,14 @@ int Lines(const std::string& s, const std::string& prefix) {
   return n;
 }
 
+// The experiments of doc: the aggregate first, then one per rank in order.
+void ExpectAggregateAndRanks(const Document& doc, int ranks) {
+  ASSERT_EQ(doc.experiments.size(), static_cast<size_t>(ranks) + 1);
+  EXPECT_GT(doc.experiments[0].ranks, 0);
+  EXPECT_EQ(doc.experiments[0].rank, -1);
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(doc.experiments[r + 1].rank, r);
+}
+
 class Mpi : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -58,6 +66,20 @@ class Mpi : public ::testing::Test {
     EXPECT_TRUE(doc.has_value()) << (doc ? "" : doc.error());
     return doc ? *doc : Document{};
   }
+  // A run of 3 ranks that rank 2's ENOSPC failed: exit 1, no files left,
+  // and its one errors line names rank 2 with the reason. Its document.
+  Document ExpectRank2RanOutOfSpace(const RunResult& r) {
+    EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+    EXPECT_TRUE(work.Entries().empty()) << "files left behind";
+    EXPECT_EQ(Lines(r.err, "writelab: "), 1) << r.err;
+    Document doc = Read();
+    EXPECT_EQ(doc.errors.size(), 1u);
+    const std::string line = doc.errors.empty() ? "" : doc.errors[0];
+    EXPECT_TRUE(line.starts_with("rank 2 (")) << line;
+    EXPECT_NE(line.find("No space left on device"), std::string::npos) << line;
+    ExpectAggregateAndRanks(doc, 3);
+    return doc;
+  }
   // No writelab of this test is left running.
   void ExpectNoProcesses() {
     for (int i = 0; i < 50 && !ProcessesMentioning(work.path()).empty(); ++i) usleep(100'000);
@@ -69,14 +91,6 @@ class Mpi : public ::testing::Test {
 };
 
 const Figure* FigureOf(const Row& r, const std::string& key) { return r.FindFigure(key); }
-
-// The experiments of doc: the aggregate first, then one per rank in order.
-void ExpectAggregateAndRanks(const Document& doc, int ranks) {
-  ASSERT_EQ(doc.experiments.size(), static_cast<size_t>(ranks) + 1);
-  EXPECT_GT(doc.experiments[0].ranks, 0);
-  EXPECT_EQ(doc.experiments[0].rank, -1);
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(doc.experiments[r + 1].rank, r);
-}
 
 TEST_F(Mpi, StreamAggregatesWhatEveryRankWrote) {
   constexpr double kSize = 16.0 * 1024 * 1024;
@@ -243,14 +257,8 @@ TEST_F(Mpi, ARankThatFailsStopsEveryRankWithOneErrorsLine) {
                                {"stream", "--dir", work.path(), "--size", "16M", "--block", "4M",
                                 "--repeat", "2", "--strategy", "plain,window-drop"},
                                json_path, "write:6:ENOSPC");
-  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
-  EXPECT_TRUE(work.Entries().empty()) << "files left behind";
-  Document doc = Read();
-  ASSERT_EQ(doc.errors.size(), 1u);
-  EXPECT_TRUE(doc.errors[0].starts_with("rank 2 ")) << doc.errors[0];
-  EXPECT_NE(doc.errors[0].find("No space left on device"), std::string::npos) << doc.errors[0];
-  EXPECT_EQ(Lines(r.err, "writelab: "), 1) << r.err;
-  ExpectAggregateAndRanks(doc, 3);
+  Document doc = ExpectRank2RanOutOfSpace(r);
+  ASSERT_EQ(doc.experiments.size(), 4u);
   // Rank 2's sixth write was its second trial's second: that row failed
   // there, and the rows after it were not measured by anyone.
   bool failed = false;
@@ -266,14 +274,8 @@ TEST_F(Mpi, AnFsyncRankThatFailsIsNamedWithItsReason) {
                                {"fsync", "--dir", work.path(), "--count", "3", "--interval", "50ms",
                                 "--background", "none", "--sync", "fsync,fdatasync"},
                                json_path, "write:2:ENOSPC");
-  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
-  EXPECT_TRUE(work.Entries().empty()) << "files left behind";
-  Document doc = Read();
-  ASSERT_EQ(doc.errors.size(), 1u);
-  EXPECT_TRUE(doc.errors[0].starts_with("rank 2 (")) << doc.errors[0];
-  EXPECT_NE(doc.errors[0].find("No space left on device"), std::string::npos) << doc.errors[0];
-  EXPECT_EQ(Lines(r.err, "writelab: "), 1) << r.err;
-  ExpectAggregateAndRanks(doc, 3);
+  Document doc = ExpectRank2RanOutOfSpace(r);
+  ASSERT_EQ(doc.experiments.size(), 4u);
   EXPECT_EQ(doc.experiments[3].rows[0].status, RowStatus::kFailed);  // rank 2's second iteration
   ExpectNoProcesses();
 }
