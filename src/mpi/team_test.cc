@@ -48,6 +48,22 @@ TEST(TeamStep, GoesOnWhileEveryRankDoes) {
   EXPECT_FALSE(team.stopped());
 }
 
+TEST(TeamStep, StoppedByAnotherIsOnlyAnotherRanksFailure) {
+  std::atomic<bool> interrupted{false};
+  ScriptedTeam failed_here(&interrupted), failed_there(&interrupted),
+      interrupted_there(&interrupted);
+  failed_here.answers = {{true, 0, 0}};
+  EXPECT_FALSE(failed_here.Step(true));  // rank 0 (this one) failed: its own reason counts
+  EXPECT_FALSE(failed_here.stopped_by_another());
+  failed_there.answers = {{true, 2, 2}};
+  EXPECT_FALSE(failed_there.Step());
+  EXPECT_TRUE(failed_there.stopped_by_another());
+  interrupted_there.answers = {{true, 1, 1}};
+  EXPECT_FALSE(interrupted_there.Step());
+  EXPECT_FALSE(interrupted_there.stopped_by_another());  // an interrupt is every rank's
+  EXPECT_TRUE(interrupted.load());
+}
+
 TEST(TeamStep, ARankThatFailedStopsEveryStepAfter) {
   std::atomic<bool> interrupted{false};
   ScriptedTeam team(&interrupted);
