@@ -190,7 +190,7 @@ std::optional<Series> SumTimelines(const std::vector<RankRun>& runs, const Trial
       ranks.push_back(std::move(pts));
     }
   }
-  if (ranks.empty() || step <= 0) return std::nullopt;
+  if (ranks.empty() || step <= 0 || end <= 0) return std::nullopt;
   Series sum{
       "timeline", trial, step, {{"t", "s"}, {"throughput", "MB/s"}, {"written", "bytes"}}, {}};
   // A point every step, and the last where the last rank's series ends (its
