@@ -6,6 +6,8 @@
 // On start it recovers LOG if it exists: LogReader reads the framed records
 // up to the first torn or zero one, the transactions whose commit record
 // made it are counted, and the log is reopened where the valid part ends.
+// If the log is damaged with valid records behind the damage (corrupt, not
+// a torn tail), it says where and exits 1 without touching the log.
 // Then THREADS threads each run TXNS_PER_THREAD transactions: a transaction
 // appends its put records without waiting, then its commit record, and waits
 // with SyncTo(commit LSN) until everything up to it is durable. Concurrent
@@ -76,6 +78,19 @@ long long Recover(const char* log) {
   std::printf("recovered transactions: %lld\n", committed);
   std::printf("log ended at: %llu (%s)\n", static_cast<unsigned long long>(reader->end_offset()),
               writelab::LogEndName(reader->end_reason()));
+  if (!reader->TornTail()) {
+    // Damage with valid records behind it: not a crash's torn tail. Cutting
+    // the log here would lose them, so stop and let a person decide.
+    const writelab::LogDamage& d = reader->damage();
+    if (d.valid_follows)
+      std::printf("damage: %llu bytes at %llu, then a valid record at %llu\n",
+                  static_cast<unsigned long long>(d.bytes_skipped),
+                  static_cast<unsigned long long>(d.offset),
+                  static_cast<unsigned long long>(d.resume_offset));
+    std::fprintf(stderr, "%s: corrupt at %llu with valid records behind it; not reopened\n", log,
+                 static_cast<unsigned long long>(d.offset));
+    return -1;
+  }
   return static_cast<long long>(reader->end_offset());
 }
 

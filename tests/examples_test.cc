@@ -82,6 +82,39 @@ TEST(WalExample, RecoversEveryAcknowledgedTransactionAfterACrashAndContinues) {
   EXPECT_EQ(RunProgram(WRITELAB_WAL_BINARY, {}).exit_code, 2);
 }
 
+// Issue 27's reproduction: record 2's length set to 0x7fffffff. The old
+// reader called it a truncated tail and the recovery cut 18 records off.
+TEST(WalExample, ACorruptLengthWithRecordsBehindItIsReportedAndTheLogKept) {
+  ScratchDir work("wal-corrupt");
+  const std::string log = work.path() + "/wal.log";
+  ASSERT_EQ(RunProgram(WRITELAB_WAL_BINARY, {log, "1", "5"}).exit_code, 0);
+  const auto size = std::filesystem::file_size(log);
+  ASSERT_EQ(Scan(log).records, 20);
+  int fd = open(log.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  unsigned char first[4];
+  ASSERT_EQ(pread(fd, first, 4, 0), 4);
+  const off_t second = 8 + (first[0] | first[1] << 8 | first[2] << 16 | first[3] << 24);
+  const unsigned char huge[4] = {0xff, 0xff, 0xff, 0x7f};
+  ASSERT_EQ(pwrite(fd, huge, 4, second), 4);
+  close(fd);
+
+  RunResult r = RunProgram(WRITELAB_WAL_BINARY, {log, "1", "5"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(Field(r.out, "recovered records"), 1) << r.out;
+  EXPECT_NE(r.out.find("(corrupt)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("then a valid record at"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("not reopened"), std::string::npos) << r.err;
+  EXPECT_EQ(std::filesystem::file_size(log), size) << "nothing was cut";
+  auto reader = LogReader::Open(log);
+  ASSERT_TRUE(reader);
+  long long after = 0;
+  while (reader->Next().value()) {
+  }
+  ASSERT_TRUE(reader->Resume());
+  while (reader->Next().value()) ++after;
+  EXPECT_EQ(after, 18) << "every record behind the damage is still there";
+}
 TEST(StreamExporter, WritesEveryGeneratedRow) {
   ScratchDir work("exporter");
   const std::string out = work.path() + "/export.csv";

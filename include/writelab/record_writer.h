@@ -49,7 +49,10 @@
 // is written behind an 8-byte header of its length and CRC-32C, and
 // LogReader (writelab/log_reader.h) reads the log back, stopping at the
 // first torn, truncated or zero record: after a crash, recovery reads every
-// record up to there and reopens the log at LogReader::end_offset().
+// record up to there and, when LogReader::TornTail() says only a torn tail
+// lies beyond, reopens the log at LogReader::end_offset(). Damage with
+// valid records behind it (LogEnd::kCorrupt) is not a tail: Reopen refuses
+// to cut there.
 //
 // Commit latency: stats().commit_latency is the distribution of the time
 // Append(.., Durable::kYes), SyncTo and Sync took to return success.
@@ -179,6 +182,11 @@ class RecordWriter {
   // torn record, preallocated zeros) is cut off first, and the file is
   // fdatasynced, so that everything before `at` is durable (the first LSN
   // is `at`) and no stale record after it can ever be read as a new one.
+  // With RecordFraming::kLengthCrc32c the cut is checked first (the file is
+  // opened O_RDWR to read it): if a valid record starts at `at`, or
+  // LogReader finds damage there with valid records behind it (kCorrupt),
+  // nothing is changed and the error is EEXIST, so that recovery never cuts
+  // off acknowledged records. Without framing the caller's word is taken.
   // `at` beyond the end of the file: EINVAL. kAtEnd appends after
   // everything in the file, zeros included: after a crash of a log written
   // with preallocate_bytes, reopen at LogReader::end_offset() instead.

@@ -35,6 +35,8 @@ const char* LogEndName(LogEnd end) {
       return "truncated";
     case LogEnd::kChecksum:
       return "checksum";
+    case LogEnd::kCorrupt:
+      return "corrupt";
   }
   return "?";
 }
@@ -60,7 +62,7 @@ Result<LogReader> LogReader::FromFd(UniqueFd fd, std::string name, uint64_t star
 }
 
 // Makes file bytes [from, from + n) available in buf_ (n <= size_ - from),
-// reading ahead up to kReadAhead.
+// reading ahead up to kReadAhead. Fewer come back only if the file shrank.
 Status LogReader::Fill(uint64_t from, size_t n) {
   if (from >= buf_off_ && from + n <= buf_off_ + buf_.size()) return {};
   const size_t want =
@@ -80,6 +82,91 @@ Status LogReader::Fill(uint64_t from, size_t n) {
   return {};
 }
 
+// The CRC of the frame at offset, read in kReadAhead pieces, so that a
+// claimed length is never allocated before it is known to be true.
+Result<bool> LogReader::ChecksumMatches(uint64_t offset, uint32_t length, uint32_t crc) {
+  if (auto st = Fill(offset, kFrameHeader); !st) return Unexpected(st.error());
+  if (buf_off_ + buf_.size() < offset + kFrameHeader) return false;
+  uint32_t c = Crc32c(0, At(offset), 4);
+  for (uint64_t at = offset + kFrameHeader, end = at + length; at < end;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(end - at, kReadAhead));
+    if (auto st = Fill(at, n); !st) return Unexpected(st.error());
+    if (buf_off_ + buf_.size() < at + n) return false;  // shrank
+    c = Crc32c(c, At(at), n);
+    at += n;
+  }
+  return c == crc;
+}
+
+// Whether a valid frame starts at offset (< size_), and if not, what it
+// looks like. With a budget, a checksum longer than what is left of it is
+// not computed: the frame comes back kCorrupt (unknown).
+Result<LogReader::Frame> LogReader::Check(uint64_t offset, uint64_t* budget) {
+  const size_t head = static_cast<size_t>(std::min<uint64_t>(kFrameHeader, size_ - offset));
+  if (auto st = Fill(offset, head); !st) return Unexpected(st.error());
+  if (buf_off_ + buf_.size() < offset + head) return Frame{LogEnd::kTruncated};
+  if (AllZero(At(offset), head)) return Frame{LogEnd::kZeros};
+  if (head < kFrameHeader) return Frame{LogEnd::kTruncated};
+  const FrameHeader h = DecodeFrameHeader(At(offset));
+  if (h.length == 0) return Frame{LogEnd::kChecksum};
+  if (h.length > size_ - offset - kFrameHeader) return Frame{LogEnd::kTruncated, h.length};
+  if (budget) {
+    if (*budget < h.length) return Frame{LogEnd::kCorrupt, h.length};
+    *budget -= h.length;
+  }
+  auto ok = ChecksumMatches(offset, h.length, h.crc);
+  if (!ok) return Unexpected(ok.error());
+  return Frame{*ok ? LogEnd::kNotYet : LogEnd::kChecksum, h.length};
+}
+
+// The first offset >= from at which a frame's length field is not all
+// zeros (size_ if there is none): no frame starts inside a run of zeros.
+Result<uint64_t> LogReader::SkipZeros(uint64_t from) {
+  for (uint64_t at = from; at < size_;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size_ - at, kReadAhead));
+    if (auto st = Fill(at, n); !st) return Unexpected(st.error());
+    const size_t have = static_cast<size_t>(std::min<uint64_t>(n, buf_off_ + buf_.size() - at));
+    if (have == 0) return size_;
+    const std::byte* p = At(at);
+    const std::byte* nz = std::find_if(p, p + have, [](std::byte b) { return b != std::byte{0}; });
+    if (nz != p + have) {
+      const uint64_t z = at + static_cast<uint64_t>(nz - p);
+      return std::max(from, z >= 3 ? z - 3 : 0);
+    }
+    at += have;
+  }
+  return size_;
+}
+
+// The frame at pos_ is damaged: scans what follows it for a valid frame
+// and ends as a torn tail (looked_like) or as kCorrupt.
+Status LogReader::Damaged(LogEnd looked_like) {
+  damage_ = LogDamage{pos_, looked_like};
+  uint64_t budget = kScanBudget;
+  damage_.scan_complete = true;
+  for (uint64_t q = pos_ + 1; q + kFrameHeader < size_;) {
+    auto next = SkipZeros(q);
+    if (!next) return Unexpected(next.error());
+    q = *next;
+    if (q + kFrameHeader >= size_) break;
+    auto frame = Check(q, &budget);
+    if (!frame) return Unexpected(frame.error());
+    if (frame->bad == LogEnd::kCorrupt) {
+      damage_.scan_complete = false;
+      break;
+    }
+    if (frame->bad == LogEnd::kNotYet) {
+      damage_.valid_follows = true;
+      damage_.resume_offset = q;
+      damage_.bytes_skipped = q - pos_;
+      break;
+    }
+    ++q;
+  }
+  end_ = damage_.valid_follows || !damage_.scan_complete ? LogEnd::kCorrupt : looked_like;
+  return {};
+}
+
 std::optional<std::span<const std::byte>> LogReader::Stop(LogEnd why) {
   end_ = why;
   return std::nullopt;
@@ -88,22 +175,27 @@ std::optional<std::span<const std::byte>> LogReader::Stop(LogEnd why) {
 Result<std::optional<std::span<const std::byte>>> LogReader::Next() {
   if (end_ != LogEnd::kNotYet) return std::optional<std::span<const std::byte>>();
   if (pos_ == size_) return Stop(LogEnd::kEndOfFile);
-  const size_t head = static_cast<size_t>(std::min<uint64_t>(kFrameHeader, size_ - pos_));
-  if (auto st = Fill(pos_, head); !st) return Unexpected(st.error());
-  if (buf_off_ + buf_.size() < pos_ + head) return Stop(LogEnd::kTruncated);
-  if (AllZero(At(pos_), head)) return Stop(LogEnd::kZeros);
-  if (head < kFrameHeader) return Stop(LogEnd::kTruncated);
-  const FrameHeader h = DecodeFrameHeader(At(pos_));
-  if (h.length == 0) return Stop(LogEnd::kChecksum);
-  if (h.length > size_ - pos_ - kFrameHeader) return Stop(LogEnd::kTruncated);
-  const size_t whole = kFrameHeader + h.length;
+  auto frame = Check(pos_, nullptr);
+  if (!frame) return Unexpected(frame.error());
+  if (frame->bad != LogEnd::kNotYet) {
+    if (auto st = Damaged(frame->bad); !st) return Unexpected(st.error());
+    return std::optional<std::span<const std::byte>>();
+  }
+  const size_t whole = kFrameHeader + frame->length;
   if (auto st = Fill(pos_, whole); !st) return Unexpected(st.error());
-  if (buf_off_ + buf_.size() < pos_ + whole) return Stop(LogEnd::kTruncated);
+  if (buf_off_ + buf_.size() < pos_ + whole) return Stop(LogEnd::kTruncated);  // shrank
   const std::byte* p = At(pos_);
-  if (FrameChecksum(p, p + kFrameHeader, h.length) != h.crc) return Stop(LogEnd::kChecksum);
   pos_ += whole;
   ++records_;
-  return std::optional(std::span<const std::byte>(p + kFrameHeader, h.length));
+  return std::optional(std::span<const std::byte>(p + kFrameHeader, frame->length));
+}
+
+bool LogReader::Resume() {
+  if (end_ != LogEnd::kCorrupt || !damage_.valid_follows) return false;
+  damaged_bytes_ += damage_.bytes_skipped;
+  pos_ = damage_.resume_offset;
+  end_ = LogEnd::kNotYet;
+  return true;
 }
 
 }  // namespace writelab

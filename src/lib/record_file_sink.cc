@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "port/linux_compat.h"
+#include "writelab/log_reader.h"
 #include "writelab/preallocate.h"
 #include "writelab/record_writer.h"
 
@@ -75,6 +76,34 @@ std::unique_ptr<RecordSink> MakeFileSink(UniqueFd fd, std::string path, int rwf_
   return std::make_unique<FileSink>(std::move(fd), std::move(path), rwf_flags);
 }
 
+namespace {
+
+// A framed log may be cut at `at` only if what lies beyond it is a torn
+// tail (writelab/log_reader.h): never a valid record, nor damage with valid
+// records behind it. Reads through fd (opened O_RDWR).
+Status CheckCutIsSafe(int fd, const std::string& path, uint64_t at) {
+  UniqueFd copy(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!copy) return Unexpected(ErrnoError(errno, "dup " + path));
+  auto reader = LogReader::FromFd(std::move(copy), path, at);
+  if (!reader) return Unexpected(reader.error());
+  auto next = reader->Next();
+  if (!next) return Unexpected(next.error());
+  const std::string where = "RecordWriter: reopen " + path + " at " + std::to_string(at);
+  if (*next)
+    return Unexpected(
+        ErrnoError(EEXIST, where + " would cut off the valid record that starts there"));
+  if (reader->TornTail()) return {};
+  const LogDamage& d = reader->damage();
+  if (!d.valid_follows)
+    return Unexpected(ErrnoError(EEXIST, where + " would cut off bytes that could not all be "
+                                                 "checked (the scan stopped at its budget)"));
+  return Unexpected(ErrnoError(
+      EEXIST, where + " would cut off valid records: damage there, then a valid record at " +
+                  std::to_string(d.resume_offset) + " (LogReader says corrupt, not a torn tail)"));
+}
+
+}  // namespace
+
 Result<RecordWriter> RecordWriter::Open(const std::string& path, RecordWriterOptions options,
                                         int open_flags) {
   if (options.preallocate_bytes && (open_flags & O_APPEND))
@@ -92,7 +121,9 @@ Result<RecordWriter> RecordWriter::Reopen(const std::string& path, uint64_t at,
                                           RecordWriterOptions options, int open_flags) {
   if (options.preallocate_bytes && (open_flags & O_APPEND))
     return Unexpected(PlainError("RecordWriter: preallocate_bytes cannot be used with O_APPEND"));
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | (open_flags & ~(O_CREAT | O_TRUNC))));
+  const bool framed = options.framing == RecordFraming::kLengthCrc32c;
+  UniqueFd fd(::open(path.c_str(), (framed ? O_RDWR : O_WRONLY) | O_CLOEXEC |
+                                       (open_flags & ~(O_CREAT | O_TRUNC | O_ACCMODE))));
   if (!fd) return Unexpected(ErrnoError(errno, "open " + path));
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return Unexpected(ErrnoError(errno, "fstat " + path));
@@ -102,6 +133,8 @@ Result<RecordWriter> RecordWriter::Reopen(const std::string& path, uint64_t at,
     return Unexpected(ErrnoError(EINVAL, "RecordWriter: reopen " + path + " at " +
                                              std::to_string(at) + ", beyond its end (" +
                                              std::to_string(size) + " bytes)"));
+  if (framed && at < size)
+    if (auto safe = CheckCutIsSafe(fd.get(), path, at); !safe) return Unexpected(safe.error());
   if (at < size && ftruncate(fd.get(), static_cast<off_t>(at)) != 0)
     return Unexpected(ErrnoError(errno, "truncate " + path + " to " + std::to_string(at)));
   if (fdatasync(fd.get()) != 0) return Unexpected(ErrnoError(errno, "fdatasync " + path));

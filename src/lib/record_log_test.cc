@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // RecordWriter as a database log on a real file: framed records read back by
-// LogReader, which stops at zeros, a truncated record or a bad checksum;
-// recovery reopens the log where the valid part ends; Rename moves it; the
+// LogReader, which stops at zeros, a truncated record or a bad checksum and
+// tells a torn tail from damage with valid records behind it; recovery
+// reopens the log where a torn tail begins and refuses to cut valid
+// records; Rename moves it; the
 // commit-latency histogram counts every commit.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -122,18 +124,30 @@ TEST_F(RecordLog, RecoveryAfterACrashReadsUpToTheZerosAndContinuesThere) {
   EXPECT_EQ(end, LogEnd::kEndOfFile);
 }
 
-TEST_F(RecordLog, TheReaderStopsAtATruncatedOrCorruptRecord) {
-  std::vector<std::string> want;
+// Ten records, closed; lsn[i] is where record i ends.
+std::vector<uint64_t> WriteTen(const std::string& path, const RecordWriterOptions& o,
+                               std::vector<std::string>* want) {
   std::vector<uint64_t> lsn;
-  {
-    auto w = RecordWriter::Open(path_, Options());
-    ASSERT_TRUE(w);
-    for (int i = 0; i < 10; ++i) {
-      want.push_back(Payload(i));
-      lsn.push_back(*w->Append(want.back()));
-    }
-    ASSERT_TRUE(w->Close());
+  auto w = RecordWriter::Open(path, o);
+  EXPECT_TRUE(w);
+  for (int i = 0; i < 10; ++i) {
+    want->push_back(Payload(i));
+    lsn.push_back(*w->Append(want->back()));
   }
+  EXPECT_TRUE(w->Close());
+  return lsn;
+}
+
+void Poke(const std::string& path, uint64_t at, const void* bytes, size_t n) {
+  int fd = ::open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, bytes, n, static_cast<off_t>(at)), static_cast<ssize_t>(n));
+  close(fd);
+}
+
+TEST_F(RecordLog, ATornTailIsCutAndTheLogContinues) {
+  std::vector<std::string> want;
+  const auto lsn = WriteTen(path_, Options(), &want);
   LogEnd end;
   uint64_t end_offset;
   std::filesystem::resize_file(path_, lsn[7] - 1);  // record 7 cut short
@@ -145,22 +159,105 @@ TEST_F(RecordLog, TheReaderStopsAtATruncatedOrCorruptRecord) {
   ReadAll(path_, &end, &end_offset);
   EXPECT_EQ(end, LogEnd::kTruncated);
 
-  int fd = ::open(path_.c_str(), O_WRONLY);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(pwrite(fd, "#", 1, static_cast<off_t>(lsn[3] + 9)), 1);  // in record 4's payload
-  close(fd);
-  EXPECT_EQ(ReadAll(path_, &end, &end_offset),
-            std::vector<std::string>(want.begin(), want.begin() + 4));
+  std::filesystem::resize_file(path_, lsn[6] + 100);  // a torn write: garbage after record 6
+  Poke(path_, lsn[6], "\x05\x00\x00\x00garbage", 11);
+  EXPECT_EQ(ReadAll(path_, &end, &end_offset).size(), 7u);
   EXPECT_EQ(end, LogEnd::kChecksum);
-  EXPECT_EQ(end_offset, lsn[3]);
+  EXPECT_EQ(end_offset, lsn[6]);
 
-  // Reopening at the verified end cuts the damaged rest off for good.
+  // Reopening at the verified end cuts the torn rest off for good.
   auto w = RecordWriter::Reopen(path_, end_offset, Options());
-  ASSERT_TRUE(w);
+  ASSERT_TRUE(w) << w.error().Message();
+  ASSERT_TRUE(w->Append("after", Durable::kYes));
   ASSERT_TRUE(w->Close());
-  EXPECT_EQ(std::filesystem::file_size(path_), lsn[3]);
-  EXPECT_EQ(ReadAll(path_, &end, &end_offset).size(), 4u);
+  auto back = ReadAll(path_, &end, &end_offset);
+  ASSERT_EQ(back.size(), 8u);
+  EXPECT_EQ(back.back(), "after");
   EXPECT_EQ(end, LogEnd::kEndOfFile);
+}
+
+// The defect of issue 27: a length past the end in record 2 was called a
+// truncated tail, and the documented recovery then cut off 7 good records.
+TEST_F(RecordLog, DamageWithValidRecordsBehindItIsCorruptAndNeverCut) {
+  std::vector<std::string> want;
+  const auto lsn = WriteTen(path_, Options(), &want);
+  const auto size = std::filesystem::file_size(path_);
+  LogEnd end;
+  uint64_t end_offset;
+  for (const char* what : {"length", "payload", "zeros"}) {
+    SCOPED_TRACE(what);
+    std::vector<std::string> unused;
+    WriteTen(path_, Options(), &unused);
+    const std::string name = what;
+    if (name == "length") Poke(path_, lsn[1], "\xff\xff\xff\x7f", 4);  // record 2's length
+    if (name == "payload") Poke(path_, lsn[1] + 9, "#", 1);
+    if (name == "zeros")
+      Poke(path_, lsn[1], std::string(lsn[2] - lsn[1], '\0').data(), lsn[2] - lsn[1]);
+    EXPECT_EQ(ReadAll(path_, &end, &end_offset),
+              std::vector<std::string>(want.begin(), want.begin() + 2));
+    EXPECT_EQ(end, LogEnd::kCorrupt);
+    EXPECT_EQ(end_offset, lsn[1]);
+
+    auto r = LogReader::Open(path_);
+    ASSERT_TRUE(r);
+    while (r->Next().value()) {
+    }
+    EXPECT_FALSE(r->TornTail());
+    const LogDamage& d = r->damage();
+    EXPECT_EQ(d.offset, lsn[1]);
+    EXPECT_TRUE(d.valid_follows);
+    EXPECT_TRUE(d.scan_complete);
+    EXPECT_EQ(d.resume_offset, lsn[2]) << "the next valid frame is the one after";
+    EXPECT_EQ(d.bytes_skipped, lsn[2] - lsn[1]);
+    EXPECT_EQ(d.looked_like, name == "length"  ? LogEnd::kTruncated
+                             : name == "zeros" ? LogEnd::kZeros
+                                               : LogEnd::kChecksum);
+    // Resume reads every record behind the damage.
+    ASSERT_TRUE(r->Resume());
+    std::vector<std::string> rest;
+    while (auto next = r->Next().value())
+      rest.emplace_back(reinterpret_cast<const char*>(next->data()), next->size());
+    EXPECT_EQ(rest, std::vector<std::string>(want.begin() + 3, want.end()));
+    EXPECT_EQ(r->end_reason(), LogEnd::kEndOfFile);
+    EXPECT_EQ(r->damaged_bytes(), lsn[2] - lsn[1]);
+    EXPECT_FALSE(r->Resume()) << "nothing to resume at the end";
+
+    // The documented recovery refuses to cut the valid records off.
+    auto w = RecordWriter::Reopen(path_, end_offset, Options());
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error().code, EEXIST);
+    EXPECT_NE(w.error().Message().find(std::to_string(lsn[2])), std::string::npos)
+        << w.error().Message();
+    EXPECT_EQ(std::filesystem::file_size(path_), size) << "a refused reopen changes nothing";
+  }
+  auto at_record = RecordWriter::Reopen(path_, lsn[4], Options());
+  ASSERT_FALSE(at_record) << "a valid record starts there";
+  EXPECT_EQ(at_record.error().code, EEXIST);
+  RecordWriterOptions unframed = Options();
+  unframed.framing = RecordFraming::kNone;
+  EXPECT_TRUE(RecordWriter::Reopen(path_, lsn[4], unframed))
+      << "without framing, the caller's word";
+}
+
+TEST_F(RecordLog, ALongStretchOfGarbageEndsTheScanAtItsBudgetAndIsNotATail) {
+  std::vector<std::string> want;
+  const auto lsn = WriteTen(path_, Options(), &want);
+  // From record 2 on, every byte is 0x01: the header at every offset claims
+  // 0x01010101 bytes (16 MiB), which fit, so the scan would checksum about
+  // 16 MiB for each of 32 M offsets.
+  const std::string bytes(48 << 20, '\x01');
+  Poke(path_, lsn[1], bytes.data(), bytes.size());
+  auto r = LogReader::Open(path_);
+  ASSERT_TRUE(r);
+  while (r->Next().value()) {
+  }
+  EXPECT_EQ(r->records(), 2u);
+  EXPECT_EQ(r->end_reason(), LogEnd::kCorrupt);
+  EXPECT_FALSE(r->damage().scan_complete);
+  EXPECT_FALSE(r->damage().valid_follows);
+  EXPECT_FALSE(r->TornTail());
+  EXPECT_FALSE(r->Resume());
+  EXPECT_FALSE(RecordWriter::Reopen(path_, lsn[1], Options()));
 }
 
 TEST_F(RecordLog, ReopenAtTheEndAppendsAndRefusesWhatItCannotDo) {
