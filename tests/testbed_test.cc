@@ -4,7 +4,10 @@
 // for leftovers is exactly what it made.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "harness.h"
 
@@ -155,6 +158,135 @@ TEST_F(Testbeds, RecordsCommitRunsOnATestbed) {
     EXPECT_EQ(row["status"], "ok") << row["name"] << ": " << row["message"];
     EXPECT_GT(Figures(row)["commits"], 0) << row["name"];
   }
+}
+
+// The undo steps of the journal under /run/writelab that names dir (the
+// killed run's): each as its JSON object.
+std::vector<json> JournalSteps(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& j : std::filesystem::directory_iterator("/run/writelab", ec)) {
+    const std::string text = Slurp(j.path().string());
+    if (!j.path().filename().string().starts_with("journal-") ||
+        text.find(dir) == std::string::npos)
+      continue;
+    std::vector<json> steps;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) steps.push_back(json::parse(line));
+    return steps;
+  }
+  return {};
+}
+
+// Starts writelab with args, SIGKILLs it once its journal has a sysfs step
+// for path_suffix (or after 60 s), and returns the journal's steps.
+std::vector<json> KillOnceJournaled(const std::vector<std::string>& args, const std::string& dir,
+                                    const std::string& path_suffix) {
+  std::vector<char*> argv{const_cast<char*>(WRITELAB_BINARY)};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execv(WRITELAB_BINARY, argv.data());
+    _exit(127);
+  }
+  std::vector<json> steps;
+  for (int i = 0; i < 600; ++i) {
+    usleep(100'000);
+    steps = JournalSteps(dir);
+    bool set = false;
+    for (const json& s : steps)
+      set |= s.value("op", "") == "sysfs" && s.value("path", "").ends_with(path_suffix);
+    if (set) break;
+  }
+  usleep(300'000);  // the write that follows its journaling
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return JournalSteps(dir);
+}
+
+std::string StepPath(const std::vector<json>& steps, const std::string& op) {
+  for (const json& s : steps)
+    if (s.value("op", "") == op) return s["path"];
+  return "";
+}
+
+std::string Bracketed(const std::string& scheduler_file) {
+  const std::string s = Slurp(scheduler_file);
+  const size_t open = s.find('['), close = s.find(']');
+  return open == std::string::npos ? s : s.substr(open + 1, close - open - 1);
+}
+
+// Issue 27: a test bed's loop device is attached with LO_FLAGS_AUTOCLEAR,
+// so it unbinds itself once a killed run's last user is gone. Its settings
+// are still that run's change: cleanup restores them, and leaves a device
+// alone that another file has been bound to since.
+TEST_F(Testbeds, CleanupRestoresTheSettingsOfALoopDeviceThatUnboundItself) {
+  for (const bool taken_in_between : {false, true}) {
+    SCOPED_TRACE(taken_in_between ? "bound to another file after the kill" : "left unbound");
+    auto steps = KillOnceJournaled(
+        {"stride", "--testbed", "raw", "--testbed-size", "256M", "--scratch", scratch.path(),
+         "--scheduler", "kyber", "--steps", "1", "--duration", "60s"},
+        scratch.path(), "/queue/scheduler");
+    const std::string loop = StepPath(steps, "loop");
+    ASSERT_TRUE(loop.starts_with("/dev/loop")) << "no loop step journaled";
+    const std::string dev = loop.substr(5);
+    const std::string sched = "/sys/block/" + dev + "/queue/scheduler";
+    std::string original;
+    for (const json& s : steps)
+      if (s.value("path", "") == sched) original = s["value"];
+    ASSERT_FALSE(original.empty());
+    ASSERT_NE(original, "kyber") << "the test needs a device that was not on kyber";
+    for (int i = 0; i < 50 && !Slurp("/sys/block/" + dev + "/loop/backing_file").empty(); ++i)
+      usleep(100'000);
+    ASSERT_TRUE(Slurp("/sys/block/" + dev + "/loop/backing_file").empty())
+        << dev << " should have unbound itself (LO_FLAGS_AUTOCLEAR)";
+    EXPECT_EQ(Bracketed(sched), "kyber") << "the killed run's change is still there";
+    const std::string other = scratch.path() + "-other.img";
+    if (taken_in_between) {
+      Shell("truncate -s 64M " + other);
+      ASSERT_EQ(Shell("losetup " + loop + " " + other + " && echo ok"), "ok");
+    }
+    RunResult c = RunWritelab({"cleanup"});
+    EXPECT_EQ(c.exit_code, 0) << c.err << c.out;
+    if (taken_in_between) {
+      EXPECT_EQ(Bracketed(sched), "kyber") << "another file's device is not writelab's";
+      EXPECT_NE(c.out.find("not writelab's"), std::string::npos) << c.out;
+      Shell("losetup -d " + loop);
+      std::filesystem::remove(other);
+      Shell("echo " + original + " > " + sched);
+    } else {
+      EXPECT_EQ(Bracketed(sched), original) << c.out;
+      EXPECT_NE(c.out.find("on the unbound " + dev), std::string::npos) << c.out;
+    }
+    ExpectNothingLeft();
+  }
+}
+
+TEST_F(Testbeds, CleanupRestoresTheDirtyLimitsOfAnUnmountedAndUnboundBed) {
+  auto steps = KillOnceJournaled(
+      {"fsync", "--testbed", "ext4:dirty=16M", "--testbed-size", "256M", "--scratch",
+       scratch.path(), "--count", "100000", "--interval", "10ms", "--background", "none"},
+      scratch.path(), "/bdi/strict_limit");
+  const std::string loop = StepPath(steps, "loop"), mnt = StepPath(steps, "mount");
+  ASSERT_TRUE(loop.starts_with("/dev/loop")) << "no loop step journaled";
+  ASSERT_FALSE(mnt.empty());
+  const std::string bdi = "/sys/block/" + loop.substr(5) + "/bdi/";
+  std::string fine;
+  for (const json& s : steps)
+    if (s.value("path", "") == bdi + "max_ratio_fine") fine = s["value"];
+  EXPECT_EQ(Slurp(bdi + "strict_limit"), "1\n");
+  ASSERT_EQ(Shell("umount " + mnt + " && echo ok"), "ok");  // as the reviewer did
+  for (int i = 0; i < 50 && !Slurp("/sys/block/" + loop.substr(5) + "/loop/backing_file").empty();
+       ++i)
+    usleep(100'000);
+  RunResult c = RunWritelab({"cleanup"});
+  EXPECT_EQ(c.exit_code, 0) << c.err << c.out;
+  EXPECT_EQ(Slurp(bdi + "strict_limit"), "0\n") << c.out;
+  EXPECT_EQ(Slurp(bdi + "max_ratio_fine"), fine + "\n") << c.out;
+  ExpectNothingLeft();
 }
 
 TEST(TestbedRefusals, NeedRootAndValidSpecs) {

@@ -103,20 +103,27 @@ Status UndoMount(const UndoStep& s, std::string& left) {
   return std::unexpected(ErrnoError(errno, "unmount " + s.path));
 }
 
-// "loop:INODE": the loop device must still be over that inode.
-bool SysfsObjectIsOurs(const UndoStep& s) {
-  if (!s.check.starts_with("loop:")) return true;
+// Whose a loop device's knob is now, against the step's "loop:INODE".
+enum class LoopOwner { kOurs, kUnbound, kTheirs };
+LoopOwner SysfsLoopOwner(const UndoStep& s) {
+  if (!s.check.starts_with("loop:")) return LoopOwner::kOurs;
   std::string dev = SysfsDevice(s.path);
   auto fd = OpenFile("/dev/" + dev, O_RDONLY | O_NOFOLLOW);
+  if (!fd) return LoopOwner::kTheirs;  // no such device to restore: nothing to do either way
   loop_info64 info{};
-  if (!fd || ioctl(fd->get(), LOOP_GET_STATUS64, &info) != 0) return false;
-  return "loop:" + std::to_string(info.lo_inode) == s.check;
+  if (ioctl(fd->get(), LOOP_GET_STATUS64, &info) != 0)
+    // ENXIO: nothing is bound. The run that set the knob died and
+    // LO_FLAGS_AUTOCLEAR let the device go; nobody took it since, so the
+    // knob is still the run's change and goes back to what it was.
+    return errno == ENXIO ? LoopOwner::kUnbound : LoopOwner::kTheirs;
+  return "loop:" + std::to_string(info.lo_inode) == s.check ? LoopOwner::kOurs : LoopOwner::kTheirs;
 }
 
-Status UndoSysfs(const UndoStep& s, std::string& left) {
+Status UndoSysfs(const UndoStep& s, std::string& left, std::string& note) {
   if (SysfsDevice(s.path).empty())
     return std::unexpected(PlainError("refused to write " + s.path + ": not a knob writelab sets"));
-  if (!SysfsObjectIsOurs(s)) {
+  const LoopOwner owner = SysfsLoopOwner(s);
+  if (owner == LoopOwner::kTheirs) {
     left = "the device backs another inode now";
     return {};
   }
@@ -126,6 +133,8 @@ Status UndoSysfs(const UndoStep& s, std::string& left) {
   UniqueFd guard(fd);
   if (write(fd, s.value.data(), s.value.size()) < 0)
     return std::unexpected(ErrnoError(errno, "restore " + s.path + " to " + s.value));
+  if (owner == LoopOwner::kUnbound)
+    note = "restored to '" + s.value + "' on the unbound " + SysfsDevice(s.path);
   return {};
 }
 
@@ -284,8 +293,8 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   return line;
 }
 
-Status Undo(const UndoStep& s, std::string* left_alone) {
-  std::string unused;
+Status Undo(const UndoStep& s, std::string* left_alone, std::string* note) {
+  std::string unused, unused_note;
   std::string& left = left_alone ? *left_alone : unused;
   if (s.op == "file") return UndoFile(s, left);
   if (s.op == "dir") {
@@ -294,7 +303,7 @@ Status Undo(const UndoStep& s, std::string* left_alone) {
   }
   if (s.op == "loop") return UndoLoop(s, left);
   if (s.op == "mount") return UndoMount(s, left);
-  if (s.op == "sysfs") return UndoSysfs(s, left);
+  if (s.op == "sysfs") return UndoSysfs(s, left, note ? *note : unused_note);
   if (s.op == "pgroup") return UndoProcessGroup(s, left);
   return std::unexpected(PlainError("unknown undo step '" + s.op + "'"));
 }
@@ -469,14 +478,14 @@ void UndoJournalFile(int dir_fd, const std::string& name, const std::string& pat
                                SysfsDevice(it->path) + " now)");
       continue;
     }
-    std::string left;
-    if (Status s = Undo(*it, &left); !s) {
+    std::string left, note;
+    if (Status s = Undo(*it, &left, &note); !s) {
       report.errors.push_back(s.error().Message());
       ok = false;
     } else if (!left.empty()) {
       report.skipped.push_back(it->op + " " + it->path + " (not writelab's: " + left + ")");
     } else {
-      report.undone.push_back(it->op + " " + it->path);
+      report.undone.push_back(it->op + " " + it->path + (note.empty() ? "" : " (" + note + ")"));
     }
   }
   if (ok) unlinkat(dir_fd, name.c_str(), 0);

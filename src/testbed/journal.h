@@ -62,8 +62,13 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view line);
 // Performs one undo step. A step whose change is already gone (file
 // missing, loop detached, not mounted) or whose object is no longer the one
 // recorded (check) succeeds without touching it: undo is idempotent. In the
-// second case *left_alone, if given, says why.
-Status Undo(const UndoStep& step, std::string* left_alone = nullptr);
+// second case *left_alone, if given, says why. A loop device's knob is
+// restored onto the recorded image, and onto a loop device that nothing is
+// bound to any more (test beds attach with LO_FLAGS_AUTOCLEAR, so a killed
+// run's device unbinds itself; its settings are still the run's change), but
+// never onto a device bound to another file since; *note, if given, says
+// when the device was unbound.
+Status Undo(const UndoStep& step, std::string* left_alone = nullptr, std::string* note = nullptr);
 
 // The device whose settings a sysfs path changes ("vda" for
 // /sys/block/vda/queue/scheduler), or "" when the path is none of those
