@@ -16,6 +16,7 @@
 #include "explain/explainer.h"
 #include "io/trusted_dir.h"
 #include "mpi/session.h"
+#include "port/no_memory.h"
 #include "report/atomic_file.h"
 #include "report/html.h"
 #include "report/recommendations.h"
@@ -67,7 +68,8 @@ Status RunStep(const SurveyStep& s, const RunContext& ctx, Document& doc,
     st = RunOnRanks(*ctx.team, ctx, doc, s.run);
   } else {
     doc.experiments.emplace_back();
-    st = s.run(ctx, doc.experiments.back());
+    st = FailingOnNoMemory("allocate the survey's buffers",
+                           [&] { return s.run(ctx, doc.experiments.back()); });
   }
   if (!without.empty())
     for (size_t i = before; i < doc.experiments.size(); ++i)

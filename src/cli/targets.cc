@@ -10,6 +10,7 @@
 #include "io/file.h"
 #include "io/trusted_dir.h"
 #include "mpi/session.h"
+#include "port/no_memory.h"
 #include "telemetry/identify.h"
 #include "testbed/testbed.h"
 
@@ -34,7 +35,8 @@ Status RunExplained(bool explain, const std::string& dir, const std::string& whe
   RunContext with = ctx;
   with.explainer = explainer.get();
   doc.experiments.emplace_back();
-  return run(with, dir, doc.experiments.back());
+  return FailingOnNoMemory("allocate the run's buffers",
+                           [&] { return run(with, dir, doc.experiments.back()); });
 }
 
 // Runs under each scheduler (or as it is), switching and restoring the

@@ -21,6 +21,7 @@
 #include "mpi/team.h"
 #include "port/linux_compat.h"
 #include "telemetry/identify.h"
+#include "telemetry/memory_budget.h"
 #include "telemetry/sampler.h"
 
 namespace writelab {
@@ -143,6 +144,10 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
     return std::unexpected("--bg-cmd is only used with --background cmd");
   if (spec.bg_size != 0 && spec.bg_size < (1u << 20))
     return std::unexpected("--bg-size: at least 1 MiB");
+  if (auto big = CheckMemory(
+          "--write-size " + FormatBytes(static_cast<double>(spec.write_size)) + " (one buffer)",
+          spec.write_size))
+    return std::unexpected(*big);
   return {};
 }
 

@@ -23,6 +23,7 @@
 #include "port/linux_compat.h"
 #include "port/write_all.h"
 #include "telemetry/identify.h"
+#include "telemetry/memory_budget.h"
 #include "testbed/scoped_change.h"
 
 namespace writelab {
@@ -233,6 +234,9 @@ std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
         "--zeroout-kb needs root (it sets /sys/fs/ext4/DEV/extent_max_zeroout_kb)");
   if (spec.modes.empty())
     for (const auto& m : kModes) spec.modes.push_back(m.id);
+  if (auto big = CheckMemory(
+          "--block " + FormatBytes(static_cast<double>(spec.block)) + " (one buffer)", spec.block))
+    return std::unexpected(*big);
   return {};
 }
 

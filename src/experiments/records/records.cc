@@ -20,6 +20,7 @@
 #include "mpi/team.h"
 #include "port/linux_compat.h"
 #include "telemetry/identify.h"
+#include "telemetry/memory_budget.h"
 
 namespace writelab {
 namespace {
@@ -142,6 +143,31 @@ std::expected<RecordSyncChoice, std::string> ParseRecordSync(const std::string& 
   return std::unexpected("--sync: unknown value '" + text + "'");
 }
 
+namespace {
+
+// What a records run holds at once: the corpus (one allocation per line,
+// about 2.5x its bytes with the list nodes and malloc's headers), and the
+// buffers of the method that needs the most (io_uring: --qd of them).
+std::optional<std::string> CheckRecordsMemory(const RecordsSpec& spec) {
+  uint64_t corpus = spec.corpus_size;
+  struct stat st;
+  if (!spec.input.empty() && stat(spec.input.c_str(), &st) == 0)
+    corpus = static_cast<uint64_t>(st.st_size);
+  const bool uring =
+      !spec.commit && std::ranges::find(spec.methods, RecordMethod::kUring) != spec.methods.end();
+  const uint64_t buffers = uring ? SaturatingMul(spec.qd, spec.buffer) : spec.buffer;
+  const uint64_t threads = spec.commit ? *std::ranges::max_element(spec.threads) : 1;
+  std::string what = (spec.input.empty() ? "--corpus-size " : "--input of ") +
+                     FormatBytes(static_cast<double>(corpus)) + " and ";
+  what += uring ? "--qd " + std::to_string(spec.qd) + " x --buffer " +
+                      FormatBytes(static_cast<double>(spec.buffer)) + " (io_uring)"
+                : "--buffer " + FormatBytes(static_cast<double>(spec.buffer));
+  return CheckMemory(what, SaturatingAdd(SaturatingMul(corpus, 5) / 2,
+                                         buffers + SaturatingMul(threads, 64 << 10)));
+}
+
+}  // namespace
+
 std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
   if (spec.dir.empty()) spec.dir = ".";
   auto resolved = CheckWorkDir("--dir", spec.dir);
@@ -173,6 +199,7 @@ std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
   for (int t : spec.threads)
     if (t < 1 || t > 1024) return std::unexpected("--threads: each between 1 and 1024");
   if (spec.commit_time_ns < 10'000'000) return std::unexpected("--commit-time: at least 10ms");
+  if (auto big = CheckRecordsMemory(spec)) return std::unexpected(*big);
   return {};
 }
 

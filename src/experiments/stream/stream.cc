@@ -14,6 +14,7 @@
 #include "io/file.h"
 #include "mpi/team.h"
 #include "telemetry/identify.h"
+#include "telemetry/memory_budget.h"
 
 namespace writelab {
 namespace {
@@ -85,6 +86,9 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
       if (auto bad = CheckDirectSize(option, bytes, DirOf(spec), 4096))
         return std::unexpected(*bad + "; or leave direct out of --strategy");
   }
+  if (auto big = CheckMemory(
+          "--block " + FormatBytes(static_cast<double>(spec.block)) + " (one buffer)", spec.block))
+    return std::unexpected(*big);
   return {};
 }
 

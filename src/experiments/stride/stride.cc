@@ -20,6 +20,7 @@
 #include "port/write_all.h"
 #include "telemetry/blockdev.h"
 #include "telemetry/identify.h"
+#include "telemetry/memory_budget.h"
 
 namespace writelab {
 namespace {
@@ -124,6 +125,11 @@ std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
     const std::string on = spec.device.empty() ? ParentDir(spec.file) : spec.device;
     if (auto bad = CheckDirectSize("--block", spec.block, on)) return std::unexpected(*bad);
   }
+  const unsigned deepest = *std::max_element(spec.qds.begin(), spec.qds.end());
+  if (auto big = CheckMemory("--qd " + std::to_string(deepest) + " x --block " +
+                                 FormatBytes(static_cast<double>(spec.block)) + " (buffers)",
+                             SaturatingMul(deepest, spec.block)))
+    return std::unexpected(*big);
   return {};
 }
 
