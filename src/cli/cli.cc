@@ -51,6 +51,7 @@ void InstallSignalHandlers() {
 std::string OneLine(std::string s) {
   for (char& c : s)
     if (c == '\n') c = ' ';
+  s = Printable(s);
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }

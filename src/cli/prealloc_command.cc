@@ -49,6 +49,7 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--file-size", o->file_size, "Size of the preallocated file")
       ->capture_default_str();
   sub->add_option("--rounds", o->spec.rounds, "Trials per mode; the order rotates each round")
+      ->check(Count(1, 1000))
       ->capture_default_str();
   sub->add_option("--writes", o->spec.writes, "Writes in the workload")
       ->check(Count(1, kMaxPreallocWrites))

@@ -90,6 +90,7 @@ void AddStrideCommand(CLI::App& app, CommandAction* action) {
       ->capture_default_str();
   sub->add_option("--duration", o->duration, "Time per step")->capture_default_str();
   sub->add_option("--rounds", o->spec.rounds, "Trials per step; the order rotates each round")
+      ->check(Count(1, 1000))
       ->capture_default_str();
   sub->add_option("--engine", o->spec.engine, "psync (queue depth 1) or io_uring")
       ->capture_default_str();

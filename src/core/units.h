@@ -32,6 +32,14 @@ std::expected<uint64_t, std::string> ParseCount(std::string_view text, uint64_t 
 // control characters as '?', so that the message stays one short line.
 std::string Quoted(std::string_view text);
 
+// text with every control character as '?': C0 (newlines too, unless
+// keep_newlines), DEL, and the C1 controls U+0080..U+009F in UTF-8. The one
+// sanitiser for what reaches a terminal or a CSV: strings of a document
+// read (report/json_read.cc), and the text, compare and CSV output and
+// error lines as a whole, so that a row named "\x1b]0;x\x07\r\x1b[2K" cannot
+// retitle the terminal or rewrite a line.
+std::string Printable(std::string_view text, bool keep_newlines = false);
+
 // "8 MiB", "1.50 GiB", "512 B": binary units, for sizes.
 std::string FormatBytes(double bytes);
 // "812 ns", "3.41 us", "12.0 ms", "1.52 s": for latencies.

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/units.h"
 #include "report/significance.h"
 #include "report/text.h"
 
@@ -59,8 +60,11 @@ std::string RunLabel(const Document& d) {
   return d.host.hostname + ", Linux " + d.host.kernel + ", " + d.started_at;
 }
 
+constexpr int kResamples = 4000;
+
 FigureComparison CompareFigure(const std::string& exp, const std::string& headline, const Row& row,
-                               const Figure& fa, const Figure& fb) {
+                               const Figure& fa, const Figure& fb, Comparison& c,
+                               uint64_t& draws_left) {
   FigureComparison f;
   f.experiment = exp;
   f.row = row.name;
@@ -76,17 +80,23 @@ FigureComparison CompareFigure(const std::string& exp, const std::string& headli
   f.verdict = CompareSummaries(fa.value, fb.value);
   if (fa.value.samples.size() > 1 && fb.value.samples.size() > 1) {
     f.p = MannWhitneyP(fa.value.samples, fb.value.samples);
-    if (f.a > 0)
-      if (auto r = BootstrapMedianRatio(fa.value.samples, fb.value.samples)) {
+    const uint64_t draws =
+        uint64_t{kResamples} * (fa.value.samples.size() + fb.value.samples.size());
+    if (f.a > 0 && draws > draws_left) {
+      ++c.intervals_left_out;
+    } else if (f.a > 0) {
+      draws_left -= draws;
+      if (auto r = BootstrapMedianRatio(fa.value.samples, fb.value.samples, kResamples)) {
         f.change_low_pct = (r->low - 1) * 100;
         f.change_high_pct = (r->high - 1) * 100;
       }
+    }
   }
   return f;
 }
 
 void CompareExperiment(const std::string& exp, const ExperimentResult& a, const ExperimentResult& b,
-                       Comparison& c) {
+                       Comparison& c, uint64_t& draws_left) {
   const std::string headline = Headline(a);
   for (const Row& ra : a.rows) {
     const Row* rb = b.FindRow(ra.name);
@@ -101,7 +111,7 @@ void CompareExperiment(const std::string& exp, const ExperimentResult& a, const 
     }
     for (const Figure& fa : ra.figures)
       if (const Figure* fb = rb->FindFigure(fa.key))
-        c.figures.push_back(CompareFigure(exp, headline, ra, fa, *fb));
+        c.figures.push_back(CompareFigure(exp, headline, ra, fa, *fb, c, draws_left));
   }
   for (const Row& rb : b.rows)
     if (!a.FindRow(rb.name)) c.only.push_back("only in B: " + exp + ": " + rb.name);
@@ -154,11 +164,13 @@ std::string PercentChange(double a, double b) {
   return fmt::format("{:+.1f}%", (b - a) / std::fabs(a) * 100);
 }
 
-std::expected<Comparison, std::string> Compare(const Document& a, const Document& b) {
+std::expected<Comparison, std::string> Compare(const Document& a, const Document& b,
+                                               uint64_t draws) {
   Comparison c;
   c.label_a = RunLabel(a);
   c.label_b = RunLabel(b);
   int matched = 0;
+  uint64_t draws_left = draws;
   const auto keyed_a = Keyed(a), keyed_b = Keyed(b);
   for (const auto& [key, ea] : keyed_a) {
     const ExperimentResult* eb = Find(keyed_b, key);
@@ -166,11 +178,15 @@ std::expected<Comparison, std::string> Compare(const Document& a, const Document
       c.only.push_back("only in A: " + key);
       continue;
     }
-    CompareExperiment(key, *ea, *eb, c);
+    CompareExperiment(key, *ea, *eb, c, draws_left);
     ++matched;
   }
   for (const auto& [key, eb] : keyed_b)
     if (!Find(keyed_a, key)) c.only.push_back("only in B: " + key);
+  if (c.intervals_left_out)
+    c.only.push_back("95% intervals left out for " + std::to_string(c.intervals_left_out) +
+                     " figures: the bootstrap's budget of " + std::to_string(draws) +
+                     " draws was spent (p and verdicts are complete)");
   if (matched == 0)
     return std::unexpected(
         "the files share no experiment (name, test bed and scheduler) to compare");
@@ -201,7 +217,7 @@ std::string RenderComparisonText(const Comparison& c) {
   for (size_t i = 0; i < tables.size(); ++i) out += "\n" + names[i] + "\n" + tables[i].Render();
   if (!c.only.empty()) out += "\n";
   for (const std::string& line : c.only) out += line + "\n";
-  return out;
+  return Printable(out, true);
 }
 
 std::expected<std::string, std::string> CompareDocuments(const Document& a, const Document& b) {

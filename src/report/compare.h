@@ -46,14 +46,23 @@ struct FigureComparison {
   bool higher_is_better = true;
 };
 
+// The bootstrap's draws one comparison may make in all (resamples x the
+// samples of both sides, over every figure; about a second here), so that
+// documents with many matching figures cannot make compare run for hours.
+// Figures past it get no interval, and the comparison says how many.
+inline constexpr uint64_t kBootstrapDraws = 100'000'000;
+
 struct Comparison {
   std::string label_a, label_b;
   std::vector<FigureComparison> figures;
   std::vector<std::string> only;  // "only in A: fsync", "only in B: stream: direct"
+  size_t intervals_left_out = 0;  // figures past kBootstrapDraws
 };
 
-// An error (one line) when the documents share no experiment.
-std::expected<Comparison, std::string> Compare(const Document& a, const Document& b);
+// An error (one line) when the documents share no experiment. draws: the
+// bootstrap's budget (tests pass a small one).
+std::expected<Comparison, std::string> Compare(const Document& a, const Document& b,
+                                               uint64_t draws = kBootstrapDraws);
 
 // The side-by-side text.
 std::string RenderComparisonText(const Comparison& c);

@@ -9,6 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/csv.h"
+#include "report/json.h"
+#include "report/text.h"
+
 namespace writelab {
 namespace {
 
@@ -26,6 +30,50 @@ Document OneFigure(std::vector<double> samples, const std::string& testbed = "",
   e.rows.push_back(r);
   doc.experiments.push_back(e);
   return doc;
+}
+
+// Issue 27: many rows of A all matching one row of B with the most samples
+// a figure may have. Every figure gets its verdict; the bootstrap stops at
+// its budget, and the comparison says for how many figures it did.
+TEST(Compare, TheBootstrapStopsAtItsBudgetAndSaysSo) {
+  std::vector<double> many;
+  for (int i = 0; i < 1000; ++i) many.push_back(100 + i % 17);
+  Document b = OneFigure(many), a = OneFigure({90, 91});
+  for (int i = 0; i < 200; ++i) a.experiments[0].rows.push_back(a.experiments[0].rows[0]);
+  const uint64_t budget = 20'000'000, per_figure = 4000 * (2 + 1000);
+  auto c = Compare(a, b, budget);
+  ASSERT_TRUE(c);
+  ASSERT_EQ(c->figures.size(), 201u);
+  EXPECT_EQ(c->intervals_left_out, 201 - budget / per_figure);
+  EXPECT_TRUE(c->figures.front().change_low_pct);
+  EXPECT_FALSE(c->figures.back().change_low_pct);
+  for (const FigureComparison& f : c->figures) EXPECT_TRUE(f.p) << "every verdict is complete";
+  EXPECT_NE(c->only.back().find("95% intervals left out for"), std::string::npos);
+}
+
+// Issue 27: a row name that would retitle the terminal and rewrite the
+// verdict line, through compare's text, the text tables and the CSV.
+TEST(Compare, ADocumentsControlCharactersNeverReachTheTerminal) {
+  const std::string evil = "\x1b]0;PWNED\x07\r\x1b[2Kfake line\xc2\x9b" "2J";
+  Document a = OneFigure({1, 2, 3}), b = OneFigure({4, 5, 6});
+  // Through a file, as compare reads it.
+  for (Document* d : {&a, &b}) {
+    d->experiments[0].rows[0].name = evil;
+    d->label = evil;
+    auto read = FromJson(ToJson(*d));
+    ASSERT_TRUE(read) << read.error();
+    *d = *read;
+  }
+  auto c = Compare(a, b);
+  ASSERT_TRUE(c);
+  for (const std::string& out : {RenderComparisonText(*c), RenderText(a), RenderCsv(a)}) {
+    for (char bad : {'\x1b', '\x07', '\r'}) EXPECT_EQ(out.find(bad), std::string::npos) << out;
+    EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos);
+    EXPECT_NE(out.find("?]0;PWNED??"), std::string::npos) << out;
+  }
+  // And what a run itself prints: a device model with an escape.
+  a.experiments[0].target.model = "disk\x1b[31m";
+  EXPECT_EQ(RenderText(a).find('\x1b'), std::string::npos);
 }
 
 TEST(Compare, PercentChange) {

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
+
 namespace writelab {
 namespace {
 
@@ -58,7 +60,7 @@ std::string RenderCsv(const Document& doc) {
       }
     }
   }
-  return out;
+  return Printable(out, true);
 }
 
 }  // namespace writelab

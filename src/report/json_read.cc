@@ -14,9 +14,11 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/units.h"
 #include "report/json.h"
+#include "telemetry/memory_budget.h"
 
 namespace writelab {
 namespace {
@@ -88,7 +90,7 @@ class Node {
 
   std::string String() const {
     Expect(j_.is_string(), "a string");
-    return j_.get<std::string>();
+    return Printable(j_.get<std::string>());  // a document's words never steer a terminal
   }
   bool Bool() const {
     Expect(j_.is_boolean(), "true or false");
@@ -186,7 +188,12 @@ Summary ReadSummary(const Node& n) {
   s.min = n["min"].Number();
   s.max = n["max"].Number();
   s.mean = n["mean"].Number();
-  s.samples = n["samples"].Numbers();
+  Node samples = n["samples"];
+  samples.Expect(samples.raw().is_array(), "an array");
+  if (samples.raw().size() > kMaxSamples)
+    samples.Fail(std::to_string(samples.raw().size()) + " samples, more than the " +
+                 std::to_string(kMaxSamples) + " a run makes (--rounds is at most 1000)");
+  s.samples = samples.Numbers();
   Node ci = n["ci95"];
   if (!ci.IsNull()) {
     const json& c = ci.raw();
@@ -383,11 +390,69 @@ Document ReadDocument(const Node& n) {
   return d;
 }
 
+// Counts what a document holds without building it, and stops at the first
+// limit it passes. A syntax error ends the count quietly: the parse that
+// follows reports it.
+class SizeCheck : public nlohmann::json_sax<json> {
+ public:
+  bool null() override { return Value(); }
+  bool boolean(bool) override { return Value(); }
+  bool number_integer(number_integer_t) override { return Value(); }
+  bool number_unsigned(number_unsigned_t) override { return Value(); }
+  bool number_float(number_float_t, const string_t&) override { return Value(); }
+  bool string(string_t&) override { return Value(); }
+  bool binary(binary_t&) override { return Value(); }
+  bool start_object(size_t) override { return Open(); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return Close(); }
+  bool start_array(size_t) override { return Open(); }
+  bool end_array() override { return Close(); }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+  size_t values() const { return values_; }
+  const std::string& refused() const { return refused_; }
+
+ private:
+  bool Value() {
+    if (++values_ > kMaxDocumentValues)
+      return Refuse("more than " + std::to_string(kMaxDocumentValues) + " values");
+    if (!lengths_.empty() && ++lengths_.back() > kMaxArrayLength)
+      return Refuse("an array of more than " + std::to_string(kMaxArrayLength) + " entries");
+    return true;
+  }
+  bool Open() {
+    if (!Value()) return false;
+    if (lengths_.size() >= kMaxDocumentDepth)
+      return Refuse("nested more than " + std::to_string(kMaxDocumentDepth) + " deep");
+    lengths_.push_back(0);
+    return true;
+  }
+  bool Close() {
+    if (!lengths_.empty()) lengths_.pop_back();
+    return true;
+  }
+  bool Refuse(std::string why) {
+    refused_ = std::move(why);
+    return false;
+  }
+  size_t values_ = 0;
+  std::vector<size_t> lengths_;  // entries so far of each open array or object
+  std::string refused_;
+};
+
 }  // namespace
 
 std::expected<Document, std::string> FromJson(const std::string& text) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     return std::unexpected("empty: not a writelab result file");
+  SizeCheck size;
+  json::sax_parse(text, &size);
+  if (!size.refused().empty())
+    return std::unexpected("refused: " + size.refused() + ", more than a writelab run writes");
+  const uint64_t tree = SaturatingAdd(SaturatingMul(size.values(), kBytesPerValue), text.size());
+  if (auto big = CheckMemory("reading its " + std::to_string(size.values()) + " values", tree))
+    return std::unexpected(*big);
   json j;
   try {
     j = json::parse(text);

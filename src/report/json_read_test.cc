@@ -130,7 +130,34 @@ TEST(FromJson, NotJsonSaysWhereNotWhat) {
   EXPECT_EQ(FromJson("{\"schema_version\": 1}").has_value(), true);  // all else defaults
   EXPECT_FALSE(FromJson("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[").has_value());
   EXPECT_EQ(FromJson(std::string(100000, '[') + std::string(100000, ']')).error(),
-            "document: expected an object, not an array");
+            "refused: nested more than 32 deep, more than a writelab run writes");
+}
+
+// Issue 27: a 40 MB file of 10M points took 1.5 GiB to read, and a figure of
+// 50k samples made compare bootstrap for minutes. What no run writes is
+// refused before the tree is built, naming the limit.
+TEST(FromJson, WhatNoRunWritesIsRefusedBeforeItIsBuilt) {
+  EXPECT_EQ(ErrorAfter([](json& j) {
+              auto& s = j["experiments"][0]["rows"][0]["figures"][0]["value"]["samples"];
+              s = json::array();
+              for (size_t i = 0; i <= kMaxSamples; ++i) s.push_back(1.0);
+            }),
+            "experiments[0].rows[0].figures[0].value.samples: 1001 samples, more than the 1000 a "
+            "run makes (--rounds is at most 1000)");
+  std::string points = "[";
+  for (size_t i = 0; i <= kMaxArrayLength; ++i) points += i ? ",0" : "0";
+  points += "]";
+  EXPECT_EQ(FromJson("{\"schema_version\": 1, \"x\": " + points + "}").error(),
+            "refused: an array of more than 1000000 entries, more than a writelab run writes");
+  std::string many = "{\"schema_version\": 1";
+  for (size_t i = 0; i < kMaxDocumentValues / kMaxArrayLength + 1; ++i) {
+    many += ", \"x" + std::to_string(i) + "\": [";
+    for (size_t k = 0; k < kMaxArrayLength; ++k) many += k ? ",0" : "0";
+    many += "]";
+  }
+  many += "}";
+  EXPECT_EQ(FromJson(many).error(),
+            "refused: more than 16000000 values, more than a writelab run writes");
 }
 
 }  // namespace

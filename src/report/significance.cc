@@ -28,22 +28,29 @@ std::vector<double> PooledRanks(std::span<const double> a, std::span<const doubl
 }
 
 // Exact: the share of all ways to choose na of the pooled ranks whose sum
-// is at least as far from its mean as the observed one.
+// is at least as far from its mean as the observed one. Counted by dynamic
+// programming over doubled ranks (integers, ties included): ways[k][s] is
+// the number of k-subsets of the ranks seen so far whose doubled sum is s.
+// O(n * na * n^2) instead of enumerating C(n, na) subsets.
 double ExactP(const std::vector<double>& rank, size_t na, double observed) {
   const size_t n = rank.size();
-  const double mean = static_cast<double>(na) * static_cast<double>(n + 1) / 2;
-  const double dist = std::fabs(observed - mean) - 1e-9;
-  std::vector<bool> pick(n, false);
-  std::fill(pick.begin(), pick.begin() + static_cast<long>(na), true);
-  uint64_t total = 0, extreme = 0;
-  do {
-    double sum = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (pick[i]) sum += rank[i];
-    ++total;
-    extreme += std::fabs(sum - mean) >= dist;
-  } while (std::prev_permutation(pick.begin(), pick.end()));
-  return static_cast<double>(extreme) / static_cast<double>(total);
+  std::vector<size_t> doubled(n);
+  size_t total_sum = 0;
+  for (size_t i = 0; i < n; ++i) total_sum += doubled[i] = static_cast<size_t>(rank[i] * 2 + 0.5);
+  std::vector<std::vector<double>> ways(na + 1, std::vector<double>(total_sum + 1, 0));
+  ways[0][0] = 1;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = std::min(na, i + 1); k >= 1; --k)
+      for (size_t sum = total_sum; sum >= doubled[i]; --sum)  // doubled ranks are >= 2
+        ways[k][sum] += ways[k - 1][sum - doubled[i]];
+  const double mean = static_cast<double>(na) * static_cast<double>(n + 1);  // doubled
+  const double dist = std::fabs(observed * 2 - mean) - 1e-9;
+  double all = 0, extreme = 0;
+  for (size_t sum = 0; sum <= total_sum; ++sum) {
+    all += ways[na][sum];
+    if (std::fabs(static_cast<double>(sum) - mean) >= dist) extreme += ways[na][sum];
+  }
+  return extreme / all;
 }
 
 double NormalP(const std::vector<double>& rank, size_t na, size_t nb, double observed) {
@@ -66,10 +73,13 @@ double NormalP(const std::vector<double>& rank, size_t na, size_t nb, double obs
   return std::min(1.0, std::erfc(std::max(0.0, z) / std::sqrt(2.0)));
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// The median of v, reordering it: O(n) (nth_element), not a sort.
+double MedianInPlace(std::vector<double>& v) {
+  const size_t n = v.size(), mid = n / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
+  const double upper = v[mid];
+  if (n % 2) return upper;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<long>(mid)) + upper) / 2;
 }
 
 }  // namespace
@@ -96,11 +106,12 @@ std::optional<RatioInterval> BootstrapMedianRatio(std::span<const double> a,
                                                   uint64_t seed) {
   if (a.empty() || b.empty() || resamples < 1) return std::nullopt;
   std::mt19937_64 rng(seed);
+  std::vector<double> scratch;  // one resample at a time, reused
   auto resample = [&](std::span<const double> s) {
     std::uniform_int_distribution<size_t> pick(0, s.size() - 1);
-    std::vector<double> r(s.size());
-    for (double& v : r) v = s[pick(rng)];
-    return Median(std::move(r));
+    scratch.resize(s.size());
+    for (double& v : scratch) v = s[pick(rng)];
+    return MedianInPlace(scratch);
   };
   std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(resamples));

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace writelab {
@@ -24,6 +26,44 @@ TEST(MannWhitney, ExactPValues) {
   // Identical samples: every split ties, p = 1.
   EXPECT_NEAR(MannWhitneyP(std::vector<double>{5, 5, 5}, std::vector<double>{5, 5, 5}), 1.0, 1e-12);
   EXPECT_EQ(MannWhitneyP(std::vector<double>{}, a), 1.0);
+}
+
+// The exact p-value counts subsets by dynamic programming; here it is set
+// against the enumeration of every subset it replaced, ties included.
+double EnumeratedP(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  const size_t n = all.size();
+  std::vector<double> rank(n);
+  for (size_t i = 0; i < n; ++i) {
+    double below = 0, equal = 0;
+    for (double v : all) below += v < all[i], equal += v == all[i];
+    rank[i] = below + (equal + 1) / 2;
+  }
+  double observed = 0;
+  for (size_t i = 0; i < a.size(); ++i) observed += rank[i];
+  const double mean = static_cast<double>(a.size()) * static_cast<double>(n + 1) / 2;
+  std::vector<bool> pick(n, false);
+  std::fill(pick.begin(), pick.begin() + static_cast<long>(a.size()), true);
+  double total = 0, extreme = 0;
+  do {
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += pick[i] ? rank[i] : 0;
+    ++total;
+    extreme += std::fabs(sum - mean) >= std::fabs(observed - mean) - 1e-9;
+  } while (std::prev_permutation(pick.begin(), pick.end()));
+  return extreme / total;
+}
+
+TEST(MannWhitney, ExactPEqualsTheEnumerationOfEverySubset) {
+  uint64_t x = 2009;
+  auto next = [&] { return x = x * 6364136223846793005ull + 1442695040888963407ull, x >> 33; };
+  for (int round = 0; round < 200; ++round) {
+    std::vector<double> a(2 + next() % 8), b(2 + next() % 8);
+    for (double& v : a) v = static_cast<double>(next() % 7);  // few values: many ties
+    for (double& v : b) v = static_cast<double>(next() % 7 + next() % 2);
+    EXPECT_NEAR(MannWhitneyP(a, b), EnumeratedP(a, b), 1e-12) << round;
+  }
 }
 
 TEST(MannWhitney, SmallestPossibleP) {

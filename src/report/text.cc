@@ -405,7 +405,7 @@ std::string RenderText(const Document& doc) {
     for (const std::string& r : doc.recommendations) out += "- " + r + "\n";
   }
   for (const std::string& err : doc.errors) out += "error: " + err + "\n";
-  return out;
+  return Printable(out, true);  // names from the system (a device's model) included
 }
 
 }  // namespace writelab
