@@ -93,5 +93,21 @@ TEST(Limits, AnAllocationThatFailsAnywayIsAFailedRunThatLeavesNothing) {
   std::filesystem::remove(json);
 }
 
+// Issue 27: work files were writelab-KIND-PID-N for N = 0..99, so a user who
+// pre-created those names for the next PIDs made any run fail with EEXIST.
+// Now a random part follows: the same planting changes nothing.
+TEST(Limits, WorkFileNamesCannotBeTakenAhead) {
+  ScratchDir work("limits-names");
+  const int last = std::stoi(Slurp("/proc/sys/kernel/ns_last_pid"));
+  for (int pid = last + 1; pid <= last + 40; ++pid)
+    for (int n = 0; n < 100; ++n)
+      std::ofstream(work.path() + "/writelab-records-" + std::to_string(pid) + "-" +
+                    std::to_string(n));
+  RunResult r = RunWritelab({"records", "--dir", work.path(), "--method", "write", "--total",
+                             "256k", "--corpus-size", "64k"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(work.Entries().size(), 4000u) << "the planted names stay; nothing else is left";
+}
+
 }  // namespace
 }  // namespace writelab::testing

@@ -301,7 +301,7 @@ int MpirunPid(const std::string& dir) {
 }
 
 // The trial (1-based) that the writelab rank `rank` in dir is writing: the
-// N of its newest writelab-stream-PID-N, or 0.
+// N of its newest writelab-stream-PID-N-RANDOM, or 0.
 int StreamTrialOf(ScratchDir& work, int rank) {
   const int pid = RankPid(work.path(), rank);
   if (!pid) return 0;
@@ -355,7 +355,7 @@ TEST_F(Mpi, AKilledRankLeavesOnlyItsOwnFilesAndCleanupRemovesThem) {
       int pid = RankPid(work.path(), 1);
       if (!pid) continue;
       for (const std::string& name : work.Entries())
-        if (name == "writelab-stream-" + std::to_string(pid) + "-2") {
+        if (name.starts_with("writelab-stream-" + std::to_string(pid) + "-2-")) {
           kill(pid, SIGKILL);
           killed = pid;
         }

@@ -3,12 +3,15 @@
 #include "io/own_files.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 namespace writelab {
 
@@ -18,12 +21,21 @@ std::expected<UniqueFd, Error> OpenFile(const std::string& path, int flags, mode
   return UniqueFd(fd);
 }
 
+std::string RandomHex() {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof r, 0) != sizeof r)  // no entropy yet: still unlike any PID pattern
+    r = static_cast<uint64_t>(getpid()) << 32 ^ static_cast<uint64_t>(time(nullptr));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r));
+  return hex;
+}
+
 std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::string& prefix,
                                              int extra_flags, std::string* path) {
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string candidate = dir + "/writelab-" + prefix + "-" + std::to_string(getpid()) + "-" +
-                            std::to_string(counter++);
+                            std::to_string(counter++) + "-" + RandomHex();
     int fd =
         ::open(candidate.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extra_flags, 0644);
     if (fd >= 0) {

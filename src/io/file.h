@@ -17,8 +17,13 @@ namespace writelab {
 
 std::expected<UniqueFd, Error> OpenFile(const std::string& path, int flags, mode_t mode = 0644);
 
-// Creates a new file "DIR/writelab-PREFIX-PID-N" with O_CREAT|O_EXCL|O_NOFOLLOW,
-// so it never touches a file that writelab did not make. Sets *path. Use the
+// 64 random bits (getrandom) as 16 hex digits: a name nobody can guess ahead.
+std::string RandomHex();
+
+// Creates a new file "DIR/writelab-PREFIX-PID-N-RANDOM" (RANDOM: RandomHex)
+// with O_CREAT|O_EXCL|O_NOFOLLOW, so it never touches a file that writelab
+// did not make, and a user who pre-creates names for future PIDs cannot make
+// a run fail with EEXIST. Sets *path. Use the
 // descriptor from then on (ReopenFd for other flags): in a directory others
 // can write, the name may be swapped, the open file cannot. Remove it with
 // RemoveOwnFile (io/own_files.h), or KeepOwnFile to leave it.

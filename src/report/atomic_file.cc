@@ -26,13 +26,7 @@ Status WriteContents(int fd, const std::string& contents, const std::string& wha
 std::string BaseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
 // "NAME.tmp-0123456789abcdef" with 64 random bits: nobody can guess it ahead.
-std::string TempName(const std::string& base) {
-  uint64_t r = 0;
-  if (getrandom(&r, sizeof r, 0) != sizeof r) r ^= static_cast<uint64_t>(getpid()) << 20;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r));
-  return "." + base + ".tmp-" + hex;
-}
+std::string TempName(const std::string& base) { return "." + base + ".tmp-" + RandomHex(); }
 
 // Creates, writes and renames a temporary in path's directory.
 Status ReplaceRegular(const std::string& path, const std::string& contents, mode_t mode) {
