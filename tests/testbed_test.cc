@@ -289,6 +289,18 @@ TEST_F(Testbeds, CleanupRestoresTheDirtyLimitsOfAnUnmountedAndUnboundBed) {
   ExpectNothingLeft();
 }
 
+// Issue 27: --testbed-size 1T with 77 GiB free was taken without a word.
+TEST_F(Testbeds, ATestbedLargerThanTheScratchsFreeSpaceIsRefused) {
+  const auto space = std::filesystem::space(scratch.path());
+  const std::string size = std::to_string((space.available >> 30) + 64) + "G";
+  RunResult r = RunWritelab({"stream", "--testbed", "ext4", "--testbed-size", size, "--scratch",
+                             scratch.path(), "--size", "8M"});
+  EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("free under --scratch " + scratch.path()), std::string::npos) << r.err;
+  ExpectNothingLeft();
+}
+
 TEST(TestbedRefusals, NeedRootAndValidSpecs) {
   RunResult bad = RunWritelab({"prealloc", "--testbed", "ext3"});
   EXPECT_EQ(bad.exit_code, 2);

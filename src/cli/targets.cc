@@ -2,16 +2,19 @@
 #include "cli/targets.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 
+#include "core/units.h"
 #include "explain/explainer.h"
 #include "io/file.h"
 #include "io/trusted_dir.h"
 #include "mpi/session.h"
 #include "port/no_memory.h"
 #include "telemetry/identify.h"
+#include "telemetry/memory_budget.h"
 #include "testbed/testbed.h"
 
 namespace writelab {
@@ -180,6 +183,20 @@ int RunOnTeam(const std::string& dir, const RunContext& ctx, Document& doc,
   return ShareExitCode(team, code);
 }
 
+// A test bed's sparse file fills as the bed is written: one larger than the
+// scratch file system's free space could fill it, and the bed's writes
+// would then fail as I/O errors of the loop device.
+std::optional<std::string> CheckTestbedRoom(int scratch_fd, const std::string& scratch,
+                                            uint64_t size) {
+  struct statvfs st;
+  if (fstatvfs(scratch_fd, &st) != 0) return std::nullopt;  // Provision says what fails
+  const uint64_t free = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+  if (size <= free) return std::nullopt;
+  return "--testbed-size " + FormatBytes(static_cast<double>(size)) + ": more than the " +
+         FormatBytes(static_cast<double>(free)) + " free under --scratch " + scratch +
+         " (the sparse file could fill it); give a smaller size or another --scratch";
+}
+
 }  // namespace
 
 int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
@@ -202,9 +219,18 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
   // A scratch directory another user controls is refused before anything is changed.
   bool needs_scratch =
       std::any_of(beds.begin(), beds.end(), [](const TestbedSpec& b) { return b.fs != "tmpfs"; });
-  if (needs_scratch)
-    if (auto dir = OpenTrustedDir(t.scratch, DirUse::kPrivate, true); !dir)
-      return UsageError("--scratch: " + dir.error().Message());
+  if (needs_scratch) {
+    auto scratch = OpenTrustedDir(t.scratch, DirUse::kPrivate, true);
+    if (!scratch) return UsageError("--scratch: " + scratch.error().Message());
+    if (auto full = CheckTestbedRoom(scratch->get(), t.scratch, size)) return UsageError(*full);
+  }
+  const bool tmpfs =
+      std::any_of(beds.begin(), beds.end(), [](const TestbedSpec& b) { return b.fs == "tmpfs"; });
+  if (tmpfs)  // a tmpfs bed's size is memory it may take
+    if (auto big = CheckMemory(
+            "--testbed-size " + FormatBytes(static_cast<double>(size)) + " (a tmpfs test bed)",
+            size))
+      return UsageError(*big);
   std::unique_ptr<UndoJournal> journal;  // as root, every run may change the system
   if (geteuid() == 0) {
     auto j = UndoJournal::Open();

@@ -105,7 +105,7 @@ std::optional<std::string> CheckMemory(std::string_view what, uint64_t bytes,
                                        const MemoryRoom& room) {
   if (static_cast<double>(bytes) <= kMemoryShare * static_cast<double>(room.bytes))
     return std::nullopt;
-  return std::string(what) + " need " +
+  return std::string(what) + " would take " +
          (bytes == UINT64_MAX ? std::string("more than 16 EiB")
                               : FormatBytes(static_cast<double>(bytes))) +
          " of memory, more than half of the " + FormatBytes(static_cast<double>(room.bytes)) +

@@ -32,7 +32,7 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b);
 
 // nullopt when bytes fit within kMemoryShare of room; else the usage line
 // (what names the options):
-//   "--qd 32 x --buffer 1 GiB need 32 GiB of memory, more than half of the
+//   "--qd 32 x --buffer 1 GiB would take 32 GiB of memory, more than half of the
 //    21.3 GiB available (MemAvailable)"
 std::optional<std::string> CheckMemory(std::string_view what, uint64_t bytes,
                                        const MemoryRoom& room);
