@@ -120,6 +120,40 @@ TEST_F(Explain, ADirtyLimitedTestBedThrottlesThePlainWriter) {
     }
 }
 
+// Issue 27: the bystander probe's own pauses were added to the writer's,
+// and the share was capped at 100%, which hid it. Now only the writer is
+// counted, the share is not capped, and it must stay within the writer's time.
+TEST_F(Explain, ThrottlingIsTheWritersOwnAndNeverMoreThanItsTime) {
+  json doc = Run({"stream", "--testbed", "ext4:dirty=32M", "--testbed-size", "1G", "--size", "384M",
+                  "--repeat", "1", "--strategy", "plain"});
+  ASSERT_FALSE(doc.empty());
+  auto plain = Figures(doc["experiments"][0]["rows"][0]);
+  EXPECT_GT(plain["x_throttled_pct"], 1);
+  EXPECT_LE(plain["x_throttled_pct"], 100) << "more than the writer's time: counted twice";
+}
+
+// Issue 27: "the journal thread" was any process whose name begins with
+// jbd2/. A background command that names itself so, and writes 1 MiB
+// with fsync in a loop on a data=writeback bed (whose commits carry no
+// data), must not be counted as data the commits carried.
+TEST_F(Explain, TheJournalThreadIsTheJournalsOwnNotAnyNamedSo) {
+  const std::string spoof =
+      "exec perl -e '$0 = \"jbd2/vda-8\"; use IO::Handle; open(my $f, \">\", "
+      "\"$ENV{WRITELAB_DIR}/spoof\") or die; my $b = \"x\" x 1048576; "
+      "while (1) { syswrite($f, $b); $f->sync; seek($f, 0, 0) if tell($f) > (64 << 20) }'";
+  json doc = Run({"fsync", "--testbed", "ext4:data=writeback", "--testbed-size", "512M", "--count",
+                  "10", "--interval", "100ms", "--background", "cmd", "--bg-cmd", spoof,
+                  "--bg-warmup", "500ms"});
+  ASSERT_FALSE(doc.empty());
+  auto f = Figures(doc["experiments"][0]["rows"][0]);
+  EXPECT_GT(f["x_other_writeback_mb"], 10) << "the spoofing writer ran beside the row";
+  ASSERT_TRUE(f.count("x_journal_thread_mb"));
+  EXPECT_LT(f["x_journal_thread_mb"], 0.5 * f["x_other_writeback_mb"])
+      << "the journal thread wrote its log, not the spoofer's data: " << f["x_journal_thread_mb"]
+      << " of " << f["x_other_writeback_mb"] << " MB";
+  EXPECT_LT(f["x_commit_carried_mb"], 2);
+}
+
 TEST_F(Explain, DataJournalSyncsSpendTheirTimeInTheJournal) {
   json doc = Run({"fsync", "--testbed", "ext4:data=journal", "--testbed-size", "512M", "--count",
                   "4", "--interval", "100ms", "--background", "none"});
@@ -127,6 +161,9 @@ TEST_F(Explain, DataJournalSyncsSpendTheirTimeInTheJournal) {
   auto f = Figures(doc["experiments"][0]["rows"][0]);
   EXPECT_GE(f["x_commits"], 4);
   EXPECT_GT(f["x_journal_pct"], 10) << "data=journal: the 1 MiB goes through the journal";
+  // The journal thread wrote each 1 MiB into its log (a bpf_get_current_comm
+  // of 5 bytes, which holds 4 characters, made this 0 before issue 27).
+  EXPECT_GE(f["x_journal_thread_mb"], 4 * 1.048576) << "found by journal_t, not by name";
   EXPECT_EQ(f["x_overattributed"], 0);
 }
 

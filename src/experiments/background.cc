@@ -12,11 +12,16 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/clock.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "testbed/journal.h"
+
+extern char** environ;
 
 namespace writelab {
 namespace {
@@ -87,16 +92,35 @@ Status JournalGroup(UndoJournal* journal, pid_t pid, std::optional<ScopedChange>
   return {};
 }
 
+// cmd's environment: writelab's, with WRITELAB_DIR set to the directory
+// under test (a test bed's mount point is named only at run time). Built
+// before the fork: the child only calls what exec needs.
+struct CommandEnv {
+  explicit CommandEnv(const std::string& dir) {
+    for (char** e = environ; *e; ++e)
+      if (!std::string_view(*e).starts_with("WRITELAB_DIR=")) strings.emplace_back(*e);
+    strings.push_back("WRITELAB_DIR=" + dir);
+    for (std::string& v : strings) pointers.push_back(v.data());
+    pointers.push_back(nullptr);
+  }
+  std::vector<std::string> strings;
+  std::vector<char*> pointers;
+};
+
 // In the child, once started: never returns.
-[[noreturn]] void RunChild(const BackgroundSpec& spec, int fd, BackgroundShared* shared) {
+[[noreturn]] void RunChild(const BackgroundSpec& spec, int fd, BackgroundShared* shared,
+                           const CommandEnv& env) {
   switch (spec.kind) {
     case BackgroundKind::kRandom:
       RandomWriter(fd, spec.span, shared);
     case BackgroundKind::kStream:
       StreamWriter(fd, spec.bound, shared);
-    case BackgroundKind::kCommand:
-      execl("/bin/sh", "sh", "-c", spec.command.c_str(), static_cast<char*>(nullptr));
+    case BackgroundKind::kCommand: {
+      if (!spec.dir.empty() && chdir(spec.dir.c_str()) != 0) _exit(126);
+      const char* argv[] = {"sh", "-c", spec.command.c_str(), nullptr};
+      execve("/bin/sh", const_cast<char* const*>(argv), env.pointers.data());
       _exit(127);
+    }
     case BackgroundKind::kNone:
       _exit(0);
   }
@@ -147,6 +171,7 @@ std::expected<std::unique_ptr<BackgroundLoad>, Error> BackgroundLoad::Start(
       return std::unexpected(ErrnoError(errno, "ftruncate " + load->path_));
     load->counts_bytes_ = true;
   }
+  const CommandEnv env(spec.dir);
   int gate[2];  // the child starts once its group is journaled
   if (pipe2(gate, O_CLOEXEC) != 0) return std::unexpected(ErrnoError(errno, "pipe"));
   UniqueFd gate_read(gate[0]), gate_write(gate[1]);
@@ -163,7 +188,7 @@ std::expected<std::unique_ptr<BackgroundLoad>, Error> BackgroundLoad::Start(
     }
     if (go != 'g') _exit(5);  // the parent could not journal the group
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
-    RunChild(spec, fd.get(), load->shared_);
+    RunChild(spec, fd.get(), load->shared_, env);
   }
   setpgid(pid, pid);  // also from the parent, so the group exists before any kill
   load->pid_ = pid;

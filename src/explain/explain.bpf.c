@@ -247,6 +247,10 @@ static __always_inline void BioMerge(struct bio* bio, int front) {
     c->back_merges++;
 }
 
+// The thread of the target file system's journal (jbd2/DEV-8): set from
+// journal->j_task at every commit the target's journal starts.
+volatile __u32 jbd2_tid = 0;
+
 // Who started the writeback: bytes of write bios queued for the target by
 // writelab's own threads (sync_file_range, O_DIRECT, fsync) or by anyone
 // else (the kernel's flusher, other processes).
@@ -262,10 +266,11 @@ int BPF_PROG(wb_queue, struct bio* bio) {
     return 0;
   }
   c->wb_other_bytes += bytes;
-  char comm[5] = {};
-  bpf_get_current_comm(comm, sizeof comm);
-  if (comm[0] == 'j' && comm[1] == 'b' && comm[2] == 'd' && comm[3] == '2' && comm[4] == '/')
-    c->jbd2_bytes += bytes;  // the journal thread: its log, and data its commits carry
+  // The target journal's own thread (its journal_t's j_task, taken by the
+  // commit programs), not any process that names itself "jbd2/...": its log,
+  // and the data its commits carry.
+  const __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  if (jbd2_tid && tid == jbd2_tid) c->jbd2_bytes += bytes;
   return 0;
 }
 
@@ -291,6 +296,18 @@ int BPF_PROG(rq_merge, struct request* rq) {
 
 // ---- writeback throttling of writelab's writers
 
+// Set by user space to count only the writer's threads in writer_tids (the
+// stream experiment's writer, not its bystander probe, whose pauses would
+// be counted twice against the writer's time).
+volatile __u32 filter_writers = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16);
+  __type(key, __u32);
+  __type(value, __u8);
+} writer_tids SEC(".maps");
+
 // The pause is in jiffies; user space checks the tracepoint's signature
 // (nine arguments, the seventh a long) before it loads this program.
 SEC("tp_btf/balance_dirty_pages")
@@ -298,6 +315,8 @@ int BPF_PROG(throttle, void* wb, void* dtc, unsigned long dirty_ratelimit,
              unsigned long task_ratelimit, unsigned long dirtied, unsigned long period,
              long pause) {
   if (!Ours()) return 0;
+  const __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  if (filter_writers && !bpf_map_lookup_elem(&writer_tids, &tid)) return 0;
   struct explain_counters* c = Counters();
   if (!c) return 0;
   c->throttle_events++;
@@ -323,6 +342,7 @@ int BPF_PROG(conversion, struct inode* inode, struct ext4_map_blocks* map, int f
 SEC("tp_btf/jbd2_start_commit")
 int BPF_PROG(commit_start, journal_t* journal) {
   if (BPF_CORE_READ(journal, j_fs_dev, bd_dev) != fs_dev) return 0;
+  jbd2_tid = BPF_CORE_READ(journal, j_task, pid);
   Change(0, 1);
   struct explain_counters* c = Counters();
   if (c) c->commits++;

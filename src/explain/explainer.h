@@ -53,6 +53,10 @@ class Explainer {
   // Times only the calls of these threads (empty: every thread of the
   // process) until changed.
   virtual void TimeOnly(const std::vector<pid_t>& tids) = 0;
+  // Counts the dirty throttling of only these threads (empty: every thread
+  // of the process) until changed: the writers whose time x_throttled_pct
+  // is a share of.
+  virtual void ThrottleOnly(const std::vector<pid_t>& tids) = 0;
   // The counters so far, summed over CPUs.
   virtual ExplainCounters Read() const = 0;
   // Why a group is not counted ("" when it is).

@@ -93,6 +93,15 @@ class BpfExplainer final : public Explainer {
     }
     skel_->bss->filter_tids = !tids.empty();
   }
+  void ThrottleOnly(const std::vector<pid_t>& tids) override {
+    Clear(skel_->maps.writer_tids);
+    for (pid_t t : tids) {
+      __u32 key = static_cast<__u32>(t);
+      __u8 one = 1;
+      bpf_map__update_elem(skel_->maps.writer_tids, &key, sizeof key, &one, sizeof one, BPF_ANY);
+    }
+    skel_->bss->filter_writers = !tids.empty();
+  }
   void Detach() override {
     for (bpf_link* l : links_) bpf_link__destroy(l);
     links_.clear();

@@ -61,7 +61,9 @@ void Throttle(const ExplainCounters& d, const ExplainBasis& b, std::map<std::str
   const double s =
       d.throttle_events ? static_cast<double>(d.throttle_pause_j) / static_cast<double>(d.hz) : 0.0;
   f["x_throttled_s"] = s;
-  if (b.seconds > 0) f["x_throttled_pct"] = std::min(100.0, 100 * s / b.seconds);
+  // Not capped: the writers' pauses within their own time cannot pass 100%,
+  // and a share above it would show double counting (tests check it).
+  if (b.seconds > 0) f["x_throttled_pct"] = 100 * s / b.seconds;
 }
 
 }  // namespace
@@ -94,6 +96,7 @@ void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBa
         f["x_other_writeback_mb"] = static_cast<double>(d.wb_other_bytes) / 1e6;
         if (std::find(groups.begin(), groups.end(), ExplainProbe::kJournal) != groups.end() &&
             e.Sees(ExplainProbe::kJournal) && e.fs_block_size()) {
+          f["x_journal_thread_mb"] = static_cast<double>(d.jbd2_bytes) / 1e6;
           const double logged = static_cast<double>(d.blocks_logged) * e.fs_block_size();
           f["x_commit_carried_mb"] =
               std::max(0.0, static_cast<double>(d.jbd2_bytes) - logged) / 1e6;

@@ -77,6 +77,10 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_probe_data_pct", "probe: device writes", "%",
      "share during which, with neither, a write request was in flight on the device"},
     {"x_probe_other_pct", "probe: other", "%", "share with none of these"},
+    {"x_journal_thread_mb", "journal thread wrote", "MB",
+     "write bios queued for the device by the target journal's own thread (journal_t's j_task, "
+     "never a task merely named jbd2/...): its log and the data its commits carried, in 10^6 "
+     "bytes"},
     {"x_commit_carried_mb", "commit carried", "MB",
      "bytes the file system's journal thread (jbd2) wrote to the device beyond the journal "
      "blocks it logged: with data=ordered, the dirty data of every writer whose data its "

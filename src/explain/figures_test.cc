@@ -17,6 +17,7 @@ class FakeExplainer final : public Explainer {
   void Attach(std::initializer_list<ExplainProbe>) override {}
   void Detach() override {}
   void TimeOnly(const std::vector<pid_t>&) override {}
+  void ThrottleOnly(const std::vector<pid_t>&) override {}
   uint32_t fs_block_size() const override { return 4096; }
   ExplainCounters Read() const override { return {}; }
   std::string Missing(ExplainProbe p) const override {
@@ -79,6 +80,7 @@ TEST(ExplainFigures, EachGroupGivesItsFigures) {
   EXPECT_DOUBLE_EQ(f["x_own_writeback_mb"], 3);
   EXPECT_DOUBLE_EQ(f["x_other_writeback_mb"], 9);
   EXPECT_DOUBLE_EQ(f["x_commit_carried_mb"], 5);
+  EXPECT_GT(f["x_journal_thread_mb"], f["x_commit_carried_mb"]) << "its log besides";
   std::vector<Figure> figures;
   AddFigures(figures, kExplainFigures, f);  // every key is in the table
   EXPECT_EQ(figures.size(), f.size());
@@ -91,6 +93,7 @@ TEST(ExplainFigures, CarriedDataNeedsTheJournalGroupAttachedToo) {
   std::map<std::string, double> f;
   ExplainValues(e, c, {20, 2.0}, {ExplainProbe::kWriteback}, f);  // as a stream row
   EXPECT_EQ(f.count("x_commit_carried_mb"), 0u) << "blocks_logged was not counted";
+  EXPECT_EQ(f.count("x_journal_thread_mb"), 0u) << "the journal's thread is known from commits";
 }
 
 TEST(ExplainFigures, AGroupTheKernelHidesGivesNoFiguresButANote) {

@@ -199,6 +199,7 @@ void ExplainWrites(ExplainSpan& span, const TrialEnv& env, TrialResult& r, uint6
     ExplainProbeCallValues(*env.ctx.explainer, *d, r.explained);
     env.ctx.explainer->TimeOnly({});
   }
+  env.ctx.explainer->ThrottleOnly({});
 }
 
 // Writes, syncs and times; fills r with what the trial measured.
@@ -212,6 +213,7 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   // --explain over the writes only: the writer's throttling, its writeback,
   // and the split of the bystander probe's calls (the only ones timed).
   if (env.probe && env.ctx.explainer) env.ctx.explainer->TimeOnly({env.probe->tid()});
+  if (env.ctx.explainer) env.ctx.explainer->ThrottleOnly({gettid()});  // the writer is this thread
   ExplainSpan explain(env.ctx.explainer, env.probe ? kStreamProbeExplains : kStreamExplains);
   const uint64_t t0 = NowNs();  // write_s spans the whole pass of writes
   uint64_t sync_start = 0, sync_ns = 0;
