@@ -2,6 +2,7 @@
 #include "experiments/fsync/fsync.h"
 #include "experiments/fsync/rows.h"
 #include "experiments/fsync/sync_loop.h"
+#include "experiments/trials.h"
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>
@@ -186,6 +187,9 @@ struct Measured {
   const SyncMethodInfo* method;
   SyncRun run;
   FsyncRowContext rc;
+  // For the trial loop: the run's, or failed when the background died
+  // during it (that ends the rounds too).
+  Outcome outcome;
 };
 
 // One method's row under the running background: its own file, its
@@ -193,7 +197,7 @@ struct Measured {
 Measured MeasureOne(const FsyncSpec& spec, const SyncMethodInfo& info, const std::string& bg_name,
                     BackgroundLoad* load, Sampler& sampler, const AlignedBuffer& data,
                     const RunContext& ctx) {
-  Measured m{&info, {}, {}};
+  Measured m{&info, {}, {}, {}};
   m.rc.bg_name = bg_name;
   std::string path;
   auto fd = OpenTestFile(spec, info, &path);
@@ -214,6 +218,9 @@ Measured MeasureOne(const FsyncSpec& spec, const SyncMethodInfo& info, const std
   if (load)
     if (auto why = load->Exited())
       m.rc.bg_failure = "background " + bg_name + " " + *why + " during the measurement";
+  m.outcome = m.run.outcome;
+  if (!m.rc.bg_failure.empty() && m.outcome.status != RowStatus::kFailed)
+    m.outcome.Fail(PlainError(m.rc.bg_failure));
   return m;
 }
 
@@ -223,12 +230,12 @@ void AddRows(const FsyncSpec& spec, const std::vector<SamplePoint>& all,
              std::vector<Measured>& runs, PhaseResult& out) {
   for (SyncMethod method : spec.methods) {
     std::vector<FsyncTrial> trials;
-    for (auto& [info, run, rc] : runs) {
-      if (info != &InfoOf(method)) continue;
-      double t0 = rc.points.front().t_s, t1 = rc.points.back().t_s;
-      rc.points.clear();
-      FillTelemetry(all, t0, t1, rc);
-      trials.push_back({std::move(run), std::move(rc)});
+    for (Measured& m : runs) {
+      if (m.method != &InfoOf(method)) continue;
+      double t0 = m.rc.points.front().t_s, t1 = m.rc.points.back().t_s;
+      m.rc.points.clear();
+      FillTelemetry(all, t0, t1, m.rc);
+      trials.push_back({std::move(m.run), std::move(m.rc)});
     }
     if (trials.empty()) continue;
     out.rows.push_back(
@@ -269,38 +276,41 @@ void RecordMeasured(const RunContext& ctx, const Measured& m, int round, const S
 }
 
 // Every method spec.rounds times under the running background, the order
-// rotating each round, until an interrupt or a failure. A background rank
-// (--roles) takes the same steps and only notes when each trial began.
+// rotating each round (experiments/trials.h), until an interrupt or a
+// failure. A background rank (--roles) takes the same steps and only notes
+// when each trial began. A failed trial ends the rounds with success:
+// AddRows makes the failure the phase's status.
 Status MeasureRounds(const FsyncSpec& spec, const std::string& bg_name, BackgroundLoad* load,
                      Sampler& sampler, const AlignedBuffer& data, const RunContext& ctx,
                      std::vector<Measured>& runs, std::vector<HeldTrial>& held) {
-  const size_t n = spec.methods.size();
-  for (int round = 0; round < spec.rounds; ++round) {
-    for (size_t k = 0; k < n; ++k) {
-      if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
-      SyncMethod m = spec.methods[(k + static_cast<size_t>(round)) % n];
-      if (spec.background_rank && load)
-        if (auto why = load->Exited()) {
-          ctx.team->Step(true);  // stops the measuring ranks at this step
-          return std::unexpected(
-              PlainError("background " + bg_name + " " + *why + " during the measurement"));
-        }
-      if (!TeamStep(ctx)) return std::unexpected(TeamStopped(ctx));
-      if (spec.background_rank) {
-        held.push_back({m, round, NowNs(), load ? load->bytes_written() : std::nullopt,
-                        sampler.SampleNow().t_s});
-        continue;
-      }
-      Measured one = MeasureOne(spec, InfoOf(m), bg_name, load, sampler, data, ctx);
-      if (one.run.outcome.interrupted)  // a partial trial is no measurement
-        return std::unexpected(PlainError("interrupted"));
-      RecordMeasured(ctx, one, round, sampler);
-      bool stop = one.run.outcome.status == RowStatus::kFailed || !one.rc.bg_failure.empty();
-      runs.push_back(std::move(one));
-      if (stop) return {};  // AddRows makes the failure the phase's status
-    }
-  }
-  return {};
+  TrialPlan plan;
+  plan.cells = spec.methods.size();
+  plan.rounds = spec.rounds;
+  plan.name = [&](size_t i) { return bg_name + "/" + InfoOf(spec.methods[i]).name; };
+  if (spec.background_rank && load)
+    plan.before_step = [&]() -> Status {
+      auto why = load->Exited();
+      if (!why) return {};
+      ctx.team->Step(true);  // stops the measuring ranks at this step
+      return Unexpected(
+          PlainError("background " + bg_name + " " + *why + " during the measurement"));
+    };
+  if (spec.background_rank)
+    plan.not_measured = [&](const TrialSlot& t) {
+      held.push_back({spec.methods[t.cell], t.round, NowNs(),
+                      load ? load->bytes_written() : std::nullopt, sampler.SampleNow().t_s});
+    };
+  Status status = RunTrials(
+      ctx, plan,
+      [&](const TrialSlot& t) {
+        return MeasureOne(spec, InfoOf(spec.methods[t.cell]), bg_name, load, sampler, data, ctx);
+      },
+      [&](const TrialSlot& t, Measured&& one) {
+        RecordMeasured(ctx, one, t.round, sampler);
+        runs.push_back(std::move(one));
+      });
+  if (!status && !runs.empty() && !runs.back().outcome.ok()) return {};  // the row says why
+  return status;
 }
 
 // A background rank's rows: what its load wrote while the others measured

@@ -15,6 +15,7 @@
 #include "core/outcome.h"
 #include "core/units.h"
 #include "experiments/prealloc/rows.h"
+#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "io/engine.h"
 #include "io/file.h"
@@ -242,32 +243,26 @@ std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
 
 namespace {
 
-// Every mode spec.rounds times, the order rotating each round; a mode that
-// was not ok is not tried again. Its rows go to out, also when a trial fails.
+// Every mode spec.rounds times, the order rotating each round
+// (experiments/trials.h). Its rows go to out, also when a trial fails.
 Status RunRounds(const PreallocSpec& spec, int flags, size_t align, AlignedBuffer& data,
                  const RunContext& ctx, const std::string& suffix, ExperimentResult& out) {
   const size_t n = spec.modes.size();
   std::vector<std::vector<PreallocTrial>> trials(n);
-  Status status;
-  for (int round = 0; round < spec.rounds && status; ++round) {
-    for (size_t k = 0; k < n && status; ++k) {
-      size_t i = (k + static_cast<size_t>(round)) % n;
-      if (!trials[i].empty() && !trials[i].back().outcome.ok()) continue;
-      trials[i].push_back(RunTrial(spec, spec.modes[i], flags, align, data, ctx));
-      const Outcome& o = trials[i].back().outcome;
-      if (o.interrupted) {  // the trial cut short is dropped; the finished ones stay
-        trials[i].pop_back();
-        status = std::unexpected(PlainError("interrupted"));
-        break;
-      }
-      if (o.status == RowStatus::kFailed)
-        status =
-            std::unexpected(PlainError(NameOf(kModes, spec.modes[i]) + suffix + ": " + o.message));
-    }
-  }
+  TrialPlan plan;
+  plan.cells = n;
+  plan.rounds = spec.rounds;
+  plan.name = [&](size_t i) { return NameOf(kModes, spec.modes[i]) + suffix; };
+  Status status = RunTrials(
+      ctx, plan,
+      [&](const TrialSlot& t) {
+        return RunTrial(spec, spec.modes[t.cell], flags, align, data, ctx);
+      },
+      [&](const TrialSlot& t, PreallocTrial&& trial) {
+        trials[t.cell].push_back(std::move(trial));
+      });
   for (size_t i = 0; i < n; ++i)
-    if (!trials[i].empty())
-      out.rows.push_back(PreallocRow(NameOf(kModes, spec.modes[i]) + suffix, trials[i]));
+    if (!trials[i].empty()) out.rows.push_back(PreallocRow(plan.name(i), trials[i]));
   return status;
 }
 
@@ -313,13 +308,7 @@ Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentRe
     std::string suffix = zeroout ? " (zeroout " + std::to_string(*zeroout) + " KiB)" : "";
     if (Status s = RunRounds(spec, flags, align, data, ctx, suffix, out); !s) return s;
   }
-  if (spec.rounds > 1)
-    out.notes.push_back(
-        "the order of the modes rotates each round; figures are medians over "
-        "rounds with min-max");
-  if (ctx.explainer)
-    for (std::string& n : ExplainNotes(*ctx.explainer, kPreallocExplains))
-      out.notes.push_back(std::move(n));
+  AddTrialNotes(ctx, RotationNote(spec.rounds, "modes"), kPreallocExplains, out);
   return {};
 }
 

@@ -2,6 +2,7 @@
 #include "experiments/records/group_commit.h"
 #include "experiments/records/figures.h"
 #include "experiments/records/rows.h"
+#include "experiments/trials.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -233,37 +234,34 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
   return run;  // then remove_at_end, outside the timing
 }
 
-// Runs the rows of one thread count, --rounds times, rotating their order.
+// Runs the rows of one thread count, --rounds times, rotating their order
+// (experiments/trials.h).
 Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& corpus,
                           const RunContext& ctx, CommitAcc (&accs)[kWayCount]) {
-  for (int round = 0; round < spec.rounds; ++round) {
-    for (size_t k = 0; k < kWayCount; ++k) {
-      const size_t i = (k + static_cast<size_t>(round)) % kWayCount;
-      if (!TeamStep(ctx)) return std::unexpected(TeamStopped(ctx));  // every rank, every trial
-      if (!MeasuresHere(ctx)) continue;
-      if (ctx.progress)
-        std::fprintf(ctx.progress, "\r%-40s",
-                     (accs[i].name + ", round " + std::to_string(round + 1)).c_str());
-      CommitRun r = MeasureCommits(kWays[i], threads, spec, corpus, ctx);
-      if (r.outcome.interrupted) return std::unexpected(PlainError("interrupted"));  // cut short
-      if (r.outcome.ok())
-        RecordTrial(ctx,
-                    {accs[i].name,
-                     round,
-                     Role::kMeasure,
-                     r.start_ns,
-                     r.start_ns + r.ns,
-                     0,
-                     r.commits,
-                     "commits_s",
-                     {}},
-                    {{"commit", &r.latency}});
-      AddCommitTrial(r, kWays[i], threads, accs[i]);
-      if (r.outcome.status == RowStatus::kFailed)
-        return std::unexpected(PlainError("commit, " + accs[i].name + ": " + r.outcome.message));
-    }
-  }
-  return {};
+  TrialPlan plan;
+  plan.cells = kWayCount;
+  plan.rounds = spec.rounds;
+  plan.name = [&](size_t i) { return accs[i].name; };
+  plan.failure_prefix = "commit, ";
+  plan.progress = true;
+  return RunTrials(
+      ctx, plan,
+      [&](const TrialSlot& t) { return MeasureCommits(kWays[t.cell], threads, spec, corpus, ctx); },
+      [&](const TrialSlot& t, CommitRun&& r) {
+        if (r.outcome.ok())
+          RecordTrial(ctx,
+                      {accs[t.cell].name,
+                       t.round,
+                       Role::kMeasure,
+                       r.start_ns,
+                       r.start_ns + r.ns,
+                       0,
+                       r.commits,
+                       "commits_s",
+                       {}},
+                      {{"commit", &r.latency}});
+        AddCommitTrial(r, kWays[t.cell], threads, accs[t.cell]);
+      });
 }
 
 void AddCommitNotes(const RecordsSpec& spec, ExperimentResult& out) {
@@ -279,8 +277,6 @@ void AddCommitNotes(const RecordsSpec& spec, ExperimentResult& out) {
       ", written as the records advance, in the timing except the first chunk), so a commit's "
       "fdatasync has no file size or extents to journal");
   out.notes.push_back("each row runs --commit-time; a commit is a line of the corpus");
-  if (spec.rounds > 1)
-    out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
 }
 
 }  // namespace
@@ -308,9 +304,7 @@ Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunCo
   }
   if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
   AddCommitNotes(spec, out);
-  if (ctx.explainer)
-    for (std::string& n : ExplainNotes(*ctx.explainer, kRecordsExplains))
-      out.notes.push_back(std::move(n));
+  AddTrialNotes(ctx, RotationNote(spec.rounds), kRecordsExplains, out);
   return status;
 }
 

@@ -14,6 +14,7 @@
 #include "experiments/records/group_commit.h"
 #include "experiments/records/methods.h"
 #include "experiments/records/rows.h"
+#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "io/file.h"
 #include "io/own_files.h"
@@ -205,42 +206,42 @@ std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
 
 namespace {
 
-// Every cell, spec.rounds times in rotated order; a cell that did not
-// succeed is not tried again. Stops at the first failure or an interrupt.
+// Every cell, spec.rounds times in rotated order (experiments/trials.h).
+// Stops at the first failure or an interrupt.
 Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan& plan,
                 const OutputPlan& sync_plan, const RunContext& ctx, std::vector<Cell>& cells) {
-  const size_t n = cells.size();
-  for (int round = 0; round < spec.rounds; ++round) {
-    for (size_t k = 0; k < n; ++k) {
-      Cell& c = cells[(k + static_cast<size_t>(round)) % n];  // the order rotates each round
-      // Under MPI every rank steps before every planned trial, run or not.
-      if (!TeamStep(ctx)) return std::unexpected(TeamStopped(ctx));
-      if (!c.acc.outcome.ok() || !MeasuresHere(ctx)) continue;
-      const OutputPlan& p = c.sync.synchronous() ? sync_plan : plan;
-      if (ctx.progress)
-        std::fprintf(ctx.progress, "\r%-40s",
-                     (c.name + ", round " + std::to_string(round + 1)).c_str());
-      MethodRun run = RunCell(spec, corpus, c, p, ctx);
-      if (run.outcome.interrupted) return std::unexpected(PlainError("interrupted"));
-      if (run.outcome.ok())
-        RecordTrial(ctx, {c.name,
-                          round,
-                          Role::kMeasure,
-                          run.start_ns,
-                          run.start_ns + run.ns,
-                          p.bytes,
-                          p.lines,
-                          "lines_s",
-                          {}});
-      AddMethodRun(run, p, c.acc);
-      if (run.outcome.status == RowStatus::kFailed)
-        return std::unexpected(PlainError(c.name + ": " + run.outcome.message));
-    }
-  }
-  return {};
+  TrialPlan trials;
+  trials.cells = cells.size();
+  trials.rounds = spec.rounds;
+  trials.name = [&](size_t i) { return cells[i].name; };
+  trials.progress = true;
+  auto plan_of = [&](const Cell& c) -> const OutputPlan& {
+    return c.sync.synchronous() ? sync_plan : plan;
+  };
+  return RunTrials(
+      ctx, trials,
+      [&](const TrialSlot& t) {
+        Cell& c = cells[t.cell];
+        return RunCell(spec, corpus, c, plan_of(c), ctx);
+      },
+      [&](const TrialSlot& t, MethodRun&& run) {
+        Cell& c = cells[t.cell];
+        const OutputPlan& p = plan_of(c);
+        if (run.outcome.ok())
+          RecordTrial(ctx, {c.name,
+                            t.round,
+                            Role::kMeasure,
+                            run.start_ns,
+                            run.start_ns + run.ns,
+                            p.bytes,
+                            p.lines,
+                            "lines_s",
+                            {}});
+        AddMethodRun(run, p, c.acc);
+      });
 }
 
-// How the rows were written, for the reader: sizes, verification, rounds.
+// How the rows were written, for the reader: sizes and verification.
 void AddRunNotes(const RecordsSpec& spec, const OutputPlan& plan, const OutputPlan& sync_plan,
                  ExperimentResult& out) {
   out.notes.push_back("unsynchronised rows write " + FormatBytes(static_cast<double>(plan.bytes)) +
@@ -262,8 +263,6 @@ void AddRunNotes(const RecordsSpec& spec, const OutputPlan& plan, const OutputPl
                                   " ok rows were read back and compared byte for byte; failed "
                                   "and unsupported rows have no verified file");
   }
-  if (spec.rounds > 1)
-    out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
 }
 
 std::expected<Corpus, Error> LoadCorpus(const RecordsSpec& spec) {
@@ -301,9 +300,7 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
   }
   AddSpeedups(out);
   AddRunNotes(spec, plan, sync_plan, out);
-  if (ctx.explainer)
-    for (std::string& n : ExplainNotes(*ctx.explainer, kRecordsExplains))
-      out.notes.push_back(std::move(n));
+  AddTrialNotes(ctx, RotationNote(spec.rounds), kRecordsExplains, out);
   return status;
 }
 

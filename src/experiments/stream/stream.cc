@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "experiments/stream/rows.h"
 #include "experiments/stream/trial.h"
+#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "io/file.h"
 #include "mpi/team.h"
@@ -118,43 +119,33 @@ void RecordStreamTrial(const RunContext& ctx, StreamStrategy s, int round, const
   RecordTrial(ctx, std::move(span), {{"write", &t.write_latency}, {"probe", &t.probe_latency}});
 }
 
-// Every strategy, spec.repeat times in rotated order, into acc; a strategy
-// that did not succeed is not tried again. Stops at a failure or interrupt.
+// Every strategy, spec.repeat times in rotated order (experiments/trials.h),
+// into acc. Stops at a failure or an interrupt.
 Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
   const StreamSpec& spec = r.spec;
-  const size_t n = spec.strategies.size();
-  for (int round = 0; round < spec.repeat; ++round) {
-    // Rotate the order each round, spreading the first places over the
-    // strategies: with 6 strategies and 3 rounds, plain, window-drop and
-    // direct each go first once.
-    const size_t shift = static_cast<size_t>(round) * n / static_cast<size_t>(spec.repeat) % n;
-    for (size_t k = 0; k < n; ++k) {
-      size_t i = (k + shift) % n;
-      // Under MPI every rank steps before every planned trial, run or not.
-      if (!TeamStep(r.ctx)) return std::unexpected(TeamStopped(r.ctx));
-      if (!acc[i].outcome.ok() || !MeasuresHere(r.ctx)) continue;  // unsupported or failed already
-      StreamStrategy s = spec.strategies[i];
-      bool last = round == spec.repeat - 1 && k == n - 1;
-      TrialEnv env{spec,
-                   r.ctx,
-                   r.device,
-                   r.align,
-                   r.data,
-                   r.probe,
-                   std::string(StreamStrategyName(s)) + ", round " + std::to_string(round + 1) +
-                       "/" + std::to_string(spec.repeat),
-                   r.user_file_existed || (spec.keep && last)};
-      TrialResult t = RunStreamTrial(s, env);
-      if (t.outcome.interrupted)  // a partial trial is no measurement
-        return std::unexpected(PlainError("interrupted"));
-      if (t.outcome.ok()) RecordStreamTrial(r.ctx, s, round, t);
-      AddStreamTrial(spec, round, t, acc[i]);
-      if (t.outcome.status == RowStatus::kFailed)
-        return std::unexpected(
-            PlainError(std::string(StreamStrategyName(s)) + ": " + t.outcome.message));
-    }
-  }
-  return {};
+  TrialPlan plan;
+  plan.cells = spec.strategies.size();
+  plan.rounds = spec.repeat;
+  plan.name = [&](size_t i) { return std::string(StreamStrategyName(spec.strategies[i])); };
+  return RunTrials(
+      r.ctx, plan,
+      [&](const TrialSlot& t) {
+        StreamStrategy s = spec.strategies[t.cell];
+        TrialEnv env{spec,
+                     r.ctx,
+                     r.device,
+                     r.align,
+                     r.data,
+                     r.probe,
+                     std::string(StreamStrategyName(s)) + ", round " + std::to_string(t.round + 1) +
+                         "/" + std::to_string(spec.repeat),
+                     r.user_file_existed || (spec.keep && t.last)};
+        return RunStreamTrial(s, env);
+      },
+      [&](const TrialSlot& t, TrialResult&& trial) {
+        if (trial.outcome.ok()) RecordStreamTrial(r.ctx, spec.strategies[t.cell], t.round, trial);
+        AddStreamTrial(spec, t.round, trial, acc[t.cell]);
+      });
 }
 
 }  // namespace
@@ -189,11 +180,8 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
     if (acc[i].outcome.ok() && acc[i].figures.empty()) acc[i].outcome = Unmeasured("strategy");
     out.rows.push_back(StreamRow(spec.strategies[i], acc[i]));
   }
-  out.notes.push_back("order rotates each round; figures are medians over rounds with min-max");
-  if (ctx.explainer)
-    for (std::string& note :
-         ExplainNotes(*ctx.explainer, spec.probe ? kStreamProbeExplains : kStreamExplains))
-      out.notes.push_back(std::move(note));
+  AddTrialNotes(ctx, RotationNote(spec.repeat), spec.probe ? kStreamProbeExplains : kStreamExplains,
+                out);
   return status;
 }
 

@@ -15,6 +15,7 @@
 #include "core/units.h"
 #include "experiments/stride/rows.h"
 #include "experiments/stride/step.h"
+#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "io/file.h"
 #include "port/write_all.h"
@@ -156,28 +157,24 @@ std::vector<Cell> Cells(const StrideSpec& spec) {
   return cells;
 }
 
-// Every step spec.rounds times, the order rotating each round; a step that
-// was not ok is not run again. An interrupt discards the step it cut short
-// (and its row when that was its only trial); the rest go to out.
+// Every step spec.rounds times, the order rotating each round
+// (experiments/trials.h): a step cut short by an interrupt is dropped (and
+// its row when that was its only trial); the rest go to out.
 Status RunCells(const StepEnv& env, ExperimentResult& out) {
   std::vector<Cell> cells = Cells(env.spec);
   std::vector<std::vector<StepResult>> trials(cells.size());
-  Status status;
-  for (int round = 0; round < env.spec.rounds && status; ++round) {
-    for (size_t k = 0; k < cells.size() && status; ++k) {
-      size_t i = (k + static_cast<size_t>(round)) % cells.size();
-      if (!trials[i].empty() && !trials[i].back().outcome.ok()) continue;
-      StepResult r = RunStep(env, cells[i].step, cells[i].qd, cells[i].batch);
-      if (r.outcome.interrupted) {
-        status = std::unexpected(PlainError("interrupted"));
-        break;
-      }
-      trials[i].push_back(std::move(r));
-      if (trials[i].back().outcome.status == RowStatus::kFailed)
-        status = std::unexpected(
-            PlainError("step " + cells[i].name + ": " + trials[i].back().outcome.message));
-    }
-  }
+  TrialPlan plan;
+  plan.cells = cells.size();
+  plan.rounds = env.spec.rounds;
+  plan.name = [&](size_t i) { return cells[i].name; };
+  plan.failure_prefix = "step ";
+  Status status = RunTrials(
+      env.ctx, plan,
+      [&](const TrialSlot& t) {
+        const Cell& c = cells[t.cell];
+        return RunStep(env, c.step, c.qd, c.batch);
+      },
+      [&](const TrialSlot& t, StepResult&& r) { trials[t.cell].push_back(std::move(r)); });
   for (size_t i = 0; i < cells.size(); ++i)
     if (!trials[i].empty()) out.rows.push_back(StrideRow(cells[i].name, trials[i]));
   return status;
@@ -220,13 +217,7 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
               out.target.device};
   Status s = RunCells(env, out);
   if (!s) return s;
-  if (spec.rounds > 1)
-    out.notes.push_back(
-        "the order of the steps rotates each round; figures are medians over "
-        "rounds with min-max");
-  if (ctx.explainer)
-    for (std::string& n : ExplainNotes(*ctx.explainer, {ExplainProbe::kBlock}))
-      out.notes.push_back(std::move(n));
+  AddTrialNotes(ctx, RotationNote(spec.rounds, "steps"), {ExplainProbe::kBlock}, out);
   return {};
 }
 
