@@ -36,8 +36,9 @@ file(MAKE_DIRECTORY ${gen})
 add_custom_command(OUTPUT ${gen}/vmlinux.h
   COMMAND sh -c "'${WRITELAB_BPFTOOL}' btf dump file '${WRITELAB_VMLINUX_BTF}' format c > vmlinux.h"
   WORKING_DIRECTORY ${gen} COMMENT "Generating vmlinux.h from ${WRITELAB_VMLINUX_BTF}" VERBATIM)
+# -mcpu=v3: the compare-and-swap that splits a call's time (BPF atomics, 5.12).
 add_custom_command(OUTPUT ${gen}/explain.bpf.o
-  COMMAND ${WRITELAB_BPF_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${bpf_arch}
+  COMMAND ${WRITELAB_BPF_CLANG} -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_${bpf_arch}
           -I${gen} -I${src} ${LIBBPF_CFLAGS} -c ${src}/explain.bpf.c -o explain.bpf.o
   DEPENDS ${src}/explain.bpf.c ${src}/explain_counters.h ${gen}/vmlinux.h
   WORKING_DIRECTORY ${gen} COMMENT "Compiling the --explain BPF programs" VERBATIM)

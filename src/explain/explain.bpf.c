@@ -126,10 +126,16 @@ static __always_inline __u32 PartNow(void) {
   return EXPLAIN_SYNC_PARTS;
 }
 
+// Ends the call's segment at now, into its part. Resegment runs on the CPU
+// whose block or journal event changed the state, and two CPUs may do so
+// for the same call at once: the segment's start is taken with a
+// compare-and-swap, so each stretch of time is added once.
 static __always_inline void CloseSegment(struct call* c, __u64 now) {
+  const __u64 start = c->seg_start_ns;
+  if (now <= start) return;
+  if (__sync_val_compare_and_swap(&c->seg_start_ns, start, now) != start) return;
   const __u32 p = c->seg_part;
-  if (p < EXPLAIN_SYNC_PARTS) c->part_ns[p] += now - c->seg_start_ns;
-  c->seg_start_ns = now;
+  if (p < EXPLAIN_SYNC_PARTS) __sync_fetch_and_add(&c->part_ns[p], now - start);
 }
 
 static long Resegment(struct bpf_map* map, __u32* tid, struct call* c, __u64* part_and_now) {
@@ -423,10 +429,22 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   if (!Ours()) return 0;
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
-  struct call* call = bpf_map_lookup_elem(&calls, &tid);
-  if (!call) return 0;
+  struct call* in_map = bpf_map_lookup_elem(&calls, &tid);
+  if (!in_map) return 0;
+  // A copy, then out of the map, and only then the end time: a Resegment on
+  // another CPU (Change) that still saw the call closed its segment before
+  // this clock reading, and none can add to it after, so the parts never sum
+  // to more than the call took.
+  struct call copy = *in_map;
+  struct call* call = &copy;
+  if (bpf_map_delete_elem(&calls, &tid) == 0) {
+    __u32 zero = 0;
+    struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
+    if (t) __sync_fetch_and_add(&t->calls, -1);
+  }
   const __u64 now = bpf_ktime_get_ns(), total = now - call->start_ns;
-  CloseSegment(call, now);
+  if (call->seg_start_ns < now && call->seg_part < EXPLAIN_SYNC_PARTS)  // the copy: no race
+    call->part_ns[call->seg_part] += now - call->seg_start_ns;
   struct explain_counters* c = Counters();
   if (c) {
     __u64 parts = 0;
@@ -439,11 +457,6 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
       if (call->part_ns[i]) Hist(c->sync_part_hist[i], call->part_ns[i]);
     }
     if (parts > total) c->sync_overattributed++;
-  }
-  if (bpf_map_delete_elem(&calls, &tid) == 0) {
-    __u32 zero = 0;
-    struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
-    if (t) __sync_fetch_and_add(&t->calls, -1);
   }
   return 0;
 }
