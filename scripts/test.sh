@@ -6,9 +6,15 @@
 # then each parser's fuzz target for 30 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build.sh -DWRITELAB_BUILD_TESTS=ON -DWRITELAB_BUILD_BENCH=ON
+# Every optional part is asked for by name: a build directory configured
+# before (scripts/try.sh, or before MPI was installed) keeps what its first
+# configure found, and a part left out would only make its tests skip.
+./scripts/build.sh -DWRITELAB_BUILD_TESTS=ON -DWRITELAB_BUILD_BENCH=ON -DWRITELAB_MPI=ON \
+  -DWRITELAB_EXPLAIN=ON
 echo "== tests (build/), after ${SECONDS}s of set-up and build"
-ctest --test-dir build --output-on-failure -j 2
+# A test whose part (a build with MPI, mpirun, chromium) is missing fails
+# here instead of skipping (tests/harness.h, WRITELAB_SKIP_WITHOUT_PART).
+WRITELAB_REQUIRE_PARTS=1 ctest --test-dir build --output-on-failure -j 2
 echo "== package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb (at ${SECONDS}s)"
 BUILD_DIR=build tests/package/run.sh
 echo "== unit tests under ASan + UBSan (build-asan/) (at ${SECONDS}s)"

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <type_traits>
 
 #include "writelab/error.h"
 
@@ -17,6 +18,19 @@ namespace writelab::testing {
 
 inline std::string Describe(const Error& e) { return e.Message(); }
 inline const std::string& Describe(const std::string& s) { return s; }
+
+// The error of a result that must hold one. When it holds a value instead,
+// the test fails here and the caller gets an error that matches nothing,
+// not the undefined behaviour of .error() on a value.
+template <class R>
+auto ErrorOf(const R& result) -> std::decay_t<decltype(result.error())> {
+  if (!result.has_value()) return result.error();
+  ADD_FAILURE() << "expected an error, but it succeeded";
+  if constexpr (std::is_same_v<std::decay_t<decltype(result.error())>, Error>)
+    return Error{-1, "(no error: it succeeded)"};
+  else
+    return "(no error: it succeeded)";
+}
 
 }  // namespace writelab::testing
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Test-only: built into unit_tests through the *_test.cc glob, not into the tool.
-#include "report/fixture.h"
+// A fixed result document for the reporters' golden tests (unit_tests only).
+#include "fixture.h"
 
 namespace writelab {
 

@@ -39,7 +39,8 @@ class ReportCli : public ::testing::Test {
 
 TEST_F(ReportCli, EveryChartRendersInChromium) {
   std::string chromium = FindChromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
+  if (chromium.empty())
+    WRITELAB_SKIP_WITHOUT_PART("chromium is not installed (scripts/setup.sh installs it)");
   Measure();
   RunResult r = RunWritelab({"report", stream_json, fsync_json, "-o", html});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "core/units.h"
 #include "experiments/context.h"
+#include "experiments/table.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "mpi/session.h"
@@ -192,11 +193,23 @@ void AddExclusivePair(CLI::App& sub, const char* group_help, const ExclusivePair
 
 namespace {
 
-// The commands that run on many ranks; the others run on one machine.
+// The commands that run on many ranks (the survey, and the experiments
+// whose definition says so); the others run on one machine.
 bool RunsUnderMpi(const std::string& command) {
-  for (const char* name : {"survey", "stream", "fsync", "records"})
-    if (command == name) return true;
-  return false;
+  if (command == "survey") return true;
+  const ExperimentDef* def = FindExperiment(command);
+  return def && def->runs_under_mpi;
+}
+
+// "survey, stream, fsync and records".
+std::string UnderMpiList() {
+  std::vector<std::string> names = {"survey"};
+  for (const ExperimentDef* def : Experiments())
+    if (def->runs_under_mpi) names.emplace_back(def->name);
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return list;
 }
 
 std::string ChosenCommand(CLI::App& app) {
@@ -207,8 +220,9 @@ std::string ChosenCommand(CLI::App& app) {
 int RunCommandLine(int argc, char** argv, Team* team) {
   CLI::App app{
       "writelab: reproduces classic Linux write-path experiments on your kernel, file system "
-      "and device, the old way and the modern way side by side. Under mpirun or srun, "
-      "survey, stream, fsync and records run on every rank (docs/mpi.md).\n"
+      "and device, the old way and the modern way side by side. Under mpirun or srun, " +
+      UnderMpiList() +
+      " run on every rank (docs/mpi.md).\n"
       "Exit codes: 0 ok, 1 run failed or interrupted (results so far are still written), "
       "2 usage error."};
   app.name("writelab");
@@ -216,11 +230,7 @@ int RunCommandLine(int argc, char** argv, Team* team) {
   app.require_subcommand(1);
   CommandAction action;
   AddSurveyCommand(app, &action);  // the first command a new user runs
-  AddStreamCommand(app, &action);
-  AddFsyncCommand(app, &action);
-  AddRecordsCommand(app, &action);
-  AddPreallocCommand(app, &action);
-  AddStrideCommand(app, &action);
+  for (const ExperimentDef* def : Experiments()) def->add_command(app, &action);
   AddReportCommand(app, &action);
   AddCompareCommand(app, &action);
   AddCleanupCommand(app, &action);
@@ -252,8 +262,8 @@ int RunCommandLine(int argc, char** argv, Team* team) {
   // One rank is one machine: what runs only on one runs there as usual.
   if (team && team->size() == 1 && !RunsUnderMpi(ChosenCommand(app))) team = nullptr;
   if (!refusal && team && !RunsUnderMpi(ChosenCommand(app)))
-    refusal = ChosenCommand(app) + " runs on one machine: run it without mpirun (under MPI: " +
-              "survey, stream, fsync and records)";
+    refusal = ChosenCommand(app) +
+              " runs on one machine: run it without mpirun (under MPI: " + UnderMpiList() + ")";
   if (team) {
     std::vector<std::string> compared(argv + 1, argv + argc);
     if (auto code = AgreeToStart(*team, refusal, compared)) return *code;

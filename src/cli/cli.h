@@ -19,6 +19,7 @@
 #include "core/exit_codes.h"
 #include "core/result.h"
 #include "experiments/context.h"
+#include "experiments/experiment.h"
 #include "writelab/error.h"
 
 namespace writelab {
@@ -81,21 +82,12 @@ struct ExclusivePair {
 };
 void AddExclusivePair(CLI::App& sub, const char* group_help, const ExclusivePair& pair);
 
-// A subcommand's work once parsing succeeded: validate (usage errors →
-// exit 2), run, and report into doc (host, version and command line already
-// filled in). Returns the exit code.
-using CommandAction = std::function<int(const RunContext&, Document& doc)>;
-
 // Prints the document, writes --json/--csv, and maps a run error to exit 1.
 int Finish(Document& doc, const OutputOptions& out, const Status& run);
 
-// Each experiment registers its subcommand here; the action is stored in
+// The commands that are not experiments (each experiment adds its own:
+// ExperimentDef::add_command, experiments/table.h); the action is stored in
 // *action when that subcommand is the one parsed.
-void AddStreamCommand(CLI::App& app, CommandAction* action);
-void AddFsyncCommand(CLI::App& app, CommandAction* action);
-void AddRecordsCommand(CLI::App& app, CommandAction* action);
-void AddPreallocCommand(CLI::App& app, CommandAction* action);
-void AddStrideCommand(CLI::App& app, CommandAction* action);
 void AddSurveyCommand(CLI::App& app, CommandAction* action);
 void AddReportCommand(CLI::App& app, CommandAction* action);
 void AddCompareCommand(CLI::App& app, CommandAction* action);

@@ -218,6 +218,14 @@ struct RankInfo {
   uint64_t clock_rtt_ns = 0;    // ...within half this round trip
 };
 
+// One recommendation of the survey: the experiment it comes from (a link on
+// the report page), the figures it read, and what it says, numbers included.
+struct Recommendation {
+  std::string experiment;            // "stream"; "" for one about the run as a whole
+  std::vector<std::string> figures;  // keys of the figures it read: "mb_s", "probe_p99_ms"
+  std::string text;
+};
+
 struct Document {
   int schema_version = kSchemaVersion;
   std::string writelab_version;
@@ -228,7 +236,7 @@ struct Document {
   Host host;
   std::vector<ExperimentResult> experiments;
   std::vector<std::string> errors;           // why a run stopped early; what was measured is kept
-  std::vector<std::string> recommendations;  // survey: advice, each with its numbers
+  std::vector<Recommendation> recommendations;  // survey: advice, each with its numbers
   // Under MPI: the library ("Open MPI v4.1.4") and every rank, rank 0 first;
   // empty for a run on one machine.
   std::string mpi_library;

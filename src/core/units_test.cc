@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "core/units.h"
+#include "expect_ok.h"
 
 #include <gtest/gtest.h>
 
 namespace writelab {
 namespace {
+
+using ::writelab::testing::ErrorOf;
 
 TEST(ParseSize, AcceptsPlainAndBinarySuffixes) {
   EXPECT_EQ(ParseSize("4096").value(), 4096u);
@@ -24,7 +27,7 @@ TEST(ParseSize, RefusesWithTheValueNamed) {
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_NE(r.error().find(std::string("'") + bad + "'"), std::string::npos) << r.error();
   }
-  EXPECT_EQ(ParseSize("12q").error(), "'12q' is not a size");
+  EXPECT_EQ(ErrorOf(ParseSize("12q")), "'12q' is not a size");
   EXPECT_FALSE(ParseSize("17000000000T").has_value());
 }
 
@@ -39,7 +42,7 @@ TEST(ParseDuration, AcceptsUnits) {
 
 TEST(ParseDuration, Refuses) {
   for (const char* bad : {"3x", "", "ms", "-3s", "s3"}) EXPECT_FALSE(ParseDurationNs(bad)) << bad;
-  EXPECT_EQ(ParseDurationNs("3x").error(), "'3x' is not a duration");
+  EXPECT_EQ(ErrorOf(ParseDurationNs("3x")), "'3x' is not a duration");
 }
 
 TEST(ParseSize, EdgeCasesNeverWrapOrGuess) {
@@ -57,7 +60,7 @@ TEST(ParseSize, EdgeCasesNeverWrapOrGuess) {
                           "1.5.", "4kk", "k4", "1,5"})
     EXPECT_FALSE(ParseSize(bad).has_value()) << bad;
   EXPECT_EQ(ParseSize(".5k").value(), 512u);
-  EXPECT_EQ(ParseSize(std::string(400, '9') + "k").error().find("too large") != std::string::npos,
+  EXPECT_EQ(ErrorOf(ParseSize(std::string(400, '9') + "k")).find("too large") != std::string::npos,
             true);
 }
 
@@ -66,8 +69,8 @@ TEST(ParseDuration, EdgeCasesNeverWrap) {
     auto r = ParseDurationNs(long_one);
     EXPECT_FALSE(r.has_value()) << long_one;
   }
-  EXPECT_NE(ParseDurationNs("9999999999999999999").error().find("too long"), std::string::npos);
-  EXPECT_NE(ParseDurationNs(std::string(400, '9')).error().find("too long"), std::string::npos);
+  EXPECT_NE(ErrorOf(ParseDurationNs("9999999999999999999")).find("too long"), std::string::npos);
+  EXPECT_NE(ErrorOf(ParseDurationNs(std::string(400, '9'))).find("too long"), std::string::npos);
   for (const char* bad : {"nan", "inf", "-5s", "+5s", "0x10", "5 s", " 5s", "5s ", ".", "1.2.3s"})
     EXPECT_FALSE(ParseDurationNs(bad).has_value()) << bad;
   EXPECT_EQ(ParseDurationNs("0").value(), 0u);
@@ -78,10 +81,10 @@ TEST(ParseCount, DecimalDigitsOnly) {
   EXPECT_EQ(ParseCount("0").value(), 0u);
   EXPECT_EQ(ParseCount("42").value(), 42u);
   EXPECT_EQ(ParseCount("18446744073709551615").value(), UINT64_MAX);
-  EXPECT_EQ(ParseCount("-1").error(), "'-1' is not a whole number");
-  EXPECT_EQ(ParseCount("99999999999999999999").error(),
+  EXPECT_EQ(ErrorOf(ParseCount("-1")), "'-1' is not a whole number");
+  EXPECT_EQ(ErrorOf(ParseCount("99999999999999999999")),
             "'99999999999999999999' is more than 18446744073709551615");
-  EXPECT_EQ(ParseCount("5000", 4096).error(), "'5000' is more than 4096");
+  EXPECT_EQ(ErrorOf(ParseCount("5000", 4096)), "'5000' is more than 4096");
   for (const char* bad : {"", "+1", " 1", "1 ", "0x10", "1.0", "1e3", "1-2", "nan"})
     EXPECT_FALSE(ParseCount(bad).has_value()) << bad;
 }

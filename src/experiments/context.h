@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What every experiment gets from the command line besides its spec: where
-// progress goes and whether the user asked to stop. No globals (STYLE.md 9).
+// progress goes and whether the user asked to stop. No globals (docs/style.md 9).
 #pragma once
 
 #include <atomic>

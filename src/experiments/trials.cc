@@ -5,6 +5,19 @@
 
 namespace writelab {
 
+bool TeamStep(const RunContext& ctx) { return !ctx.team || ctx.team->Step(); }
+
+Error TeamStopped(const RunContext& ctx) {
+  return ctx.team ? ctx.team->StopReason() : PlainError("interrupted");
+}
+
+bool MeasuresHere(const RunContext& ctx) { return !ctx.team || ctx.team->role() == Role::kMeasure; }
+
+void RecordTrial(const RunContext& ctx, TrialSpan span,
+                 const std::vector<TrialLatency>& latencies) {
+  if (ctx.team) ctx.team->Record(std::move(span), latencies);
+}
+
 size_t CellAt(size_t k, int round, size_t cells, int rounds) {
   const auto r = static_cast<size_t>(round), n = static_cast<size_t>(rounds);
   const size_t shift = n < cells ? r * cells / n : r % cells;

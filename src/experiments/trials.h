@@ -34,6 +34,17 @@
 
 namespace writelab {
 
+// What a trial loop asks of the team (mpi/team.h); each is what a run on
+// one machine does without one. The step before a planned trial: true to
+// go on (always without a team); false to stop, returning TeamStopped(ctx).
+bool TeamStep(const RunContext& ctx);
+Error TeamStopped(const RunContext& ctx);
+// Whether this rank runs the measured trials (not idle, not a background).
+bool MeasuresHere(const RunContext& ctx);
+// Records a trial this rank ran, for the aggregate; nothing without a team.
+void RecordTrial(const RunContext& ctx, TrialSpan span,
+                 const std::vector<TrialLatency>& latencies = {});
+
 // One planned trial.
 struct TrialSlot {
   size_t cell = 0;    // which row

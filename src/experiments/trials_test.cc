@@ -79,11 +79,11 @@ TEST(Trials, UnsupportedIsNotTriedAgainFailureStopsAndAnInterruptedTrialIsDroppe
   EXPECT_EQ(cut.error().Message(), "interrupted");
   EXPECT_EQ(measured.size(), 4u);
   EXPECT_EQ(kept.size(), 3u) << "the trial cut short is no measurement";
-  EXPECT_TRUE(RunTrials(
-                  ctx, plan, [&](const TrialSlot&) { return Fake{}; },
-                  [&](const TrialSlot&, Fake&&) {})
-                  .error()
-                  .Message() == "interrupted")
+  EXPECT_TRUE(
+      RunTrials(
+          ctx, plan, [&](const TrialSlot&) { return Fake{}; }, [&](const TrialSlot&, Fake&&) {})
+          .error()
+          .Message() == "interrupted")
       << "an interrupt before a trial ends the loop";
 }
 

@@ -80,12 +80,4 @@ std::string ParentDir(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-Status SyncParentDir(const std::string& path) {
-  std::string dir = ParentDir(path);
-  auto fd = OpenFile(dir, O_RDONLY | O_DIRECTORY);
-  if (!fd) return std::unexpected(fd.error());
-  if (fsync(fd->get()) != 0) return std::unexpected(ErrnoError(errno, "fsync " + dir));
-  return {};
-}
-
 }  // namespace writelab

@@ -59,7 +59,4 @@ class AlignedBuffer {
 // The directory holding path: "." for a bare name, "/" for "/name".
 std::string ParentDir(const std::string& path);
 
-// fsync the directory that holds path, so a create or rename is durable.
-Status SyncParentDir(const std::string& path);
-
 }  // namespace writelab

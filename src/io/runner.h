@@ -3,7 +3,7 @@
 //
 // WriteFully() writes a whole buffer through an engine: each system call is
 // timed into the caller's histogram, EINTR is retried and counted, a short
-// write is counted and the rest is written by the next call (STYLE.md 6).
+// write is counted and the rest is written by the next call (docs/style.md 6).
 // The hot path allocates nothing, takes no lock and formats nothing: errors
 // come back as -errno and the caller turns them into an Error.
 //

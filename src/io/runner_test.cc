@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The runner on fake engines (STYLE.md 11): a memory engine that can return
+// The runner on fake engines (docs/style.md 11): a memory engine that can return
 // short writes, EINTR and errors on chosen calls, so the counters and error
 // paths are tested without a disk.
 #include "io/runner.h"

@@ -15,6 +15,8 @@
 namespace writelab {
 namespace {
 
+using ::writelab::testing::ErrorOf;
+
 class TrustedDir : public ::testing::Test {
  protected:
   std::string base_ = "/var/tmp/writelab-trusted-test-" + std::to_string(getpid());
@@ -63,7 +65,7 @@ TEST_F(TrustedDir, SharedUseAcceptsStickyRefusesOpen) {
   std::string inner = base_ + "/open/inner";
   ASSERT_EQ(mkdir(inner.c_str(), 0700), 0);
   EXPECT_FALSE(OpenTrustedDir(inner, DirUse::kPrivate, false).has_value());
-  EXPECT_EQ(CheckWorkDir("--dir", inner).error().substr(0, 7), "--dir: ");
+  EXPECT_EQ(ErrorOf(CheckWorkDir("--dir", inner)).substr(0, 7), "--dir: ");
 }
 
 TEST_F(TrustedDir, RefusesASymbolicLinkInThePath) {

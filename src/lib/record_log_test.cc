@@ -14,11 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "expect_ok.h"
 #include "writelab/log_reader.h"
 #include "writelab/record_writer.h"
 
 namespace writelab {
 namespace {
+
+using ::writelab::testing::ErrorOf;
 
 std::string Payload(int i) {
   // Sizes from 1 byte to beyond a quarter of a 16 KiB buffer (gathered).
@@ -280,9 +283,9 @@ TEST_F(RecordLog, ReopenAtTheEndAppendsAndRefusesWhatItCannotDo) {
   ASSERT_FALSE(beyond);
   EXPECT_EQ(beyond.error().code, EINVAL);
   EXPECT_EQ(std::filesystem::file_size(path_), 22u) << "a refused reopen changes nothing";
-  EXPECT_EQ(RecordWriter::Reopen(dir_ + "/missing.log").error().code, ENOENT);
+  EXPECT_EQ(ErrorOf(RecordWriter::Reopen(dir_ + "/missing.log")).code, ENOENT);
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/missing.log")) << "Reopen never creates";
-  EXPECT_EQ(LogReader::Open(path_, 23).error().code, EINVAL);
+  EXPECT_EQ(ErrorOf(LogReader::Open(path_, 23)).code, EINVAL);
 }
 
 TEST_F(RecordLog, RenameMovesTheLogAndLaterErrorsNameTheNewPath) {

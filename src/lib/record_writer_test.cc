@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // RecordWriter with a memory sink that counts calls and injects faults
-// (STYLE.md 11), and on a real file: records stay whole and in order under
+// (docs/style.md 11), and on a real file: records stay whole and in order under
 // concurrent appenders, no acknowledgement precedes the fdatasync that
 // covers it, and a failure reaches every waiter.
 #include "writelab/record_writer.h"
@@ -19,10 +19,13 @@
 #include <thread>
 #include <vector>
 
+#include "expect_ok.h"
 #include "writelab/log_reader.h"
 
 namespace writelab {
 namespace {
+
+using ::writelab::testing::ErrorOf;
 
 // Keeps the file in memory. durable() is the prefix that a completed
 // DataSync covers. fail_sync_at / fail_write_at: the 0-based call that fails.
@@ -320,7 +323,7 @@ TEST(RecordWriter, NoSyncToIsAcknowledgedBeyondWhatASyncCovered) {
   EXPECT_EQ(acked_after_failure.load(), 0);
   EXPECT_EQ(mem->syncs(), 6) << "no sync after the failed one";
   EXPECT_LE(w->stats().durable_lsn, mem->durable().size());
-  EXPECT_EQ(w->SyncTo(0).error().code, EIO) << "the error stays final";
+  EXPECT_EQ(ErrorOf(w->SyncTo(0)).code, EIO) << "the error stays final";
 }
 
 // Large framed records (gathered, not copied) among small ones from other
@@ -377,7 +380,7 @@ TEST(RecordWriter, AppendReturnsEndOffsetsAndSyncToSyncsUpToOne) {
   const std::string big(3000, 'x');  // gathered, not copied
   EXPECT_EQ(*w->Append(big), 3103u);
   EXPECT_EQ(mem->syncs(), 0);
-  EXPECT_EQ(w->SyncTo(3104).error().code, EINVAL) << "beyond the last append";
+  EXPECT_EQ(ErrorOf(w->SyncTo(3104)).code, EINVAL) << "beyond the last append";
   ASSERT_TRUE(w->SyncTo(103));
   EXPECT_EQ(mem->syncs(), 1);
   EXPECT_GE(w->stats().durable_lsn, 103u);
@@ -402,7 +405,7 @@ TEST(RecordWriter, WriteErrorReachesWaitersAndLaterCalls) {
   ASSERT_FALSE(st.has_value());
   EXPECT_EQ(st.error().code, ENOSPC);
   EXPECT_FALSE(w->Append(Record(0, 0), Durable::kYes).has_value());
-  EXPECT_EQ(w->Close().error().code, ENOSPC);
+  EXPECT_EQ(ErrorOf(w->Close()).code, ENOSPC);
 }
 
 TEST(RecordWriter, EveryRecordsPolicySyncsEveryN) {
@@ -542,7 +545,7 @@ TEST(RecordWriter, RealFileAndBadOptions) {
   EXPECT_FALSE(RecordWriter::Open(path, bad).has_value());
   EXPECT_FALSE(std::filesystem::exists(path) && std::filesystem::file_size(path) > 0);
   std::filesystem::remove(path);
-  EXPECT_EQ(RecordWriter::Open("/nonexistent/dir/x").error().code, ENOENT);
+  EXPECT_EQ(ErrorOf(RecordWriter::Open("/nonexistent/dir/x")).code, ENOENT);
 }
 
 }  // namespace

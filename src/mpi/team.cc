@@ -10,18 +10,6 @@
 
 namespace writelab {
 
-const char* RoleName(Role r) {
-  switch (r) {
-    case Role::kMeasure:
-      return "measure";
-    case Role::kBackground:
-      return "background";
-    case Role::kIdle:
-      return "idle";
-  }
-  return "?";
-}
-
 bool Team::Step(bool failed) {
   if (stop_code_ != kGo) return false;
   int code = failed ? kFailed : LocallyInterrupted() ? kInterrupted : kGo;
@@ -63,19 +51,6 @@ void Team::BeginExperiment() {
   role_ = Role::kMeasure;
   spans_.clear();
   histograms_.clear();
-}
-
-bool TeamStep(const RunContext& ctx) { return !ctx.team || ctx.team->Step(); }
-
-Error TeamStopped(const RunContext& ctx) {
-  return ctx.team ? ctx.team->StopReason() : PlainError("interrupted");
-}
-
-bool MeasuresHere(const RunContext& ctx) { return !ctx.team || ctx.team->role() == Role::kMeasure; }
-
-void RecordTrial(const RunContext& ctx, TrialSpan span,
-                 const std::vector<TrialLatency>& latencies) {
-  if (ctx.team) ctx.team->Record(std::move(span), latencies);
 }
 
 Launch LaunchFromEnvironment() {

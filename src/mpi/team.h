@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "core/histogram.h"
-#include "experiments/context.h"
 #include "writelab/error.h"
 
 namespace writelab {
@@ -34,7 +33,6 @@ namespace writelab {
 // What a rank does in an experiment. fsync --roles gives some ranks the
 // background load; the survey's one-client rows leave the others idle.
 enum class Role { kMeasure, kBackground, kIdle };
-const char* RoleName(Role r);
 
 // One trial of one row as one rank ran it, on that rank's clock (NowNs).
 struct TrialSpan {
@@ -160,17 +158,6 @@ class Team {
   std::vector<TrialSpan> spans_;
   std::map<std::pair<std::string, std::string>, Histogram> histograms_;
 };
-
-// For experiments; each is what a run on one machine does without a team.
-// The step before a planned trial: true to go on (always without a team);
-// false to stop, returning TeamStopped(ctx).
-bool TeamStep(const RunContext& ctx);
-Error TeamStopped(const RunContext& ctx);
-// Whether this rank runs the measured trials (not idle, not a background).
-bool MeasuresHere(const RunContext& ctx);
-// Records a trial this rank ran; nothing without a team.
-void RecordTrial(const RunContext& ctx, TrialSpan span,
-                 const std::vector<TrialLatency>& latencies = {});
 
 // Starts the team when this process was started by an MPI launcher (mpirun,
 // mpiexec, srun: OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_RANK or PMI_SIZE in

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "mpi/team.h"
+#include "expect_ok.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,8 @@
 
 namespace writelab {
 namespace {
+
+using ::writelab::testing::ErrorOf;
 
 // A team whose all-reduce answers from a script: what the other ranks said.
 class ScriptedTeam final : public Team {
@@ -131,9 +134,9 @@ TEST(ParseRanks, ListsAndRanges) {
   EXPECT_EQ(ParseRanks("0", 4), std::vector<int>{0});
   EXPECT_EQ(ParseRanks("1-3", 4), (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(ParseRanks("0,2-3", 4), (std::vector<int>{0, 2, 3}));
-  EXPECT_NE(ParseRanks("4", 4).error().find("does not exist (4 ranks: 0-3)"), std::string::npos);
-  EXPECT_NE(ParseRanks("3-1", 4).error().find("runs backwards"), std::string::npos);
-  EXPECT_NE(ParseRanks("1,1", 4).error().find("given twice"), std::string::npos);
+  EXPECT_NE(ErrorOf(ParseRanks("4", 4)).find("does not exist (4 ranks: 0-3)"), std::string::npos);
+  EXPECT_NE(ErrorOf(ParseRanks("3-1", 4)).find("runs backwards"), std::string::npos);
+  EXPECT_NE(ErrorOf(ParseRanks("1,1", 4)).find("given twice"), std::string::npos);
   for (const char* bad : {"", "a", "1-", "-1", "1,,2"}) EXPECT_FALSE(ParseRanks(bad, 4)) << bad;
 }
 

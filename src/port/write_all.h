@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The ground floor's whole-buffer writes: EINTR is retried and a short write
 // is continued in one place, for the library, the reporters and the
-// experiments (STYLE.md 6). Untimed: the runner (io/runner.h) is the timed
+// experiments (docs/style.md 6). Untimed: the runner (io/runner.h) is the timed
 // seam for an experiment's measured writes; these are for everything else
 // (result files, zero fills, the library's own writes).
 //

@@ -49,7 +49,7 @@ bool HigherIsBetter(const std::string& unit) {
   return unit != "s" && unit != "ms" && unit != "us" && unit != "ns";
 }
 
-std::string Headline(const ExperimentResult& e) {
+std::string CompareHeadline(const ExperimentResult& e) {
   if (!e.compare_figure.empty()) return e.compare_figure;
   return e.table.empty() ? "" : e.table.front();
 }
@@ -97,7 +97,7 @@ FigureComparison CompareFigure(const std::string& exp, const std::string& headli
 
 void CompareExperiment(const std::string& exp, const ExperimentResult& a, const ExperimentResult& b,
                        Comparison& c, uint64_t& draws_left) {
-  const std::string headline = Headline(a);
+  const std::string headline = CompareHeadline(a);
   for (const Row& ra : a.rows) {
     const Row* rb = b.FindRow(ra.name);
     if (!rb) {

@@ -54,7 +54,9 @@ TEST(Compare, TheBootstrapStopsAtItsBudgetAndSaysSo) {
 // Issue 27: a row name that would retitle the terminal and rewrite the
 // verdict line, through compare's text, the text tables and the CSV.
 TEST(Compare, ADocumentsControlCharactersNeverReachTheTerminal) {
-  const std::string evil = "\x1b]0;PWNED\x07\r\x1b[2Kfake line\xc2\x9b" "2J";
+  const std::string evil =
+      "\x1b]0;PWNED\x07\r\x1b[2Kfake line\xc2\x9b"
+      "2J";
   Document a = OneFigure({1, 2, 3}), b = OneFigure({4, 5, 6});
   // Through a file, as compare reads it.
   for (Document* d : {&a, &b}) {

@@ -86,7 +86,7 @@ std::string TargetHtml(const ExperimentResult& e) {
          HtmlItem("max_sectors_kb", Optional(t.max_sectors_kb)) + "</dl>";
 }
 
-std::string Cell(const Figure& f) {
+std::string HtmlCell(const Figure& f) {
   const Summary& s = f.value;
   std::string text = FormatValue(s.median, f.unit);
   if (s.n >= 2 && s.min != s.max)
@@ -115,7 +115,7 @@ std::string FigureTable(const ExperimentResult& e) {
     }
     for (const std::string& key : e.table) {
       const Figure* f = r.FindFigure(key);
-      out += "<td>" + (f ? Cell(*f) : std::string(kNotMeasured)) + "</td>";
+      out += "<td>" + (f ? HtmlCell(*f) : std::string(kNotMeasured)) + "</td>";
     }
     out += "</tr>\n";
   }

@@ -36,9 +36,8 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs,
 // The planned charts as the JSON array the page draws, in page order.
 std::string ChartSpecsJson(const std::vector<GroupPlan>& groups);
 
-// The pictures an experiment the report knows is about: stride's 2006 table
-// as a chart, fsync's latency per iteration, stream's trade-off, prealloc's
-// 2012 table, records per method. Empty for an experiment it does not know.
+// The pictures of the experiment of runs (its ExperimentDef::picture):
+// what the original post showed. Empty for an experiment it does not know.
 std::vector<nlohmann::json> ExperimentPictures(const std::vector<const RunPlan*>& runs);
 
 // Building blocks of a chart spec (see web/report.js for the fields).
@@ -55,6 +54,24 @@ void AddValue(nlohmann::json& dataset, const Figure* f);
 // "write-zeroes (unsupported)" for a row that was not measured, with a note
 // on the chart giving the errno and message.
 std::string RowLabel(nlohmann::json& chart, const Row& r);
+
+// What the experiments' pictures are made of (html_pictures.cc).
+// An ok row's figure, or null.
+const Figure* FigureOf(const Row& r, const std::string& key);
+// A chart marked as a picture: id is its anchor, and what the screenshot
+// test looks for ("" for none).
+nlohmann::json Picture(const std::string& title, const std::string& kind, nlohmann::json x,
+                       const std::string& id);
+// "LABEL " before a dataset's name when several runs share the chart.
+std::string RunPrefix(const std::vector<const RunPlan*>& runs, const RunPlan& p);
+// A bar chart, a bar per row (those take accepts), of the given figures,
+// each on its own axis; null when nothing is drawn.
+struct Bars {
+  const char* key;
+  const char* name;  // the axis name: "throughput"
+};
+nlohmann::json RowBars(const RunPlan& p, const std::string& title, const std::vector<Bars>& figures,
+                       const std::string& id, bool (*take)(const Row&) = nullptr);
 }  // namespace spec
 
 // The top of the page: the hosts, the recommendations linking to their

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/fixture.h"
+#include "fixture.h"
 
 namespace writelab {
 namespace {
@@ -237,7 +237,8 @@ TEST(Html, ExplainedRowsGetAStackedBarOfWhereTheTimeWent) {
 // the headline figures, the contents; then each target described once.
 TEST(Html, TopHasRecommendationsSummaryAndContents) {
   Document doc = FixedDocument();
-  doc.recommendations = {"streaming: prefer window-drop", "fsync: not run"};
+  doc.recommendations = {{"stream", {"mb_s"}, "streaming: prefer window-drop"},
+                         {"fsync", {}, "fsync: not run"}};
   doc.experiments.push_back(doc.experiments[0]);  // the same target again
   doc.experiments[1].scheduler = "bfq";
   std::string page = RenderHtml({doc}, kStubAssets);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/units.h"
+#include "experiments/table.h"
 #include "report/html.h"
 #include "report/html_plan.h"
 
@@ -43,27 +44,16 @@ std::string HostHtml(const Document& doc, const std::string& label) {
          HtmlItem("dirty pages", vm) + RanksHtml(doc) + "</dl>\n";
 }
 
-// Which experiment a recommendation line is about, by its first words.
-std::string ExperimentOf(const std::string& line) {
-  const std::pair<const char*, const char*> prefixes[] = {
-      {"streaming:", "stream"},       {"fsync:", "fsync"},
-      {"small records:", "records"},  {"streaming across", "stream"},
-      {"fsync across", "fsync"},      {"small records across", "records"},
-      {"preallocation:", "prealloc"}, {"access pattern:", "stride"}};
-  for (const auto& [prefix, name] : prefixes)
-    if (line.starts_with(prefix)) return name;
-  return "";
-}
-
 std::string RecommendationsHtml(const std::vector<Document>& docs,
                                 const std::vector<GroupPlan>& groups) {
   std::string out;
   for (size_t d = 0; d < docs.size(); ++d) {
-    for (const std::string& line : docs[d].recommendations) {
-      std::string name = ExperimentOf(line);
-      bool linked = std::any_of(groups.begin(), groups.end(),
-                                [&](const GroupPlan& g) { return g.name == name; });
-      std::string text = (docs.size() > 1 ? DocLabel(docs, d) + ": " : "") + line;
+    for (const Recommendation& r : docs[d].recommendations) {
+      const std::string& name = r.experiment;
+      bool linked =
+          !name.empty() && std::any_of(groups.begin(), groups.end(),
+                                       [&](const GroupPlan& g) { return g.name == name; });
+      std::string text = (docs.size() > 1 ? DocLabel(docs, d) + ": " : "") + r.text;
       out += "<li>" +
              (linked ? "<a href=\"#exp-" + EscapeHtml(name) + "\">" + EscapeHtml(text) + "</a>"
                      : EscapeHtml(text)) +
@@ -75,22 +65,12 @@ std::string RecommendationsHtml(const std::vector<Document>& docs,
          "</ol>\n";
 }
 
-// The figure an experiment is judged by, and whether less is better.
-struct Headline {
-  std::string key;
-  bool lower_is_better = false;
-};
-
+// The figure an experiment is judged by (its definition's rule), and
+// whether less is better; for one this writelab does not know, its compare
+// figure or first table column.
 Headline HeadlineOf(const ExperimentResult& e) {
-  auto all_have = [&](const char* key) {
-    return std::all_of(e.rows.begin(), e.rows.end(), [&](const Row& r) {
-      return r.status != RowStatus::kOk || r.FindFigure(key);
-    });
-  };
-  if (e.name == "stream" || e.name == "stride") return {"mb_s", false};
-  if (e.name == "records") return {all_have("lines_s") ? "lines_s" : "commits_s", false};
-  if (e.name == "prealloc") return {"workload_s", true};
-  if (e.name == "fsync") return {all_have("total_p99_ms") ? "total_p99_ms" : "total_max_ms", true};
+  if (const ExperimentDef* def = FindExperiment(e.name); def && def->headline)
+    return def->headline(e);
   std::string key = !e.compare_figure.empty() ? e.compare_figure
                     : e.table.empty()         ? ""
                                               : e.table.front();

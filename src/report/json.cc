@@ -121,6 +121,10 @@ void to_json(json& j, const RankInfo& r) {
        {"clock_rtt_ns", r.clock_rtt_ns}};
 }
 
+void to_json(json& j, const Recommendation& r) {
+  j = {{"experiment", r.experiment}, {"figures", r.figures}, {"text", r.text}};
+}
+
 void to_json(json& j, const Document& d) {
   j = {{"schema_version", d.schema_version},  {"writelab_version", d.writelab_version},
        {"command_line", d.command_line},      {"started_at", d.started_at},

@@ -259,6 +259,13 @@ Series ReadSeries(const Node& n) {
   return s;
 }
 
+// {experiment, figures, text}; a bare string in documents before 0.3,
+// about no experiment in particular.
+Recommendation ReadRecommendation(const Node& n) {
+  if (n.raw().is_string()) return {"", {}, n.String()};
+  return {n["experiment"].String(), n["figures"].Strings(), n["text"].String()};
+}
+
 RowStatus ReadStatus(const Node& n) {
   std::string name = n.String();
   for (RowStatus s : {RowStatus::kOk, RowStatus::kUnsupported, RowStatus::kFailed})
@@ -382,7 +389,9 @@ Document ReadDocument(const Node& n) {
   n.IfPresent("experiments",
               [&](const Node& v) { d.experiments = List<ExperimentResult>(v, ReadExperiment); });
   n.IfPresent("errors", [&](const Node& v) { d.errors = v.Strings(); });
-  n.IfPresent("recommendations", [&](const Node& v) { d.recommendations = v.Strings(); });
+  n.IfPresent("recommendations", [&](const Node& v) {
+    d.recommendations = List<Recommendation>(v, ReadRecommendation);
+  });
   n.IfPresent("mpi", [&](const Node& v) {
     d.mpi_library = v["library"].String();
     d.ranks = List<RankInfo>(v["ranks"], ReadRank);

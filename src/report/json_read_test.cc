@@ -7,11 +7,14 @@
 
 #include <string>
 
-#include "report/fixture.h"
+#include "expect_ok.h"
+#include "fixture.h"
 #include "report/json.h"
 
 namespace writelab {
 namespace {
+
+using ::writelab::testing::ErrorOf;
 
 using nlohmann::json;
 
@@ -117,19 +120,19 @@ TEST(FromJson, LargeParamIntegersAreRefusedNotWrapped) {
 }
 
 TEST(FromJson, NotJsonSaysWhereNotWhat) {
-  EXPECT_EQ(FromJson("not json").error(), "not JSON: syntax error at byte 2");
-  EXPECT_EQ(FromJson("").error(), "empty: not a writelab result file");
-  EXPECT_EQ(FromJson(" \n").error(), "empty: not a writelab result file");
-  EXPECT_EQ(FromJson("{\"schema_version\": 1, \"host\": {").error(),
+  EXPECT_EQ(ErrorOf(FromJson("not json")), "not JSON: syntax error at byte 2");
+  EXPECT_EQ(ErrorOf(FromJson("")), "empty: not a writelab result file");
+  EXPECT_EQ(ErrorOf(FromJson(" \n")), "empty: not a writelab result file");
+  EXPECT_EQ(ErrorOf(FromJson("{\"schema_version\": 1, \"host\": {")),
             "truncated: the JSON ends at byte 31 before the document is complete");
-  EXPECT_EQ(FromJson("{}").error(), "not a writelab result file: JSON without a schema_version");
-  EXPECT_EQ(FromJson("[1, 2]").error(), "document: expected an object, not an array");
+  EXPECT_EQ(ErrorOf(FromJson("{}")), "not a writelab result file: JSON without a schema_version");
+  EXPECT_EQ(ErrorOf(FromJson("[1, 2]")), "document: expected an object, not an array");
   // Found by fuzz_document: nlohmann throws out_of_range, not parse_error.
-  EXPECT_EQ(FromJson("{\"schema_version\": 1, \"x\": 85e9934592}").error(),
+  EXPECT_EQ(ErrorOf(FromJson("{\"schema_version\": 1, \"x\": 85e9934592}")),
             "not JSON: a number out of range");
   EXPECT_EQ(FromJson("{\"schema_version\": 1}").has_value(), true);  // all else defaults
   EXPECT_FALSE(FromJson("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[").has_value());
-  EXPECT_EQ(FromJson(std::string(100000, '[') + std::string(100000, ']')).error(),
+  EXPECT_EQ(ErrorOf(FromJson(std::string(100000, '[') + std::string(100000, ']'))),
             "refused: nested more than 32 deep, more than a writelab run writes");
 }
 
@@ -147,7 +150,7 @@ TEST(FromJson, WhatNoRunWritesIsRefusedBeforeItIsBuilt) {
   std::string points = "[";
   for (size_t i = 0; i <= kMaxArrayLength; ++i) points += i ? ",0" : "0";
   points += "]";
-  EXPECT_EQ(FromJson("{\"schema_version\": 1, \"x\": " + points + "}").error(),
+  EXPECT_EQ(ErrorOf(FromJson("{\"schema_version\": 1, \"x\": " + points + "}")),
             "refused: an array of more than 1000000 entries, more than a writelab run writes");
   std::string many = "{\"schema_version\": 1";
   for (size_t i = 0; i < kMaxDocumentValues / kMaxArrayLength + 1; ++i) {
@@ -156,7 +159,7 @@ TEST(FromJson, WhatNoRunWritesIsRefusedBeforeItIsBuilt) {
     many += "]";
   }
   many += "}";
-  EXPECT_EQ(FromJson(many).error(),
+  EXPECT_EQ(ErrorOf(FromJson(many)),
             "refused: more than 16000000 values, more than a writelab run writes");
 }
 

@@ -1,25 +1,49 @@
 // SPDX-License-Identifier: MIT
 // The survey's conclusion: recommendations read from a result document, each
-// backed by the numbers it holds (figures named by checked keys).
+// backed by the numbers it holds (figures named by checked keys). Each
+// experiment writes its own (ExperimentDef::recommend, in its folder); this
+// is where they are gathered, and what they are written with.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
 
 namespace writelab {
 
-// One line per experiment found in doc, e.g. "streaming: prefer dontcache —
-// 2496 MB/s, 0 B left cached, bystander p99 3.0 ms; plain: 494 MB/s, 1.0 GiB
-// cached, p99 180 ms". Experiments that failed or are missing get a line
-// saying so; nothing is recommended without a measurement behind it.
-// Under MPI (doc.ranks not empty) these are RecommendationsAcrossRanks.
-std::vector<std::string> Recommendations(const Document& doc);
+// One per experiment of the table, from its result in doc, e.g. "streaming:
+// prefer dontcache — 2496 MB/s, 0 B left cached, bystander p99 3.0 ms;
+// plain: 494 MB/s, 1.0 GiB cached, p99 180 ms". An experiment that is
+// missing gets "NAME: not run"; nothing is recommended without a
+// measurement behind it. Under MPI (doc.ranks not empty) these are
+// RecommendationsAcrossRanks.
+std::vector<Recommendation> Recommendations(const Document& doc);
 
-// The survey under MPI: how streaming and small records scale from rank 0
-// alone to every rank at once ("2.1x rank 0 alone, 70% of linear"), and
-// rank 0's fsync beside the other ranks' background loads against alone.
-std::vector<std::string> RecommendationsAcrossRanks(const Document& doc);
+// The survey under MPI: how the experiments that run on every rank scale
+// from rank 0 alone to every rank at once ("2.1x rank 0 alone, 70% of
+// linear"), which ones were not run, and whether the ranks shared a host.
+std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc);
+
+// What the experiments' recommendations are written with.
+// The median of an ok row's figure.
+std::optional<double> MedianOf(const Row& r, FigureKey key);
+std::optional<double> MedianOf(const Row* r, FigureKey key);  // null: none
+// The median with its unit ("n/a" when there is none).
+std::string ValueOf(const Row& r, FigureKey key, const std::string& unit);
+// A value with its unit, also where FormatValue leaves a rate bare.
+std::string WithUnit(double v, const std::string& unit);
+// An integer parameter of the result (0 when absent).
+int64_t ParamInt(const ExperimentResult& e, const std::string& key);
+// Under MPI: the aggregate of experiment `name` over exactly `ranks`
+// measuring ranks (0: the most).
+const ExperimentResult* Aggregate(const Document& doc, std::string_view name, int ranks);
+// Under MPI: the best row of the all-ranks aggregate by key, set beside the
+// same row on rank 0 alone: "WHAT across N clients: ... (2.1x rank 0
+// alone, 70% of linear: it scales in part)".
+Recommendation ScalingRecommendation(const Document& doc, std::string_view experiment,
+                                     const char* what, FigureKey key, const std::string& unit);
 
 }  // namespace writelab

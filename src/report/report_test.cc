@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "fixture.h"
 #include "report/csv.h"
-#include "report/fixture.h"
 #include "report/json.h"
 #include "report/text.h"
 

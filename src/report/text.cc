@@ -13,7 +13,7 @@
 namespace writelab {
 namespace {
 
-std::string Cell(const Figure& f) {
+std::string TextCell(const Figure& f) {
   const Summary& s = f.value;
   if (f.unit == "MB/s") {  // the column header names the unit
     if (s.n < 2 || s.min == s.max) return fmt::format("{:.0f}", s.median);
@@ -230,7 +230,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
     std::vector<std::string> cells = {r.name};
     for (const std::string& key : e.table) {
       const Figure* f = r.FindFigure(key);
-      cells.push_back(f ? Cell(*f) : kNotMeasured);
+      cells.push_back(f ? TextCell(*f) : kNotMeasured);
     }
     table.AddRow(std::move(cells));
   }
@@ -402,7 +402,7 @@ std::string RenderText(const Document& doc) {
     if (runs.size() > 1) out += CrossTable(runs) + "\n";
   if (!doc.recommendations.empty()) {
     out += "Recommendations (from the numbers above):\n";
-    for (const std::string& r : doc.recommendations) out += "- " + r + "\n";
+    for (const Recommendation& r : doc.recommendations) out += "- " + r.text + "\n";
   }
   for (const std::string& err : doc.errors) out += "error: " + err + "\n";
   return Printable(out, true);  // names from the system (a device's model) included

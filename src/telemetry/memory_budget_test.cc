@@ -13,9 +13,10 @@ TEST(MemoryBudget, HalfOfTheRoomPassesAndMoreIsOneLineNamingTheOptions) {
   EXPECT_FALSE(CheckMemory("--block 4 GiB", 4ull << 30, room));
   auto refused = CheckMemory("--qd 8 x --buffer 1.00 GiB", (4ull << 30) + 1, room);
   ASSERT_TRUE(refused);
-  EXPECT_EQ(*refused,
-            "--qd 8 x --buffer 1.00 GiB would take 4.00 GiB of memory, more than half of the 8.00 GiB "
-            "available (MemAvailable)");
+  EXPECT_EQ(
+      *refused,
+      "--qd 8 x --buffer 1.00 GiB would take 4.00 GiB of memory, more than half of the 8.00 GiB "
+      "available (MemAvailable)");
   EXPECT_NE(CheckMemory("x", UINT64_MAX, room)->find("more than 16 EiB"), std::string::npos);
 }
 

@@ -2,7 +2,7 @@
 // The undo journal: every system change writelab makes (a scratch file, a
 // loop device, a mount, a sysfs knob such as an I/O scheduler) is recorded
 // here, with how to undo it, BEFORE it is made. The record is fsynced, so
-// after a crash `writelab cleanup` can finish the job (STYLE.md 10).
+// after a crash `writelab cleanup` can finish the job (docs/style.md 10).
 //
 // File: RUNTIME/journal-PID-START (RUNTIME is /run/writelab, owned by root,
 // 0700; START is the process's start time, field 22 of /proc/PID/stat, so a

@@ -2,14 +2,17 @@
 // ParseTestbeds on what users type: empty lists and items are refused.
 #include <gtest/gtest.h>
 
+#include "expect_ok.h"
 #include "testbed/testbed.h"
 
 namespace writelab {
 namespace {
 
+using ::writelab::testing::ErrorOf;
+
 TEST(ParseTestbeds, RefusesEmptyListsAndItems) {
-  EXPECT_EQ(ParseTestbeds("").error(), "--testbed: empty; give e.g. ext4:data=ordered,xfs");
-  EXPECT_EQ(ParseTestbeds("ext4,,xfs").error(), "--testbed: an empty test bed in 'ext4,,xfs'");
+  EXPECT_EQ(ErrorOf(ParseTestbeds("")), "--testbed: empty; give e.g. ext4:data=ordered,xfs");
+  EXPECT_EQ(ErrorOf(ParseTestbeds("ext4,,xfs")), "--testbed: an empty test bed in 'ext4,,xfs'");
   EXPECT_FALSE(ParseTestbeds(",").has_value());
   EXPECT_FALSE(ParseTestbeds("ext4,").has_value());
   EXPECT_FALSE(ParseTestbeds("ext4:").has_value());

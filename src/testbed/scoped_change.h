@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // ScopedChange: one system change, journaled before it is made and undone
-// when the owner goes away (RAII + the undo journal, STYLE.md 10).
+// when the owner goes away (RAII + the undo journal, docs/style.md 10).
 #pragma once
 
 #include <expected>

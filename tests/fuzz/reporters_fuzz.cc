@@ -12,15 +12,6 @@
 #include "report/html.h"
 #include "report/json.h"
 
-// The assets the real binary embeds (cmake/embed_file.cmake); the page's
-// script is not what is fuzzed.
-namespace writelab::embedded {
-extern const char chart_js[] = "";
-extern const std::size_t chart_js_size = 0;
-extern const char report_js[] = "";
-extern const std::size_t report_js_size = 0;
-}  // namespace writelab::embedded
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto doc = writelab::FromJson(std::string(reinterpret_cast<const char*>(data), size));
   if (!doc) return 0;

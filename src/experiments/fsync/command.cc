@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
+#include "experiments/fsync/def.h"
 #include "experiments/fsync/fsync.h"
 #include "io/file.h"
 #include "mpi/team.h"

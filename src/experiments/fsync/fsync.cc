@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/fsync/fsync.h"
+#include "experiments/fsync/def.h"
 #include "experiments/fsync/rows.h"
 #include "experiments/fsync/sync_loop.h"
 #include "experiments/trials.h"
@@ -27,11 +28,6 @@
 
 namespace writelab {
 namespace {
-
-constexpr const char* kFsyncReproduces =
-    "fsync-tester (Ts'o 2009, random writer by Mason) as run by Axboe for \"IO latency/"
-    "throughput fixes\" (LKML, April 2009): pwrite 1 MiB + fsync every few seconds beside a "
-    "random writer or a streaming dd";
 
 constexpr SyncMethodInfo kMethods[] = {
     {SyncMethod::kFsync, "fsync", "pwrite, then fsync", 0, 0, true},

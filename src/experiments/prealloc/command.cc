@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
+#include "experiments/prealloc/def.h"
 #include "experiments/prealloc/prealloc.h"
 
 namespace writelab {

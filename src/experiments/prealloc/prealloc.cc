@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/prealloc/prealloc.h"
+#include "experiments/prealloc/def.h"
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>
@@ -29,10 +30,6 @@
 
 namespace writelab {
 namespace {
-
-constexpr const char* kPreallocReproduces =
-    "ext4 fallocate thread, linux-fsdevel (Zheng Liu, Andreas Dilger, April 2012): a 256 MiB "
-    "file by fallocate or dd, then 2000 oflag=sync,direct 4 KiB writes at a 16-block stride";
 
 constexpr PreallocModeInfo kModes[] = {
     {PreallocMode::kSparse, "sparse", "ftruncate to the size: no blocks allocated"},

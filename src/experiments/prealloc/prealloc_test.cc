@@ -2,11 +2,14 @@
 // ValidatePreallocSpec: the file must hold every write, and the product that
 // says so must not overflow into a small number that passes.
 #include "experiments/prealloc/prealloc.h"
+#include "expect_ok.h"
 
 #include <gtest/gtest.h>
 
 namespace writelab {
 namespace {
+
+using ::writelab::testing::ErrorOf;
 
 PreallocSpec Spec() {
   PreallocSpec spec;
@@ -24,7 +27,7 @@ TEST(ValidatePreallocSpec, OverflowingSpanIsRefused) {
   PreallocSpec spec = Spec();
   spec.writes = 3;
   spec.stride = 2251799813685249;
-  EXPECT_EQ(ValidatePreallocSpec(spec).error(), "--stride: at most 1073741824");
+  EXPECT_EQ(ErrorOf(ValidatePreallocSpec(spec)), "--stride: at most 1073741824");
   spec = Spec();
   spec.writes = kMaxPreallocWrites;
   spec.stride = kMaxPreallocStride;
@@ -38,10 +41,10 @@ TEST(ValidatePreallocSpec, OverflowingSpanIsRefused) {
 TEST(ValidatePreallocSpec, CountsAreBounded) {
   PreallocSpec spec = Spec();
   spec.writes = kMaxPreallocWrites + 1;
-  EXPECT_EQ(ValidatePreallocSpec(spec).error(), "--writes: at most 10000000");
+  EXPECT_EQ(ErrorOf(ValidatePreallocSpec(spec)), "--writes: at most 10000000");
   spec = Spec();
   spec.writes = -1;
-  EXPECT_EQ(ValidatePreallocSpec(spec).error(), "--writes: must be at least 1");
+  EXPECT_EQ(ErrorOf(ValidatePreallocSpec(spec)), "--writes: must be at least 1");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
+#include "experiments/records/def.h"
 #include "experiments/records/records.h"
 
 namespace writelab {
@@ -21,7 +22,6 @@ struct RecordsOptions {
   std::string commit_time = "2s";
   std::vector<std::string> methods;
   std::vector<std::string> syncs;
-  bool verify = false;  // --verify: the default, accepted for symmetry
   bool no_verify = false;
   OutputOptions out;
   TargetOptions targets;
@@ -119,8 +119,9 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--rounds", o->spec.rounds, "Trials per row; the order rotates each round")
       ->check(Count(1, 1000))
       ->capture_default_str();
-  auto* verify = sub->add_flag("--verify", o->verify,
-                               "Read each file back and compare it with the input (default)");
+  // --verify is the default: accepted, and refused beside --no-verify.
+  auto* verify = sub->add_flag("--verify")
+                     ->description("Read each file back and compare it with the input (default)");
   sub->add_flag("--no-verify", o->no_verify, "Skip the byte-for-byte check")->excludes(verify);
   AddCommitOptions(*sub, *o);
   WireExperimentCommand(

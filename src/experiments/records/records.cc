@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/records/records.h"
+#include "experiments/records/def.h"
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>
@@ -25,11 +26,6 @@
 
 namespace writelab {
 namespace {
-
-constexpr const char* kRecordsReproduces =
-    "writev-speed.c (Andrew Morton, \"Re: [patch] readv/writev rework\", LKML, September 2002): "
-    "a text editor's linked list of lines written with write, fwrite, fwrite_unlocked and "
-    "writev, also O_SYNC";
 
 constexpr RecordSyncInfo kSyncs[] = {
     {RecordSync::kNone, "none", "no sync: the data ends in the page cache", 0, 0},
@@ -69,7 +65,7 @@ void AddParams(const RecordsSpec& spec, const Corpus& corpus, ExperimentResult& 
   };
 }
 
-struct Cell {
+struct RecordsCell {
   RecordMethod method;
   RecordSyncChoice sync;
   std::string name;
@@ -77,7 +73,7 @@ struct Cell {
 };
 
 // One trial of one cell: open a new file, run, verify, remove.
-MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const Cell& c,
+MethodRun RunCell(const RecordsSpec& spec, const Corpus& corpus, const RecordsCell& c,
                   const OutputPlan& plan, const RunContext& ctx) {
   MethodRun run;
   std::string path;
@@ -209,23 +205,23 @@ namespace {
 // Every cell, spec.rounds times in rotated order (experiments/trials.h).
 // Stops at the first failure or an interrupt.
 Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan& plan,
-                const OutputPlan& sync_plan, const RunContext& ctx, std::vector<Cell>& cells) {
+                const OutputPlan& sync_plan, const RunContext& ctx, std::vector<RecordsCell>& cells) {
   TrialPlan trials;
   trials.cells = cells.size();
   trials.rounds = spec.rounds;
   trials.name = [&](size_t i) { return cells[i].name; };
   trials.progress = true;
-  auto plan_of = [&](const Cell& c) -> const OutputPlan& {
+  auto plan_of = [&](const RecordsCell& c) -> const OutputPlan& {
     return c.sync.synchronous() ? sync_plan : plan;
   };
   return RunTrials(
       ctx, trials,
       [&](const TrialSlot& t) {
-        Cell& c = cells[t.cell];
+        RecordsCell& c = cells[t.cell];
         return RunCell(spec, corpus, c, plan_of(c), ctx);
       },
       [&](const TrialSlot& t, MethodRun&& run) {
-        Cell& c = cells[t.cell];
+        RecordsCell& c = cells[t.cell];
         const OutputPlan& p = plan_of(c);
         if (run.outcome.ok())
           RecordTrial(ctx, {c.name,
@@ -284,14 +280,14 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
   if (spec.commit) return RunGroupCommit(spec, corpus, ctx, out);
   out.table = KeyNames(
       KeysOf(kRecordsFigures, {"seconds", "mb_s", "lines_s", "syscalls_per_line", "speedup"}));
-  std::vector<Cell> cells;
+  std::vector<RecordsCell> cells;
   for (const auto& s : spec.syncs)
     for (RecordMethod m : spec.methods) cells.push_back({m, s, RowName(m, s), {}});
   const OutputPlan plan = PlanOutput(corpus, spec.total, spec.repeat);
   const OutputPlan sync_plan = PlanOutput(corpus, spec.sync_total, 0);
   Status status = RunCells(spec, corpus, plan, sync_plan, ctx, cells);
   if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");
-  for (Cell& c : cells) {
+  for (RecordsCell& c : cells) {
     if (c.acc.outcome.ok() && c.acc.figures.empty()) c.acc.outcome = Unmeasured();
     if (c.sync.synchronous())
       c.acc.notes.push_back("synchronous: " + FormatBytes(static_cast<double>(sync_plan.bytes)) +

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "expect_ok.h"
 #include "experiments/records/corpus.h"
 #include "experiments/records/methods.h"
 #include "experiments/records/records.h"
@@ -17,6 +18,8 @@
 
 namespace writelab {
 namespace {
+
+using ::writelab::testing::ErrorOf;
 
 std::string Expected(const Corpus& c, const OutputPlan& plan) {
   std::string out;
@@ -95,7 +98,7 @@ TEST(RecordsCorpus, LoadRefusesWhatIsNotASmallRegularFile) {
   RecordsSpec spec;
   spec.dir = "/var/tmp";
   spec.input = path;
-  EXPECT_EQ(ValidateRecordsSpec(spec).error(), "--input: '" + path + "' is larger than 4 GiB");
+  EXPECT_EQ(ErrorOf(ValidateRecordsSpec(spec)), "--input: '" + path + "' is larger than 4 GiB");
   std::filesystem::remove(path);
 }
 

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
+#include "experiments/stream/def.h"
 #include "experiments/stream/stream.h"
 #include "io/file.h"
 
@@ -18,7 +19,6 @@ struct StreamOptions {
   std::string block = "8M";
   std::string interval = "1s";
   std::vector<std::string> strategies;
-  bool probe = false;  // --probe: the default, accepted for symmetry
   bool no_probe = false;
   OutputOptions out;
   TargetOptions targets;
@@ -70,7 +70,8 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--repeat", o->spec.repeat, "Rounds; the strategy order rotates each round")
       ->check(Count(1, 1000))
       ->capture_default_str();
-  auto* probe = sub->add_flag("--probe", o->probe, "Run the bystander fsync probe (default)");
+  // --probe is the default: accepted, and refused beside --no-probe.
+  auto* probe = sub->add_flag("--probe")->description("Run the bystander fsync probe (default)");
   sub->add_flag("--no-probe", o->no_probe, "Do not run the bystander probe")->excludes(probe);
   WireExperimentCommand(
       *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, DirOrFile<StreamSpec>,

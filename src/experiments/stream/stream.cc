@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/stream/stream.h"
+#include "experiments/stream/def.h"
 #include "io/trusted_dir.h"
 
 #include <sys/stat.h>
@@ -19,10 +20,6 @@
 
 namespace writelab {
 namespace {
-
-constexpr const char* kStreamReproduces =
-    "overwrite.c, LKML thread \"Linux 2.6.29\" (Torvalds, Garzik, April 2009): 8 MiB writes "
-    "with sync_file_range windows, then with posix_fadvise(DONTNEED)";
 
 std::string DirOf(const StreamSpec& spec) {
   return spec.dir.empty() ? ParentDir(spec.file) : spec.dir;

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/count_option.h"
 #include "cli/targets.h"
+#include "experiments/stride/def.h"
 #include "experiments/stride/stride.h"
 #include "telemetry/blockdev.h"
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/stride/stride.h"
+#include "experiments/stride/def.h"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -25,10 +26,6 @@
 
 namespace writelab {
 namespace {
-
-constexpr const char* kStrideReproduces =
-    "\"submit_bio() question\" (Damon LaCrosse, kernelnewbies, September 2006): 4 KiB writes at "
-    "sector step x i, 3 s per step, per I/O scheduler";
 
 std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::string& path,
                                           uint64_t* span) {
@@ -136,14 +133,14 @@ std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
 
 namespace {
 
-struct Cell {
+struct StrideCell {
   uint64_t step;
   unsigned qd, batch;
   std::string name;  // "8", "8 qd32 batch4"
 };
 
-std::vector<Cell> Cells(const StrideSpec& spec) {
-  std::vector<Cell> cells;
+std::vector<StrideCell> Cells(const StrideSpec& spec) {
+  std::vector<StrideCell> cells;
   for (unsigned qd : spec.qds) {
     for (unsigned batch : spec.batches) {
       for (uint64_t step : spec.steps) {
@@ -161,7 +158,7 @@ std::vector<Cell> Cells(const StrideSpec& spec) {
 // (experiments/trials.h): a step cut short by an interrupt is dropped (and
 // its row when that was its only trial); the rest go to out.
 Status RunCells(const StepEnv& env, ExperimentResult& out) {
-  std::vector<Cell> cells = Cells(env.spec);
+  std::vector<StrideCell> cells = Cells(env.spec);
   std::vector<std::vector<StepResult>> trials(cells.size());
   TrialPlan plan;
   plan.cells = cells.size();
@@ -171,7 +168,7 @@ Status RunCells(const StepEnv& env, ExperimentResult& out) {
   Status status = RunTrials(
       env.ctx, plan,
       [&](const TrialSlot& t) {
-        const Cell& c = cells[t.cell];
+        const StrideCell& c = cells[t.cell];
         return RunStep(env, c.step, c.qd, c.batch);
       },
       [&](const TrialSlot& t, StepResult&& r) { trials[t.cell].push_back(std::move(r)); });

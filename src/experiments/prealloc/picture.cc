@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// The picture of prealloc on the report page, drawn first in its section:
+// the 2012 table, workload time per mode with a bar per test
+// bed, and the extents before and after.
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+#include "experiments/prealloc/def.h"
+#include "report/html_plan.h"
+
+namespace writelab {
+
+using nlohmann::json;
+
+void PreallocPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& out) {
+  const ExperimentResult& first = *runs.front()->run;
+  json c = spec::Picture("prealloc: workload time per mode", "bar",
+                         spec::Axis("x", first.row_label, "category"), "prealloc");
+  for (const Row& r : first.rows) c["labels"].push_back(spec::RowLabel(c, r));
+  for (const RunPlan* p : runs) {
+    json d = spec::Dataset(p->label, spec::YAxisFor(c, "s", "linear", "workload"), json::array());
+    c["covers"] = json::array({"workload_s"});
+    for (const Row& r : first.rows) {
+      const Row* mine = nullptr;
+      for (const Row& m : p->run->rows)
+        if (m.name == r.name) mine = &m;
+      if (mine && mine->status != RowStatus::kOk) spec::RowLabel(c, *mine);
+      spec::AddValue(d, mine ? spec::FigureOf(*mine, "workload_s") : nullptr);
+    }
+    c["datasets"].push_back(std::move(d));
+  }
+  out.push_back(std::move(c));
+  for (const RunPlan* p : runs) {
+    json e = spec::RowBars(*p, "prealloc: extents before and after — " + p->label,
+                           {{"extents_before", "extents before"},
+                            {"unwritten_before", "unwritten before"},
+                            {"extents_after", "extents after"},
+                            {"unwritten_after", "unwritten after"}},
+                           "");
+    if (!e.is_null()) out.push_back(std::move(e));
+  }
+}
+
+}  // namespace writelab

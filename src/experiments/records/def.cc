@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// `writelab records`, defined: its headline, its survey steps and what the
+// survey recommends from it.
+#include "experiments/records/def.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/units.h"
+#include "experiments/records/figures.h"
+#include "experiments/records/records.h"
+#include "experiments/survey.h"
+#include "mpi/figures.h"
+#include "report/recommendations.h"
+
+namespace writelab {
+// Named, not anonymous: in a unity build every definition shares one unit.
+namespace records_def {
+
+constexpr FigureKey kLinesS = KeyOf(kRecordsFigures, "lines_s");
+constexpr FigureKey kCommitsS = KeyOf(kCommitFigures, "commits_s");
+
+// lines/s; --commit's rows have commits/s instead.
+Headline RecordsHeadline(const ExperimentResult& e) {
+  const bool lines = std::all_of(e.rows.begin(), e.rows.end(), [](const Row& r) {
+    return r.status != RowStatus::kOk || r.FindFigure(kLinesS.name);
+  });
+  return {lines ? kLinesS.name : kCommitsS.name, false};
+}
+
+RecordsSpec SurveySpec(const SurveySizes& z) {
+  RecordsSpec s;
+  s.dir = z.dir;
+  s.corpus_size = 2u << 20;
+  s.total = 16u << 20;
+  s.rounds = kSurveyTrials;
+  return s;
+}
+
+std::vector<SurveyStep> Survey(const SurveySizes& z) {
+  return {{"records", "small-record write strategies", 6,
+           Validated(SurveySpec(z), ValidateRecordsSpec, RunRecords)}};
+}
+
+std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
+  SurveyRun run = Validated(SurveySpec(z), ValidateRecordsSpec, RunRecords);
+  return {{"records", "small-record write strategies, rank 0 alone", 6, OnRankZero(run)},
+          {"records", "small-record write strategies, " + AllRanks(z.ranks), 6, run}};
+}
+
+// The fastest method against one write() per line, and the library's.
+Recommendation Recommend(const ExperimentResult& e) {
+  Recommendation rec{"records", {kLinesS.name}, ""};
+  const Row* write = e.FindRow("write");
+  const Row* best = nullptr;
+  for (const Row& r : e.rows)
+    if (MedianOf(r, kLinesS) && (!best || *MedianOf(r, kLinesS) > *MedianOf(*best, kLinesS)))
+      best = &r;
+  if (!write || !best || !MedianOf(*write, kLinesS)) {
+    rec.text = "small records: not measured";
+    return rec;
+  }
+  const Row* lib = e.FindRow("library");
+  rec.text = fmt::format(
+      "small records: gather them — {} wrote {:.3g} lines/s, {:.0f}x one write() per line "
+      "({:.3g} lines/s){}",
+      best->name, *MedianOf(*best, kLinesS), *MedianOf(*best, kLinesS) / *MedianOf(*write, kLinesS),
+      *MedianOf(*write, kLinesS),
+      lib && MedianOf(*lib, kLinesS)
+          ? fmt::format("; writelab::RecordWriter: {:.3g} lines/s", *MedianOf(*lib, kLinesS))
+          : "");
+  return rec;
+}
+
+Recommendation RecommendAcrossRanks(const Document& doc) {
+  return ScalingRecommendation(doc, "records", "small records", KeyOf(kRanksFigures, "lines_s"),
+                               "lines/s");
+}
+
+}  // namespace records_def
+
+const ExperimentDef kRecordsDef = {
+    .name = "records",
+    .reproduces = kRecordsReproduces,
+    .figures = kRecordsFigures,
+    .runs_under_mpi = true,
+    .add_command = AddRecordsCommand,
+    .headline = records_def::RecordsHeadline,
+    .picture = RecordsPictures,
+    .survey = records_def::Survey,
+    .survey_across_ranks = records_def::SurveyAcrossRanks,
+    .recommend = records_def::Recommend,
+    .recommend_across_ranks = records_def::RecommendAcrossRanks,
+};
+
+}  // namespace writelab

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// The picture of records on the report page, drawn first in its section:
+// lines/s per method on a log axis, the synchronous variants on
+// a chart of their own.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "experiments/records/def.h"
+#include "report/html_plan.h"
+
+namespace writelab {
+
+using nlohmann::json;
+
+namespace {
+
+bool HasSlash(const Row& r) { return r.name.find('/') != std::string::npos; }
+bool NoSlash(const Row& r) { return !HasSlash(r); }
+
+}  // namespace
+
+void RecordsPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& out) {
+  for (const RunPlan* p : runs) {
+    for (bool sync : {false, true}) {
+      json c = spec::RowBars(*p,
+                             std::string("records: lines/s per method") +
+                                 (sync ? ", synchronous variants" : "") + " — " + p->label,
+                             {{"lines_s", "lines/s"}}, out.empty() ? "records" : "",
+                             sync ? HasSlash : NoSlash);
+      if (c.is_null()) continue;
+      c["y"][0]["type"] = "logarithmic";
+      out.push_back(std::move(c));
+    }
+  }
+}
+
+}  // namespace writelab

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// The picture of stride on the report page, drawn first in its section:
+// the 2006 table as a chart, MB/s and the device's merges against step (log x), a
+// line per scheduler (or test bed) and queue depth.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiments/stride/def.h"
+#include "report/html_plan.h"
+
+namespace writelab {
+
+using nlohmann::json;
+
+namespace {
+
+// stride's row "8 qd32 batch4": step 8 on the line "qd32 batch4".
+std::pair<double, std::string> StepOf(const std::string& name) {
+  double step = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), step);
+  if (ec != std::errc() || !std::isfinite(step) || step <= 0) return {0, ""};
+  std::string rest(end, name.data() + name.size());
+  if (!rest.empty() && rest.front() == ' ') rest.erase(0, 1);
+  return {step, rest.empty() ? "qd1" : rest};
+}
+
+// The 2006 table as a chart: a figure against step (log x), a line per
+// scheduler (or test bed) and queue depth.
+json StrideChart(const std::vector<const RunPlan*>& runs, const std::string& key,
+                 const std::string& title, const std::string& id) {
+  json c = spec::Picture(title, "line", spec::Axis("x", "step (x unit)", "logarithmic"), id);
+  c["covers"] = json::array({key});
+  c["rows_on_x"] = true;
+  for (const RunPlan* p : runs) {
+    std::vector<std::string> lines;
+    for (const Row& r : p->run->rows)
+      if (auto [step, line] = StepOf(r.name);
+          step > 0 && spec::FigureOf(r, key) &&
+          std::find(lines.begin(), lines.end(), line) == lines.end())
+        lines.push_back(line);
+    for (const std::string& line : lines) {
+      json d = json::object();
+      for (const Row& r : p->run->rows) {
+        auto [step, l] = StepOf(r.name);
+        const Figure* f = spec::FigureOf(r, key);
+        if (l != line || step <= 0 || !f) continue;
+        if (d.empty())
+          d = spec::Dataset(spec::RunPrefix(runs, *p) + line, spec::YAxisFor(c, f->unit),
+                            json::array());
+        json point = {{"data", json::array()}};
+        spec::AddValue(point, f);
+        d["data"].push_back(json::array({step, point["data"][0]}));
+        d["lo"].push_back(point["lo"][0]), d["hi"].push_back(point["hi"][0]);
+      }
+      c["datasets"].push_back(std::move(d));
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+void StridePictures(const std::vector<const RunPlan*>& runs, std::vector<json>& out) {
+  out.push_back(StrideChart(runs, "mb_s", "stride: MB/s against step", "stride"));
+  out.push_back(
+      StrideChart(runs, "device_merges", "stride: device write merges per step", "stride-merges"));
+}
+
+}  // namespace writelab
