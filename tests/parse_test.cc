@@ -92,7 +92,7 @@ TEST_F(ParseCli, EmptyTestbedAndSchedulerAreRefused) {
 TEST_F(ParseCli, SizesDurationsAndCountsAreChecked) {
   ExpectRefused({"stream", "--dir", work.path(), "--size", "1e999"}, "--size");
   ExpectRefused({"stream", "--dir", work.path(), "--size", "99999999999999999999T"}, "too large");
-  ExpectRefused({"stream", "--dir", work.path(), "--repeat=-1"}, "--repeat");
+  ExpectRefused({"stream", "--dir", work.path(), "--repeat=-1"}, "--rounds");
   ExpectRefused({"fsync", "--dir", work.path(), "--count", "99999999999"}, "--count");
   ExpectRefused({"records", "--dir", work.path(), "--sync", "every:-1"}, "every:N");
   ExpectRefused({"records", "--dir", work.path(), "--sync", "every:99999999999999999999"},

@@ -70,13 +70,21 @@ TEST_F(RecordsCli, EveryMethodRowVerifiedAndNoFilesLeft) {
   EXPECT_NE(r.out.find("--sync-total"), std::string::npos) << "the report says so";
 }
 
-TEST_F(RecordsCli, InputFileAndRepeat) {
+TEST_F(RecordsCli, InputFileAndPasses) {
   std::string input = work.path() + "/input.c";
   std::ofstream(input) << "#include <stdio.h>\n\nint main(void)\n{\n\tputs(\"hi\");\n}\n";
-  RunResult r = RunWritelab({"records", "--dir", work.path(), "--input", input, "--repeat", "100",
+  RunResult r = RunWritelab({"records", "--dir", work.path(), "--input", input, "--passes", "100",
                              "--method", "write,writev,library", "--json", json_path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json e = Doc()["experiments"][0];
+  for (const json& p : e["params"]) {
+    if (p["key"] == "passes") {
+      EXPECT_EQ(p["value"], 100);
+    }
+  }
+  RunResult alias = RunWritelab({"records", "--dir", work.path(), "--input", input, "--repeat", "3",
+                                 "--method", "write", "--rounds", "2"});
+  EXPECT_EQ(alias.exit_code, 0) << "--repeat: the old name of --passes: " << alias.err;
   for (const json& row : e["rows"]) {
     ASSERT_EQ(row["status"], "ok") << row["message"];
     EXPECT_EQ(Figures(row)["lines"]["value"]["median"], 600);

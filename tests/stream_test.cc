@@ -23,7 +23,7 @@ class StreamCli : public ::testing::Test {
 
 TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
   RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "64M", "--block", "8M",
-                             "--repeat", "2", "--interval", "100ms", "--json", results + ".json",
+                             "--rounds", "2", "--interval", "100ms", "--json", results + ".json",
                              "--csv", results + ".csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_TRUE(work.Entries().empty()) << "stream left files behind";
@@ -87,7 +87,7 @@ TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
 
 TEST_F(StreamCli, KeepLeavesTheLastFile) {
   RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "8M", "--block", "1M",
-                             "--repeat", "1", "--strategy", "plain", "--no-probe", "--keep"});
+                             "--rounds", "1", "--strategy", "plain", "--no-probe", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto entries = work.Entries();
   ASSERT_EQ(entries.size(), 1u);
@@ -170,7 +170,7 @@ TEST_F(StreamCli, BadInputIsOneLineAndExitTwo) {
       {{"--block", "16M", "--size", "8M"}, "--block"},
       {{"--strategy", "nosuch"}, "unknown strategy 'nosuch'"},
       {{"--interval", "3x"}, "--interval: '3x' is not a duration"},
-      {{"--repeat", "0"}, "--repeat"},
+      {{"--repeat", "0"}, "--rounds"},
   };
   for (const BadInput& c : cases) {
     std::vector<std::string> args = {"stream", "--dir", work.path()};

@@ -206,10 +206,7 @@ std::string UnderMpiList() {
   std::vector<std::string> names = {"survey"};
   for (const ExperimentDef* def : Experiments())
     if (def->runs_under_mpi) names.emplace_back(def->name);
-  std::string list;
-  for (size_t i = 0; i < names.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  return list;
+  return ListInWords(names);
 }
 
 std::string ChosenCommand(CLI::App& app) {

@@ -98,7 +98,7 @@ TEST_F(Cli, StreamTakesItsOptions) {
   EXPECT_EQ(p["size"], 1 << 20);
   EXPECT_EQ(p["block"], 256 << 10);
   EXPECT_EQ(p["strategies"], "plain,window");
-  EXPECT_EQ(p["repeat"], 2);
+  EXPECT_EQ(p["rounds"], 2) << "--repeat is --rounds' old name";
   EXPECT_EQ(p["interval"], 0.01);
   EXPECT_EQ(p["probe"], false);
 }
@@ -108,7 +108,8 @@ TEST_F(Cli, StreamRefusesBadValues) {
   ExpectRefused({"stream", "--dir", dir_, "--block", "0"}, "--block");
   ExpectRefused({"stream", "--dir", dir_, "--strategy", "nope"}, "unknown strategy 'nope'");
   ExpectRefused({"stream", "--dir", dir_, "--interval", "5parsecs"}, "--interval");
-  ExpectRefused({"stream", "--dir", dir_, "--repeat", "0"}, "--repeat");
+  ExpectRefused({"stream", "--dir", dir_, "--repeat", "0"}, "--rounds");
+  ExpectRefused({"stream", "--dir", dir_, "--rounds", "0"}, "--rounds: must be at least 1");
   ExpectRefused({"stream", "--dir", dir_, "--file", dir_ + "/f"}, "[--dir,--file]");
   ExpectRefused({"stream", "--dir", dir_, "--probe", "--no-probe"}, "--no-probe");
   ExpectRefused({"stream", "--frobnicate"}, "--frobnicate");

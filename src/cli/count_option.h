@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// A CLI11 check for whole-number options (--writes, --repeat, --qd...).
+// A CLI11 check for whole-number options (--writes, --rounds, --qd...).
 // CLI11's own conversion reads "-1" as 2^64-1 for a uint64_t, "010" as 8
 // and "0x10" as 16; this check runs first on the text as typed and refuses
 // all of those, and any value outside [min, max], with one line:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `writelab survey`: all five experiments, short, on one directory's file
+// `writelab survey`: every experiment, short, on one directory's file
 // system, then recommendations backed by what was just measured. No root
 // needed, nothing switched: test beds and schedulers are for the
 // experiments' own commands. As root it adds --explain's attribution.
@@ -11,8 +11,11 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/targets.h"
 #include "core/clock.h"
+#include "core/units.h"
 #include "experiments/survey.h"
+#include "experiments/table.h"
 #include "explain/explainer.h"
 #include "io/trusted_dir.h"
 #include "mpi/session.h"
@@ -32,6 +35,13 @@ struct SurveyOptions {
   OutputOptions out;
 };
 
+// "stream, fsync, records, prealloc and stride": the table's experiments.
+std::string ExperimentList() {
+  std::vector<std::string> names;
+  for (const ExperimentDef* def : Experiments()) names.emplace_back(def->name);
+  return ListInWords(names);
+}
+
 // --explain's programs for the survey's target, as root; null (and why) when
 // they cannot run here.
 std::unique_ptr<Explainer> SurveyExplainer(const std::string& dir, std::string* why) {
@@ -39,8 +49,7 @@ std::unique_ptr<Explainer> SurveyExplainer(const std::string& dir, std::string* 
     *why = *refusal;
     return nullptr;
   }
-  auto scope = ExplainScopeOf(dir, IdentifyTarget(dir).device);
-  auto started = scope ? StartExplainer(*scope) : Unexpected(scope.error());
+  auto started = StartExplainerAt(dir, IdentifyTarget(dir).device);
   if (!started) {
     *why = started.error().Message();
     return nullptr;
@@ -96,9 +105,13 @@ int RunSurvey(const SurveyOptions& given, const RunContext& run_ctx, Document& d
   Team* team = run_ctx.team;
   if (int code = AgreeOrRefuse(run_ctx, CheckSurvey(o, !team || team->rank() == 0)); code >= 0)
     return code;
-  std::unique_ptr<UndoJournal> journal;  // as root: the loads' groups and the run's own files
-  if (geteuid() == 0)
-    if (auto j = UndoJournal::Open()) journal = std::move(*j);
+  auto opened = OpenRunJournal();  // as root: the loads' groups and the run's own files
+  if (!opened) {
+    const int code = !team || team->rank() == 0 ? Finish(doc, o.out, Unexpected(opened.error()))
+                                                : kExitRunFailed;
+    return team ? ShareExitCode(*team, code) : code;
+  }
+  std::unique_ptr<UndoJournal> journal = std::move(*opened);
   OwnFilesJournaled own_files(journal.get());
   if (team)
     if (auto refused = MeetRanks(*team, o.dir, doc)) {
@@ -168,10 +181,9 @@ void AddSurveyCommand(CLI::App& app, CommandAction* action) {
   auto o = std::make_shared<SurveyOptions>();
   o->out.json = "writelab-survey.json";
   CLI::App* sub = app.add_subcommand(
-      "survey",
-      "The first command to run: short runs of stream, fsync, records, prealloc and stride on "
-      "DIR's file system (a few minutes, no root), one results file, and recommendations "
-      "backed by the numbers just measured.");
+      "survey", "The first command to run: short runs of " + ExperimentList() +
+                    " on DIR's file system (a few minutes, no root), one results file, and "
+                    "recommendations backed by the numbers just measured.");
   sub->add_option("--dir", o->dir, "Directory on the file system to survey")->capture_default_str();
   AddOutputOptions(*sub, o->out);
   sub->add_option("-o,--html", o->html, "Write the HTML report with charts to FILE (\"\" for none)")

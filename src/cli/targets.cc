@@ -18,6 +18,21 @@
 #include "testbed/testbed.h"
 
 namespace writelab {
+
+Result<std::unique_ptr<UndoJournal>> OpenRunJournal() {
+  if (geteuid() != 0) return std::unique_ptr<UndoJournal>();
+  auto j = UndoJournal::Open();
+  if (!j) return Unexpected(j.error());
+  return std::move(*j);
+}
+
+Result<std::unique_ptr<Explainer>> StartExplainerAt(const std::string& where,
+                                                    const std::string& device) {
+  auto scope = ExplainScopeOf(where, device);
+  if (!scope) return Unexpected(scope.error());
+  return StartExplainer(*scope);
+}
+
 namespace {
 
 // Runs the experiment in dir into a new result at the end of doc, with
@@ -29,10 +44,8 @@ Status RunExplained(bool explain, const std::string& dir, const std::string& whe
                     const ExperimentRun& run) {
   std::unique_ptr<Explainer> explainer;
   if (explain) {
-    auto scope = ExplainScopeOf(where, device);
-    if (!scope) return std::unexpected(scope.error());
-    auto started = StartExplainer(*scope);
-    if (!started) return std::unexpected(started.error());
+    auto started = StartExplainerAt(where, device);
+    if (!started) return Unexpected(started.error());
     explainer = std::move(*started);
   }
   RunContext with = ctx;
@@ -63,8 +76,12 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
     if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
     const size_t before = doc.experiments.size();
     std::optional<ScopedChange> switched;
+    Target switched_to = target;  // what the experiment finds, once
+    if (!sched.empty() && !device.empty()) switched_to.scheduler = sched;
+    RunContext run_ctx = ctx;
+    run_ctx.target = &switched_to;
     if (!sched.empty() && device.empty()) {  // tmpfs: one run, saying why there are no others
-      Status st = RunExplained(t.explain, dir, where, device, ctx, doc, run);
+      Status st = RunExplained(t.explain, dir, where, device, run_ctx, doc, run);
       if (!st && doc.experiments.size() == before) return st;
       ExperimentResult& e = doc.experiments.back();
       e.testbed = label;
@@ -78,7 +95,7 @@ Status RunUnderSchedulers(const TargetOptions& t, const std::string& dir, const 
             PlainError("--scheduler " + sched + " on " + device + ": " + s.error().Message()));
       switched.emplace(std::move(*s));
     }
-    Status st = RunExplained(t.explain, dir, where, device, ctx, doc, run);
+    Status st = RunExplained(t.explain, dir, where, device, run_ctx, doc, run);
     if (!st && doc.experiments.size() == before) return st;
     ExperimentResult& e = doc.experiments.back();
     e.testbed = label;
@@ -125,6 +142,24 @@ void AddTargetOptions(CLI::App& sub, TargetOptions& o) {
                "attribution figures of docs/explain.md to every row");
 }
 
+namespace {
+
+// A test bed's sparse file fills as the bed is written: one larger than the
+// scratch file system's free space could fill it, and the bed's writes
+// would then fail as I/O errors of the loop device.
+std::optional<std::string> CheckTestbedRoom(int scratch_fd, const std::string& scratch,
+                                            uint64_t size) {
+  struct statvfs st;
+  if (fstatvfs(scratch_fd, &st) != 0) return std::nullopt;  // Provision says what fails
+  const uint64_t free = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+  if (size <= free) return std::nullopt;
+  return "--testbed-size " + FormatBytes(static_cast<double>(size)) + ": more than the " +
+         FormatBytes(static_cast<double>(free)) + " free under --scratch " + scratch +
+         " (the sparse file could fill it); give a smaller size or another --scratch";
+}
+
+}  // namespace
+
 std::optional<std::string> CheckTargets(const TargetOptions& t, bool has_file,
                                         const RunContext& ctx) {
   if (ctx.team && ctx.team->size() > 1) {  // each of these changes, or looks at, one machine
@@ -157,6 +192,22 @@ std::optional<std::string> CheckTargets(const TargetOptions& t, bool has_file,
   auto size = SizeOption("--testbed-size", t.testbed_size);
   if (!size) return size.error();
   if (*size < (64u << 20)) return "--testbed-size: at least 64 MiB";
+  if (t.testbeds.empty()) return std::nullopt;
+  const std::vector<TestbedSpec> beds = *ParseTestbeds(t.testbeds);
+  auto any = [&](bool tmpfs) {
+    return std::any_of(beds.begin(), beds.end(),
+                       [&](const TestbedSpec& b) { return (b.fs == "tmpfs") == tmpfs; });
+  };
+  if (any(false)) {  // a bed on a loop device: its sparse file goes in --scratch
+    auto scratch = OpenTrustedDir(t.scratch, DirUse::kPrivate, true);
+    if (!scratch) return "--scratch: " + scratch.error().Message();
+    if (auto full = CheckTestbedRoom(scratch->get(), t.scratch, *size)) return full;
+  }
+  if (any(true))  // a tmpfs bed's size is memory it may take
+    if (auto big = CheckMemory(
+            "--testbed-size " + FormatBytes(static_cast<double>(*size)) + " (a tmpfs test bed)",
+            *size))
+      return big;
   return std::nullopt;
 }
 
@@ -167,9 +218,13 @@ namespace {
 int RunOnTeam(const std::string& dir, const RunContext& ctx, Document& doc,
               const OutputOptions& out, const ExperimentRun& run) {
   Team& team = *ctx.team;
-  std::unique_ptr<UndoJournal> journal;  // as root: the loads' groups, the run's own files
-  if (geteuid() == 0)
-    if (auto j = UndoJournal::Open()) journal = std::move(*j);
+  auto opened = OpenRunJournal();  // as root: the loads' groups, the run's own files
+  if (!opened) {
+    const int code =
+        team.rank() == 0 ? Finish(doc, out, Unexpected(opened.error())) : kExitRunFailed;
+    return ShareExitCode(team, code);
+  }
+  std::unique_ptr<UndoJournal> journal = std::move(*opened);
   OwnFilesJournaled own_files(journal.get());
   if (auto refused = MeetRanks(team, dir, doc)) {
     if (team.rank() == 0) PrintError(*refused);
@@ -183,26 +238,11 @@ int RunOnTeam(const std::string& dir, const RunContext& ctx, Document& doc,
   return ShareExitCode(team, code);
 }
 
-// A test bed's sparse file fills as the bed is written: one larger than the
-// scratch file system's free space could fill it, and the bed's writes
-// would then fail as I/O errors of the loop device.
-std::optional<std::string> CheckTestbedRoom(int scratch_fd, const std::string& scratch,
-                                            uint64_t size) {
-  struct statvfs st;
-  if (fstatvfs(scratch_fd, &st) != 0) return std::nullopt;  // Provision says what fails
-  const uint64_t free = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
-  if (size <= free) return std::nullopt;
-  return "--testbed-size " + FormatBytes(static_cast<double>(size)) + ": more than the " +
-         FormatBytes(static_cast<double>(free)) + " free under --scratch " + scratch +
-         " (the sparse file could fill it); give a smaller size or another --scratch";
-}
-
 }  // namespace
 
 int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
                  const RunContext& ctx, Document& doc, const OutputOptions& out,
                  const ExperimentRun& run) {
-  if (auto bad = CheckTargets(t, has_file, ctx)) return UsageError(*bad);
   // A team of one rank with a test bed, a scheduler, --file or --explain is
   // one machine's run: as without MPI.
   const bool one_machine = !t.testbeds.empty() || !t.schedulers.empty() || has_file || t.explain;
@@ -215,28 +255,9 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
   std::vector<TestbedSpec> beds;
   if (!t.testbeds.empty()) beds = *ParseTestbeds(t.testbeds);
   const uint64_t size = *SizeOption("--testbed-size", t.testbed_size);
-
-  // A scratch directory another user controls is refused before anything is changed.
-  bool needs_scratch =
-      std::any_of(beds.begin(), beds.end(), [](const TestbedSpec& b) { return b.fs != "tmpfs"; });
-  if (needs_scratch) {
-    auto scratch = OpenTrustedDir(t.scratch, DirUse::kPrivate, true);
-    if (!scratch) return UsageError("--scratch: " + scratch.error().Message());
-    if (auto full = CheckTestbedRoom(scratch->get(), t.scratch, size)) return UsageError(*full);
-  }
-  const bool tmpfs =
-      std::any_of(beds.begin(), beds.end(), [](const TestbedSpec& b) { return b.fs == "tmpfs"; });
-  if (tmpfs)  // a tmpfs bed's size is memory it may take
-    if (auto big = CheckMemory(
-            "--testbed-size " + FormatBytes(static_cast<double>(size)) + " (a tmpfs test bed)",
-            size))
-      return UsageError(*big);
-  std::unique_ptr<UndoJournal> journal;  // as root, every run may change the system
-  if (geteuid() == 0) {
-    auto j = UndoJournal::Open();
-    if (!j) return Finish(doc, out, std::unexpected(j.error()));
-    journal = std::move(*j);
-  }
+  auto opened = OpenRunJournal();  // as root, every run may change the system
+  if (!opened) return Finish(doc, out, Unexpected(opened.error()));
+  std::unique_ptr<UndoJournal> journal = std::move(*opened);
   RunContext run_ctx = ctx;
   run_ctx.journal = journal.get();
   Status status;

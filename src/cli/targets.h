@@ -19,6 +19,21 @@
 
 namespace writelab {
 
+class UndoJournal;
+class Explainer;
+
+// The undo journal of a measuring run, as root (the system changes it makes:
+// test beds, schedulers, background loads' process groups, its own files);
+// null without root, where none are made. Every measuring command opens it
+// here (experiments, the survey, runs under MPI): as root, a journal that
+// cannot be opened fails the run before anything is changed.
+Result<std::unique_ptr<UndoJournal>> OpenRunJournal();
+
+// --explain's programs for the target at where (an existing path), device
+// its block device: the one way a command starts them.
+Result<std::unique_ptr<Explainer>> StartExplainerAt(const std::string& where,
+                                                    const std::string& device);
+
 struct TargetOptions {
   std::string testbeds;
   std::string testbed_size = "4G";
@@ -39,9 +54,9 @@ void AddTargetOptions(CLI::App& sub, TargetOptions& options);
 using ExperimentRun =
     std::function<Status(const RunContext& ctx, const std::string& dir, ExperimentResult& out)>;
 
-// Usage errors (bad --testbed, not root, --file with a test bed) → exit 2
-// before anything is changed. Otherwise runs once per test bed × scheduler
-// (or once in dir), appending one ExperimentResult each, and finishes doc.
+// Runs once per test bed x scheduler (or once in dir), appending one
+// ExperimentResult each, and finishes doc. The targets were checked
+// (CheckTargets) before: the one place their usage errors are found.
 int RunOnTargets(const TargetOptions& targets, const std::string& dir, bool has_file,
                  const RunContext& ctx, Document& doc, const OutputOptions& out,
                  const ExperimentRun& run);
@@ -81,7 +96,9 @@ Spec InTarget(Spec spec, const std::string& dir) {
 //   run(const Spec&, const std::string& target, const RunContext&, ExperimentResult&) -> Status
 // The usage errors of the target options, before anything is changed: a
 // bad --testbed, --file with a test bed, not root, --explain where it cannot
-// run; under MPI, test beds, schedulers, --file and --explain.
+// run, a --scratch another user controls or too small for --testbed-size, a
+// tmpfs bed larger than memory allows; under MPI, test beds, schedulers,
+// --file and --explain.
 std::optional<std::string> CheckTargets(const TargetOptions& targets, bool has_file,
                                         const RunContext& ctx);
 

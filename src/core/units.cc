@@ -61,6 +61,13 @@ std::string Quoted(std::string_view text) {
   return out;
 }
 
+std::string ListInWords(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return out;
+}
+
 std::string Printable(std::string_view text, bool keep_newlines) {
   std::string out;
   out.reserve(text.size());

@@ -13,6 +13,7 @@
 #include <expected>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace writelab {
 
@@ -39,6 +40,9 @@ std::string Quoted(std::string_view text);
 // error lines as a whole, so that a row named "\x1b]0;x\x07\r\x1b[2K" cannot
 // retitle the terminal or rewrite a line.
 std::string Printable(std::string_view text, bool keep_newlines = false);
+
+// "a", "a and b", "a, b and c".
+std::string ListInWords(const std::vector<std::string>& items);
 
 // "8 MiB", "1.50 GiB", "512 B": binary units, for sizes.
 std::string FormatBytes(double bytes);

@@ -155,8 +155,8 @@ const char* BackgroundName(BackgroundKind k) {
   return "?";
 }
 
-std::expected<std::unique_ptr<BackgroundLoad>, Error> BackgroundLoad::Start(
-    const BackgroundSpec& spec, UndoJournal* journal) {
+Result<std::unique_ptr<BackgroundLoad>> BackgroundLoad::Start(const BackgroundSpec& spec,
+                                                              UndoJournal* journal) {
   std::unique_ptr<BackgroundLoad> load(new BackgroundLoad());
   void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) return std::unexpected(ErrnoError(errno, "mmap shared counter"));

@@ -54,8 +54,8 @@ class BackgroundLoad {
   // Forks the load. Call while the process has no other threads (fork in a
   // threaded process is only safe up to exec). With a journal, the load's
   // process group is recorded before the load runs.
-  static std::expected<std::unique_ptr<BackgroundLoad>, Error> Start(const BackgroundSpec& spec,
-                                                                     UndoJournal* journal);
+  static Result<std::unique_ptr<BackgroundLoad>> Start(const BackgroundSpec& spec,
+                                                       UndoJournal* journal);
   ~BackgroundLoad();  // Stop() if still running
 
   // Bytes the load has written so far (random/stream; nullopt for cmd, whose

@@ -15,6 +15,7 @@ namespace writelab {
 class UndoJournal;
 class Explainer;
 class Team;
+struct Target;
 
 struct RunContext {
   // Where system changes are journaled (root runs); null when none may be made.
@@ -31,6 +32,11 @@ struct RunContext {
   // Under MPI (mpi/team.h): the ranks this process runs with; null for a run
   // on one machine. Experiments take a Step() before every trial they plan.
   Team* team = nullptr;
+
+  // The target the command identified for this run (after switching its
+  // scheduler), so that an experiment need not look again: see TargetOf
+  // (experiments/trials.h). Null: none yet.
+  const Target* target = nullptr;
 
   // Faults to inject (WRITELAB_FAULT, tests only); null for none.
   FaultInjector* faults = nullptr;

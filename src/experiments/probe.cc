@@ -16,8 +16,8 @@
 
 namespace writelab {
 
-std::expected<std::unique_ptr<BystanderProbe>, Error> BystanderProbe::Create(const std::string& dir,
-                                                                             uint64_t period_ns) {
+Result<std::unique_ptr<BystanderProbe>> BystanderProbe::Create(const std::string& dir,
+                                                               uint64_t period_ns) {
   std::string path;
   auto fd = CreateOwnFile(dir, "probe", O_WRONLY, &path);
   if (!fd) return std::unexpected(fd.error());

@@ -21,8 +21,7 @@ namespace writelab {
 class BystanderProbe {
  public:
   // Creates its file in dir (removed by the destructor).
-  static std::expected<std::unique_ptr<BystanderProbe>, Error> Create(const std::string& dir,
-                                                                      uint64_t period_ns);
+  static Result<std::unique_ptr<BystanderProbe>> Create(const std::string& dir, uint64_t period_ns);
   ~BystanderProbe();
 
   void Start();

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/trials.h"
 
+#include <climits>
+#include <cstdlib>
+
 #include "explain/figures.h"
+#include "telemetry/identify.h"
 
 namespace writelab {
 
@@ -16,6 +20,14 @@ bool MeasuresHere(const RunContext& ctx) { return !ctx.team || ctx.team->role() 
 void RecordTrial(const RunContext& ctx, TrialSpan span,
                  const std::vector<TrialLatency>& latencies) {
   if (ctx.team) ctx.team->Record(std::move(span), latencies);
+}
+
+Target TargetOf(const RunContext& ctx, const std::string& path) {
+  if (ctx.target) {
+    char resolved[PATH_MAX];  // IdentifyTarget names a target by its resolved path
+    if (realpath(path.c_str(), resolved) && ctx.target->path == resolved) return *ctx.target;
+  }
+  return IdentifyTarget(path);
 }
 
 size_t CellAt(size_t k, int round, size_t cells, int rounds) {

@@ -45,6 +45,10 @@ bool MeasuresHere(const RunContext& ctx);
 void RecordTrial(const RunContext& ctx, TrialSpan span,
                  const std::vector<TrialLatency>& latencies = {});
 
+// The target at path: the one the command identified (ctx.target) when it
+// is that path, else identified now.
+Target TargetOf(const RunContext& ctx, const std::string& path);
+
 // One planned trial.
 struct TrialSlot {
   size_t cell = 0;    // which row

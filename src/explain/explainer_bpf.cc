@@ -77,6 +77,16 @@ void Clear(bpf_map* map) {
     if (bpf_map__delete_elem(map, &key, bpf_map__key_size(map), 0) != 0) break;
 }
 
+// Makes map the set of tids (its filter flag says whether to use it).
+void OnlyThreads(bpf_map* map, const std::vector<pid_t>& tids) {
+  Clear(map);
+  for (pid_t t : tids) {
+    __u32 key = static_cast<__u32>(t);
+    __u8 one = 1;
+    bpf_map__update_elem(map, &key, sizeof key, &one, sizeof one, BPF_ANY);
+  }
+}
+
 class BpfExplainer final : public Explainer {
  public:
   ~BpfExplainer() override {
@@ -85,21 +95,11 @@ class BpfExplainer final : public Explainer {
   }
   void Attach(std::initializer_list<ExplainProbe> groups) override;
   void TimeOnly(const std::vector<pid_t>& tids) override {
-    Clear(skel_->maps.only_tids);
-    for (pid_t t : tids) {
-      __u32 key = static_cast<__u32>(t);
-      __u8 one = 1;
-      bpf_map__update_elem(skel_->maps.only_tids, &key, sizeof key, &one, sizeof one, BPF_ANY);
-    }
+    OnlyThreads(skel_->maps.only_tids, tids);
     skel_->bss->filter_tids = !tids.empty();
   }
   void ThrottleOnly(const std::vector<pid_t>& tids) override {
-    Clear(skel_->maps.writer_tids);
-    for (pid_t t : tids) {
-      __u32 key = static_cast<__u32>(t);
-      __u8 one = 1;
-      bpf_map__update_elem(skel_->maps.writer_tids, &key, sizeof key, &one, sizeof one, BPF_ANY);
-    }
+    OnlyThreads(skel_->maps.writer_tids, tids);
     skel_->bss->filter_writers = !tids.empty();
   }
   void Detach() override {

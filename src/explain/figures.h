@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -92,6 +93,10 @@ inline constexpr FigureSpec kExplainFigures[] = {
      "write bios queued for the device by other tasks, chiefly the kernel's flusher threads, "
      "in 10^6 bytes"},
 };
+
+// A figure of kExplainFigures by its key, checked when the program is compiled
+// (KeyOf): what makes a row's figure names it this way.
+consteval FigureKey ExplainKey(std::string_view key) { return KeyOf(kExplainFigures, key); }
 
 // What the row measured, to relate the counters to.
 struct ExplainBasis {

@@ -126,15 +126,13 @@ std::unique_ptr<WriteEngine> MakeWritevEngine(int fd, int rwf_flags);
 // fwrite_unlocked) of the request; Commit() is fflush. Sequential: offsets are
 // ignored. buffer_bytes 0 keeps glibc's choice (st_blksize of fd).
 enum class StdioCall { kFwrite, kFwriteUnlocked };
-std::expected<std::unique_ptr<WriteEngine>, Error> MakeStdioEngine(int fd, StdioCall call,
-                                                                   int rwf_flags,
-                                                                   size_t buffer_bytes = 0);
+Result<std::unique_ptr<WriteEngine>> MakeStdioEngine(int fd, StdioCall call, int rwf_flags,
+                                                     size_t buffer_bytes = 0);
 
 // io_uring through liburing, queue depth qd: Queue() prepares a write (or
 // writev for vectored requests) with rwf_flags and returns kQueued, or kBusy
 // when qd requests are in flight; Commit() submits; Reap() waits. Fails with
 // the errno of io_uring_queue_init (ENOSYS, EPERM when io_uring is disabled).
-std::expected<std::unique_ptr<WriteEngine>, Error> MakeUringEngine(int fd, unsigned qd,
-                                                                   int rwf_flags);
+Result<std::unique_ptr<WriteEngine>> MakeUringEngine(int fd, unsigned qd, int rwf_flags);
 
 }  // namespace writelab

@@ -64,7 +64,7 @@ class FaultyEngine final : public WriteEngine {
   std::vector<IoRequest*> failed_;
 };
 
-std::expected<FaultOp, Error> ParseOp(std::string_view s) {
+Result<FaultOp> ParseOp(std::string_view s) {
   if (s == "write") return FaultOp::kWrite;
   if (s == "sync") return FaultOp::kSync;
   if (s == "preallocate") return FaultOp::kPreallocate;
@@ -80,7 +80,7 @@ std::optional<uint64_t> ParseNumber(std::string_view s) {
   return v;
 }
 
-std::expected<int, Error> ParseErrno(std::string_view s) {
+Result<int> ParseErrno(std::string_view s) {
   if (auto n = ParseNumber(s); n && *n >= 1 && *n <= 4095) return static_cast<int>(*n);
   for (int e = 1; e < 4096; ++e)
     if (const char* name = strerrorname_np(e); name && s == name) return e;
@@ -89,7 +89,7 @@ std::expected<int, Error> ParseErrno(std::string_view s) {
 
 }  // namespace
 
-std::expected<FaultPlan, Error> ParseFaultPlan(std::string_view text) {
+Result<FaultPlan> ParseFaultPlan(std::string_view text) {
   uint64_t engine = 0;
   if (size_t at = text.find('@'); at != text.npos) {
     auto e = ParseNumber(text.substr(at + 1));

@@ -34,7 +34,7 @@ struct FaultPlan {
 
 // "write:3:EIO", "sync:1:ENOSPC", "preallocate:2:28", "write:5:EIO@2". OP is
 // write, sync, preallocate or advise; ERRNO a name or a number.
-std::expected<FaultPlan, Error> ParseFaultPlan(std::string_view text);
+Result<FaultPlan> ParseFaultPlan(std::string_view text);
 
 class FaultInjector {
  public:

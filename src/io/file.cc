@@ -15,7 +15,7 @@
 
 namespace writelab {
 
-std::expected<UniqueFd, Error> OpenFile(const std::string& path, int flags, mode_t mode) {
+Result<UniqueFd> OpenFile(const std::string& path, int flags, mode_t mode) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
   if (fd < 0) return std::unexpected(ErrnoError(errno, "open " + path));
   return UniqueFd(fd);
@@ -30,8 +30,8 @@ std::string RandomHex() {
   return hex;
 }
 
-std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::string& prefix,
-                                             int extra_flags, std::string* path) {
+Result<UniqueFd> CreateOwnFile(const std::string& dir, const std::string& prefix, int extra_flags,
+                               std::string* path) {
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string candidate = dir + "/writelab-" + prefix + "-" + std::to_string(getpid()) + "-" +
@@ -48,7 +48,7 @@ std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::
   return std::unexpected(ErrnoError(EEXIST, "create a new file in " + dir));
 }
 
-std::expected<UniqueFd, Error> ReopenFd(int fd, int flags, const std::string& path) {
+Result<UniqueFd> ReopenFd(int fd, int flags, const std::string& path) {
   std::string self = "/proc/self/fd/" + std::to_string(fd);
   int again = ::open(self.c_str(), (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC);
   if (again < 0) return std::unexpected(ErrnoError(errno, "reopen " + path));

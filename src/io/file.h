@@ -15,7 +15,7 @@
 
 namespace writelab {
 
-std::expected<UniqueFd, Error> OpenFile(const std::string& path, int flags, mode_t mode = 0644);
+Result<UniqueFd> OpenFile(const std::string& path, int flags, mode_t mode = 0644);
 
 // 64 random bits (getrandom) as 16 hex digits: a name nobody can guess ahead.
 std::string RandomHex();
@@ -28,13 +28,13 @@ std::string RandomHex();
 // can write, the name may be swapped, the open file cannot. Remove it with
 // RemoveOwnFile (io/own_files.h), or KeepOwnFile to leave it.
 
-std::expected<UniqueFd, Error> CreateOwnFile(const std::string& dir, const std::string& prefix,
-                                             int extra_flags, std::string* path);
+Result<UniqueFd> CreateOwnFile(const std::string& dir, const std::string& prefix, int extra_flags,
+                               std::string* path);
 
 // A new open file description of the file fd refers to, with other flags
 // (O_DIRECT, O_SYNC), through /proc/self/fd: the same inode, whatever its
 // name now points to. path is for messages.
-std::expected<UniqueFd, Error> ReopenFd(int fd, int flags, const std::string& path);
+Result<UniqueFd> ReopenFd(int fd, int flags, const std::string& path);
 
 // A heap buffer aligned for O_DIRECT (alignment a power of two).
 class AlignedBuffer {

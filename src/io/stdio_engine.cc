@@ -96,9 +96,8 @@ class StdioEngine final : public FileEngine {
 
 }  // namespace
 
-std::expected<std::unique_ptr<WriteEngine>, Error> MakeStdioEngine(int fd, StdioCall call,
-                                                                   int rwf_flags,
-                                                                   size_t buffer_bytes) {
+Result<std::unique_ptr<WriteEngine>> MakeStdioEngine(int fd, StdioCall call, int rwf_flags,
+                                                     size_t buffer_bytes) {
   auto engine = std::make_unique<StdioEngine>(fd, call, rwf_flags);
   if (auto s = engine->Open(buffer_bytes); !s) return std::unexpected(s.error());
   return engine;

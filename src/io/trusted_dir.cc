@@ -61,7 +61,7 @@ std::expected<std::string, std::string> CheckWorkDir(const std::string& option,
   return *abs;
 }
 
-std::expected<std::string, Error> AbsolutePath(const std::string& path) {
+Result<std::string> AbsolutePath(const std::string& path) {
   std::string head = path.empty() ? "." : path;
   std::string tail;
   for (int depth = 0; depth < 64; ++depth) {
@@ -81,7 +81,7 @@ std::expected<std::string, Error> AbsolutePath(const std::string& path) {
   return std::unexpected(ErrnoError(ELOOP, "resolve " + path));
 }
 
-std::expected<UniqueFd, Error> OpenTrustedDir(const std::string& dir, DirUse use, bool create) {
+Result<UniqueFd> OpenTrustedDir(const std::string& dir, DirUse use, bool create) {
   auto abs = AbsolutePath(dir);
   if (!abs) return std::unexpected(abs.error());
   UniqueFd fd(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));

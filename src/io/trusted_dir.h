@@ -33,7 +33,7 @@ enum class DirUse {
 // says which component failed and why:
 //   "/var/tmp/writelab is owned by uid 65534, not by uid 0: another user
 //    controls it (remove it or choose another directory)"
-std::expected<UniqueFd, Error> OpenTrustedDir(const std::string& dir, DirUse use, bool create);
+Result<UniqueFd> OpenTrustedDir(const std::string& dir, DirUse use, bool create);
 
 // The usage check of an experiment's working directory (--dir): it exists,
 // is a directory this process can write, and is trusted as DirUse::kShared.
@@ -47,6 +47,6 @@ std::expected<std::string, std::string> CheckWorkDir(const std::string& option,
 
 // The resolved absolute path of a path that may not exist yet: realpath of
 // its longest existing prefix, with the missing components appended.
-std::expected<std::string, Error> AbsolutePath(const std::string& path);
+Result<std::string> AbsolutePath(const std::string& path);
 
 }  // namespace writelab

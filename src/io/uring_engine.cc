@@ -92,8 +92,7 @@ class UringEngine final : public FileEngine {
 
 }  // namespace
 
-std::expected<std::unique_ptr<WriteEngine>, Error> MakeUringEngine(int fd, unsigned qd,
-                                                                   int rwf_flags) {
+Result<std::unique_ptr<WriteEngine>> MakeUringEngine(int fd, unsigned qd, int rwf_flags) {
   if (qd == 0) return std::unexpected(PlainError("io_uring queue depth must be at least 1"));
   auto engine = std::make_unique<UringEngine>(fd, qd, rwf_flags);
   if (auto s = engine->Init(); !s) return std::unexpected(s.error());

@@ -4,6 +4,8 @@
 // come from the ranks' histograms merged bucket by bucket.
 #pragma once
 
+#include <string_view>
+
 #include "core/result.h"
 
 namespace writelab {
@@ -44,5 +46,9 @@ inline constexpr FigureSpec kRanksFigures[] = {
     {"commit_p99_ms", "commit p99", "ms", "99th percentile commit, over all ranks' threads"},
     {"commit_max_ms", "commit max", "ms", "slowest commit of any rank"},
 };
+
+// A figure of kRanksFigures by its key, checked when the program is compiled
+// (KeyOf): what makes a row's figure names it this way.
+consteval FigureKey RanksKey(std::string_view key) { return KeyOf(kRanksFigures, key); }
 
 }  // namespace writelab

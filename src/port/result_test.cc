@@ -62,10 +62,10 @@ TEST(Result, TakesStdUnexpectedAndStdExpected) {
   Status s = FailWithStd();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().Message(), "from std::unexpected");
-  std::expected<int, Error> good = 3;
+  Result<int> good = 3;
   Result<int> r = good;
   EXPECT_EQ(*r, 3);
-  std::expected<void, Error> none = std::unexpected(ErrnoError(EIO, "x"));
+  Result<void> none = std::unexpected(ErrnoError(EIO, "x"));
   Status from = none;
   ASSERT_FALSE(from);
   EXPECT_EQ(from.error().code, EIO);

@@ -17,12 +17,6 @@
 namespace writelab {
 namespace {
 
-std::vector<std::string> Texts(const std::vector<Recommendation>& recs) {
-  std::vector<std::string> out;
-  for (const Recommendation& r : recs) out.push_back(r.text);
-  return out;
-}
-
 Row RowWith(const std::string& name, std::vector<std::pair<std::string, double>> figures) {
   Row r;
   r.name = name;
@@ -150,7 +144,7 @@ TEST(RanksDocument, CompareJudgesTheAggregatesByTheirThroughput) {
 }
 
 TEST(RanksDocument, RecommendationsSayHowTheFiguresScale) {
-  std::vector<std::string> lines = Texts(Recommendations(MpiDocument()));
+  std::vector<std::string> lines = RecommendationTexts(Recommendations(MpiDocument()));
   ASSERT_GE(lines.size(), 4u);
   EXPECT_NE(lines[0].find("streaming across 3 clients: window-drop is the fastest"),
             std::string::npos)

@@ -36,6 +36,12 @@ int64_t ParamInt(const ExperimentResult& e, const std::string& key) {
   return 0;
 }
 
+std::vector<std::string> RecommendationTexts(const std::vector<Recommendation>& recs) {
+  std::vector<std::string> out;
+  for (const Recommendation& r : recs) out.push_back(r.text);
+  return out;
+}
+
 std::vector<Recommendation> Recommendations(const Document& doc) {
   if (!doc.ranks.empty()) return RecommendationsAcrossRanks(doc);
   std::vector<Recommendation> lines;

@@ -27,6 +27,9 @@ std::vector<Recommendation> Recommendations(const Document& doc);
 // linear"), which ones were not run, and whether the ranks shared a host.
 std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc);
 
+// The texts alone, in order.
+std::vector<std::string> RecommendationTexts(const std::vector<Recommendation>& recs);
+
 // What the experiments' recommendations are written with.
 // The median of an ok row's figure.
 std::optional<double> MedianOf(const Row& r, FigureKey key);

@@ -76,17 +76,18 @@ Recommendation ScalingRecommendation(const Document& doc, std::string_view exper
 
 std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc) {
   std::vector<Recommendation> lines;
-  std::string alone, measures;  // the experiments that run on one machine only
+  std::vector<std::string> alone, measures;  // the experiments that run on one machine only
   for (const ExperimentDef* def : Experiments()) {
     if (def->recommend_across_ranks) lines.push_back(def->recommend_across_ranks(doc));
     if (def->runs_under_mpi) continue;
-    alone += (alone.empty() ? "" : " and ") + std::string(def->name);
-    measures += (measures.empty() ? "" : " and ") + std::string(def->measures_one_machine);
+    alone.emplace_back(def->name);
+    measures.emplace_back(def->measures_one_machine);
   }
   if (!alone.empty())
     lines.push_back({"",
                      {},
-                     alone + ": not run under MPI: they measure one machine's " + measures +
+                     ListInWords(alone) + ": not run under MPI: they measure one machine's " +
+                         ListInWords(measures) +
                          " (run writelab survey without mpirun on a machine for them)"});
   std::set<std::string> hosts;
   for (const RankInfo& r : doc.ranks) hosts.insert(r.host.hostname);

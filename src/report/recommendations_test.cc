@@ -6,12 +6,6 @@
 namespace writelab {
 namespace {
 
-std::vector<std::string> Texts(const std::vector<Recommendation>& recs) {
-  std::vector<std::string> out;
-  for (const Recommendation& r : recs) out.push_back(r.text);
-  return out;
-}
-
 Row MakeRow(const std::string& name, std::vector<std::pair<std::string, double>> figures,
             const std::string& unit = "MB/s") {
   Row r;
@@ -32,7 +26,7 @@ TEST(Recommendations, EachLineCarriesItsNumbers) {
   stride.params = {{"block", int64_t{4096}, "bytes"}, {"unit", int64_t{512}, "bytes"}};
   stride.rows = {MakeRow("8", {{"mb_s", 75}}), MakeRow("512", {{"mb_s", 1.2}})};
   doc.experiments = {stream, stride};
-  std::vector<std::string> lines = Texts(Recommendations(doc));
+  std::vector<std::string> lines = RecommendationTexts(Recommendations(doc));
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_NE(lines[0].find("prefer dontcache"), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find("2496 MB/s"), std::string::npos) << lines[0];

@@ -9,6 +9,7 @@
 
 #include "core/units.h"
 #include "explain/figures.h"
+#include "mpi/figures.h"
 
 namespace writelab {
 namespace {
@@ -120,8 +121,8 @@ std::string IterationListing(const ExperimentResult& e) {
   if (!ParamIsTrue(e, "listing")) return "";
   std::string out;
   for (const Row& r : e.rows) {
-    std::string method = r.name.substr(r.name.find('/') + 1);
-    bool separate = r.FindLatency("sync") != nullptr;
+    const Latency* sync = r.FindLatency("sync");  // its label names the sync call
+    const bool separate = sync != nullptr;
     bool named = false;
     for (const Series& it : r.series) {  // every round's, in order
       if (it.key != "iterations" || it.points.empty()) continue;
@@ -129,8 +130,8 @@ std::string IterationListing(const ExperimentResult& e) {
       named = true;
       for (const auto& p : it.points) {
         out += fmt::format("write time: {:.4f}s", p[1]);
-        out +=
-            separate ? fmt::format(" {} time: {:.4f}s\n", method, p[2]) : " (includes the sync)\n";
+        out += separate ? fmt::format(" {} time: {:.4f}s\n", sync->label, p[2])
+                        : " (includes the sync)\n";
       }
     }
   }
@@ -295,8 +296,9 @@ std::string PerRankTable(const std::vector<const ExperimentResult*>& ranks,
   const ExperimentResult& first = *ranks.front();
   std::string key = first.compare_figure;
   if (key.empty() && !first.table.empty())  // a throughput where the table has one
-    key = std::find(first.table.begin(), first.table.end(), "mb_s") != first.table.end()
-              ? "mb_s"
+    key = std::find(first.table.begin(), first.table.end(), RanksKey("mb_s").name) !=
+                  first.table.end()
+              ? RanksKey("mb_s").name
               : first.table.front();
   std::vector<std::string> header = {"rank"};
   std::string label = key;
@@ -318,7 +320,8 @@ std::string PerRankTable(const std::vector<const ExperimentResult*>& ranks,
       for (const Row& r : e->rows) {
         if (r.name != name.name) continue;
         const Figure* f = r.FindFigure(key);
-        if (const Figure* bg = r.FindFigure("bg_mb_s"); !f && bg) {  // an fsync background rank
+        if (const Figure* bg = r.FindFigure(RanksKey("bg_mb_s").name);
+            !f && bg) {  // an fsync background rank
           cell = FormatValue(bg->value.median, bg->unit) + " (background)";
           continue;
         }

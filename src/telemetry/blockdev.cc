@@ -15,7 +15,7 @@
 
 namespace writelab {
 
-std::expected<std::string, Error> ProbeSignature(const std::string& device) {
+Result<std::string> ProbeSignature(const std::string& device) {
   blkid_probe pr = blkid_new_probe_from_filename(device.c_str());
   if (!pr) return std::unexpected(ErrnoError(errno ? errno : EINVAL, "blkid probe " + device));
   blkid_probe_enable_superblocks(pr, 1);

@@ -14,7 +14,7 @@ namespace writelab {
 
 // What libblkid finds on the device: "ext4", "dos partition table", or ""
 // for nothing.
-std::expected<std::string, Error> ProbeSignature(const std::string& device);
+Result<std::string> ProbeSignature(const std::string& device);
 
 // An empty result means safe; otherwise why not, in one line.
 std::string WhyNotSafeToOverwrite(const std::string& device);

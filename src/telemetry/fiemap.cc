@@ -11,7 +11,7 @@
 
 namespace writelab {
 
-std::expected<std::vector<Extent>, Error> ReadExtents(int fd, const std::string& path) {
+Result<std::vector<Extent>> ReadExtents(int fd, const std::string& path) {
   constexpr uint32_t kBatch = 512;
   size_t size = sizeof(fiemap) + kBatch * sizeof(fiemap_extent);
   std::unique_ptr<fiemap, decltype(&std::free)> fm(static_cast<fiemap*>(std::calloc(1, size)),

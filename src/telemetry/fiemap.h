@@ -19,7 +19,7 @@ struct Extent {
   bool unwritten = false;  // FIEMAP_EXTENT_UNWRITTEN: allocated, reads as zeros
 };
 
-std::expected<std::vector<Extent>, Error> ReadExtents(int fd, const std::string& path);
+Result<std::vector<Extent>> ReadExtents(int fd, const std::string& path);
 
 struct ExtentCounts {
   uint64_t total = 0;

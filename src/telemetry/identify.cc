@@ -162,7 +162,12 @@ Target IdentifyTarget(const std::string& path) {
 
 std::optional<std::string> CheckDirectSize(const char* option, uint64_t bytes,
                                            const std::string& path, uint64_t at_least) {
-  const Target t = IdentifyTarget(path);
+  return CheckDirectSize(option, bytes, IdentifyTarget(path), at_least);
+}
+
+std::optional<std::string> CheckDirectSize(const char* option, uint64_t bytes, const Target& t,
+                                           uint64_t at_least) {
+  const std::string& path = t.path;
   const uint64_t logical = t.logical_block_size.value_or(512);
   const uint64_t need = std::max(logical, at_least);
   if (bytes != 0 && bytes % need == 0) return std::nullopt;

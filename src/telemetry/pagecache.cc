@@ -17,7 +17,7 @@ namespace writelab {
 namespace {
 
 // mmap needs a readable descriptor; experiments' files are open write-only.
-std::expected<CacheResidency, Error> ByMincore(const std::string& path, uint64_t page) {
+Result<CacheResidency> ByMincore(const std::string& path, uint64_t page) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::unexpected(ErrnoError(errno, "open " + path));
   UniqueFd guard(fd);
@@ -41,7 +41,7 @@ std::expected<CacheResidency, Error> ByMincore(const std::string& path, uint64_t
 
 }  // namespace
 
-std::expected<CacheResidency, Error> MeasureResidency(int fd, const std::string& path) {
+Result<CacheResidency> MeasureResidency(int fd, const std::string& path) {
   auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   CachestatRange range{0, 0};
   Cachestat cs{};

@@ -22,6 +22,6 @@ struct CacheResidency {
   uint64_t cached_bytes() const { return cached_pages * page_size; }
 };
 
-std::expected<CacheResidency, Error> MeasureResidency(int fd, const std::string& path);
+Result<CacheResidency> MeasureResidency(int fd, const std::string& path);
 
 }  // namespace writelab

@@ -329,7 +329,7 @@ unsigned long long ProcessStartTime(int pid) {
   return f.size() >= 20 ? ParseUnsigned(f[19]).value_or(0) : 0;
 }
 
-std::expected<std::unique_ptr<UndoJournal>, Error> UndoJournal::Open(const std::string& dir) {
+Result<std::unique_ptr<UndoJournal>> UndoJournal::Open(const std::string& dir) {
   auto dir_fd = OpenTrustedDir(dir, DirUse::kPrivate, true);
   if (!dir_fd) return std::unexpected(dir_fd.error());
   std::string name =
@@ -353,7 +353,7 @@ Status UndoJournal::Append(const std::string& line) {
   return {};
 }
 
-std::expected<int, Error> UndoJournal::Record(const UndoStep& step) {
+Result<int> UndoJournal::Record(const UndoStep& step) {
   int id = next_id_++;
   json j = {{"id", id},
             {"op", step.op},
@@ -402,8 +402,7 @@ struct JournalContents {
 
 // Reads a journal through dir_fd, refusing anything but a regular file of
 // ours (a link planted in its place, or another user's file).
-std::expected<JournalContents, Error> ReadJournal(int dir_fd, const std::string& name,
-                                                  const std::string& path) {
+Result<JournalContents> ReadJournal(int dir_fd, const std::string& name, const std::string& path) {
   int raw = openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (raw < 0) return std::unexpected(ErrnoError(errno, "open " + path));
   UniqueFd fd(raw);
@@ -493,7 +492,7 @@ void UndoJournalFile(int dir_fd, const std::string& name, const std::string& pat
 
 }  // namespace
 
-std::expected<CleanupReport, Error> CleanupStale(const std::string& dir) {
+Result<CleanupReport> CleanupStale(const std::string& dir) {
   auto dir_fd = OpenTrustedDir(dir, DirUse::kPrivate, false);
   if (!dir_fd) return std::unexpected(dir_fd.error());
   int listing = dup(dir_fd->get());

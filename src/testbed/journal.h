@@ -80,12 +80,11 @@ class UndoJournal {
  public:
   // dir: /run/writelab normally; tests may pass another. Created 0700 when
   // missing; refused when another user could change it (io/trusted_dir.h).
-  static std::expected<std::unique_ptr<UndoJournal>, Error> Open(
-      const std::string& dir = "/run/writelab");
+  static Result<std::unique_ptr<UndoJournal>> Open(const std::string& dir = "/run/writelab");
   ~UndoJournal();
 
   // Records step durably; returns its id for Done().
-  std::expected<int, Error> Record(const UndoStep& step);
+  Result<int> Record(const UndoStep& step);
   void Done(int id);
   const std::string& path() const { return path_; }
   // The runtime directory the journal is in (checked, private), by path and
@@ -144,6 +143,6 @@ struct CleanupReport {
 // `writelab cleanup`: undoes what journals of dead writelab processes left.
 // Only regular files owned by this user in a trusted private directory are
 // read. Fails when dir is missing or untrusted.
-std::expected<CleanupReport, Error> CleanupStale(const std::string& dir = "/run/writelab");
+Result<CleanupReport> CleanupStale(const std::string& dir = "/run/writelab");
 
 }  // namespace writelab

@@ -13,8 +13,8 @@
 
 namespace writelab {
 
-std::expected<ScopedChange, Error> ScopedChange::Make(UndoJournal& journal, UndoStep undo,
-                                                      const std::function<Status()>& act) {
+Result<ScopedChange> ScopedChange::Make(UndoJournal& journal, UndoStep undo,
+                                        const std::function<Status()>& act) {
   auto id = journal.Record(undo);
   if (!id) return std::unexpected(id.error());
   ScopedChange change(&journal, std::move(undo), *id);
@@ -62,8 +62,8 @@ std::string SysfsCheck(const std::string& device) {
 
 }  // namespace
 
-std::expected<ScopedChange, Error> SetSysfs(UndoJournal& journal, const std::string& path,
-                                            const std::string& value) {
+Result<ScopedChange> SetSysfs(UndoJournal& journal, const std::string& path,
+                              const std::string& value) {
   std::string device = SysfsDevice(path);
   if (device.empty()) return std::unexpected(PlainError(path + ": not a knob writelab may set"));
   if (Status s = journal.LockDevice(device); !s) return std::unexpected(s.error());

@@ -16,8 +16,8 @@ class ScopedChange {
   // Records undo in the journal, then runs act(). If act() fails, the change
   // is undone at once and the error returned; unless it failed with EEXIST:
   // then what exists is not writelab's, and the step is marked done untouched.
-  static std::expected<ScopedChange, Error> Make(UndoJournal& journal, UndoStep undo,
-                                                 const std::function<Status()>& act);
+  static Result<ScopedChange> Make(UndoJournal& journal, UndoStep undo,
+                                   const std::function<Status()>& act);
   ScopedChange(ScopedChange&& other) noexcept;
   ScopedChange& operator=(ScopedChange&&) = delete;
   ScopedChange(const ScopedChange&) = delete;
@@ -29,8 +29,7 @@ class ScopedChange {
   const UndoStep& step() const { return step_; }
 
  private:
-  friend std::expected<ScopedChange, Error> SetSysfs(UndoJournal&, const std::string&,
-                                                     const std::string&);
+  friend Result<ScopedChange> SetSysfs(UndoJournal&, const std::string&, const std::string&);
   ScopedChange(UndoJournal* journal, UndoStep step, int id)
       : journal_(journal), step_(std::move(step)), id_(id) {}
   UndoJournal* journal_;
@@ -43,7 +42,7 @@ class ScopedChange {
 // .../queue/scheduler the old value is the bracketed name. Only the knobs
 // SysfsDevice() accepts; holds that device's lock (UndoJournal::LockDevice)
 // until the change is undone, and fails at once when another run holds it.
-std::expected<ScopedChange, Error> SetSysfs(UndoJournal& journal, const std::string& path,
-                                            const std::string& value);
+Result<ScopedChange> SetSysfs(UndoJournal& journal, const std::string& path,
+                              const std::string& value);
 
 }  // namespace writelab

@@ -99,8 +99,7 @@ Status FillWithZeros(int fd, uint64_t size, const std::string& path,
 
 // Creates the backing image in the scratch directory through its descriptor:
 // O_EXCL|O_NOFOLLOW, then checked to be the regular file just made.
-std::expected<UniqueFd, Error> CreateImage(int dir_fd, const std::string& name,
-                                           const std::string& path) {
+Result<UniqueFd> CreateImage(int dir_fd, const std::string& name, const std::string& path) {
   int fd = openat(dir_fd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return std::unexpected(ErrnoError(errno, "create " + path));
   UniqueFd image(fd);
@@ -263,9 +262,9 @@ Status Testbed::Mount(const std::string& source, const std::string& data, UndoJo
   return {};
 }
 
-std::expected<std::unique_ptr<Testbed>, Error> Testbed::Provision(const TestbedSpec& spec,
-                                                                  const TestbedOptions& options,
-                                                                  UndoJournal& journal) {
+Result<std::unique_ptr<Testbed>> Testbed::Provision(const TestbedSpec& spec,
+                                                    const TestbedOptions& options,
+                                                    UndoJournal& journal) {
   if (geteuid() != 0) return std::unexpected(PlainError("test beds need root"));
   std::unique_ptr<Testbed> tb(new Testbed());
   tb->spec_ = spec;

@@ -49,9 +49,9 @@ struct TestbedOptions {
 class Testbed {
  public:
   // Needs root. Every change is journaled in journal before it is made.
-  static std::expected<std::unique_ptr<Testbed>, Error> Provision(const TestbedSpec& spec,
-                                                                  const TestbedOptions& options,
-                                                                  UndoJournal& journal);
+  static Result<std::unique_ptr<Testbed>> Provision(const TestbedSpec& spec,
+                                                    const TestbedOptions& options,
+                                                    UndoJournal& journal);
   ~Testbed();  // unmounts, detaches, removes the backing file, in reverse order
 
   // Where the experiment runs: the mount point, or /dev/loopN for raw.

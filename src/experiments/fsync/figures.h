@@ -5,6 +5,8 @@
 // (KeyOf) without depending on the experiment.
 #pragma once
 
+#include <string_view>
+
 #include "core/result.h"
 
 namespace writelab {
@@ -29,5 +31,9 @@ inline constexpr FigureSpec kFsyncFigures[] = {
     {"writeback_peak", "peak Writeback", "bytes",
      "largest system-wide Writeback sampled during this row"},
 };
+
+// A figure of kFsyncFigures by its key, checked when the program is compiled
+// (KeyOf): what makes a row's figure names it this way.
+consteval FigureKey FsyncKey(std::string_view key) { return KeyOf(kFsyncFigures, key); }
 
 }  // namespace writelab

@@ -163,8 +163,7 @@ std::optional<std::string> WarmUp(BackgroundLoad* load, uint64_t ns, const RunCo
   return std::nullopt;
 }
 
-std::expected<UniqueFd, Error> OpenTestFile(const FsyncSpec& spec, const SyncMethodInfo& m,
-                                            std::string* path) {
+Result<UniqueFd> OpenTestFile(const FsyncSpec& spec, const SyncMethodInfo& m, std::string* path) {
   int flags = O_WRONLY | m.open_flags;
   if (!spec.file.empty()) {
     *path = spec.file;
@@ -426,7 +425,7 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
   out.name = "fsync";
   out.row_label = "background/method";
   out.reproduces = kFsyncReproduces;
-  out.target = IdentifyTarget(dir);
+  out.target = TargetOf(ctx, dir);
   out.table =
       KeyNames(KeysOf(kFsyncFigures, {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms",
                                       "total_p99_ms", "bg_mb_s", "device_mb_s", "dirty_peak"}));

@@ -28,30 +28,30 @@ namespace {
 double Ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 
 // A percentile figure only where the iterations support it (p99 needs 100).
-void Put(std::map<std::string, double>& f, const char* key, const Histogram& h, double p) {
-  if (auto ns = h.SupportedPercentile(p)) f[key] = Ms(*ns);
+void Put(std::map<std::string, double>& f, FigureKey key, const Histogram& h, double p) {
+  if (auto ns = h.SupportedPercentile(p)) f[key.name] = Ms(*ns);
 }
 
 void AddLatencyFigures(const SyncRun& run, std::map<std::string, double>& f) {
   const Histogram& w = run.write_latency;
   if (w.count()) {
-    Put(f, "write_p50_ms", w, 50);
-    Put(f, "write_p99_ms", w, 99);
-    f["write_max_ms"] = Ms(w.max());
+    Put(f, FsyncKey("write_p50_ms"), w, 50);
+    Put(f, FsyncKey("write_p99_ms"), w, 99);
+    f[FsyncKey("write_max_ms").name] = Ms(w.max());
   }
   const Histogram& s = run.sync_latency;
   if (s.count()) {
-    f["sync_min_ms"] = Ms(s.min());
-    Put(f, "sync_p50_ms", s, 50);
-    Put(f, "sync_p90_ms", s, 90);
-    Put(f, "sync_p99_ms", s, 99);
-    f["sync_max_ms"] = Ms(s.max());
+    f[FsyncKey("sync_min_ms").name] = Ms(s.min());
+    Put(f, FsyncKey("sync_p50_ms"), s, 50);
+    Put(f, FsyncKey("sync_p90_ms"), s, 90);
+    Put(f, FsyncKey("sync_p99_ms"), s, 99);
+    f[FsyncKey("sync_max_ms").name] = Ms(s.max());
   }
   const Histogram& t = run.total_latency;
   if (t.count()) {
-    Put(f, "total_p50_ms", t, 50);
-    Put(f, "total_p99_ms", t, 99);
-    f["total_max_ms"] = Ms(t.max());
+    Put(f, FsyncKey("total_p50_ms"), t, 50);
+    Put(f, FsyncKey("total_p99_ms"), t, 99);
+    f[FsyncKey("total_max_ms").name] = Ms(t.max());
   }
 }
 
@@ -61,11 +61,11 @@ std::map<std::string, double> TrialFigures(const SyncRun& run, const FsyncRowCon
   if (run.write_latency.count() == 0) return f;
   AddLatencyFigures(run, f);
   if (rc.seconds > 0 && rc.bg_bytes)
-    f["bg_mb_s"] = static_cast<double>(*rc.bg_bytes) / rc.seconds / kMB;
+    f[FsyncKey("bg_mb_s").name] = static_cast<double>(*rc.bg_bytes) / rc.seconds / kMB;
   if (rc.seconds > 0 && rc.device)
-    f["device_mb_s"] = static_cast<double>(rc.device_bytes) / rc.seconds / kMB;
-  f["dirty_peak"] = static_cast<double>(rc.dirty_peak);
-  f["writeback_peak"] = static_cast<double>(rc.writeback_peak);
+    f[FsyncKey("device_mb_s").name] = static_cast<double>(rc.device_bytes) / rc.seconds / kMB;
+  f[FsyncKey("dirty_peak").name] = static_cast<double>(rc.dirty_peak);
+  f[FsyncKey("writeback_peak").name] = static_cast<double>(rc.writeback_peak);
   return f;
 }
 
@@ -138,11 +138,13 @@ Row BackgroundRankRow(const std::string& name, const std::vector<FsyncRowContext
   for (size_t i = 0; i < trials.size(); ++i) {
     const FsyncRowContext& rc = trials[i];
     if (rc.seconds > 0 && rc.bg_bytes)
-      figures["bg_mb_s"].push_back(static_cast<double>(*rc.bg_bytes) / rc.seconds / kMB);
+      figures[FsyncKey("bg_mb_s").name].push_back(static_cast<double>(*rc.bg_bytes) / rc.seconds /
+                                                  kMB);
     if (rc.seconds > 0 && rc.device)
-      figures["device_mb_s"].push_back(static_cast<double>(rc.device_bytes) / rc.seconds / kMB);
-    figures["dirty_peak"].push_back(static_cast<double>(rc.dirty_peak));
-    figures["writeback_peak"].push_back(static_cast<double>(rc.writeback_peak));
+      figures[FsyncKey("device_mb_s").name].push_back(static_cast<double>(rc.device_bytes) /
+                                                      rc.seconds / kMB);
+    figures[FsyncKey("dirty_peak").name].push_back(static_cast<double>(rc.dirty_peak));
+    figures[FsyncKey("writeback_peak").name].push_back(static_cast<double>(rc.writeback_peak));
     row.series.push_back(TimelineSeries(rc.points, static_cast<int>(i), interval_s));
   }
   AddFigures(row.figures, kFsyncFigures, figures);

@@ -5,6 +5,8 @@
 // (KeyOf) without depending on the experiment.
 #pragma once
 
+#include <string_view>
+
 #include "core/result.h"
 
 namespace writelab {
@@ -25,5 +27,9 @@ inline constexpr FigureSpec kPreallocFigures[] = {
     {"allocated_before", "allocated before", "bytes", "st_blocks x 512 after preparation"},
     {"allocated_after", "allocated after", "bytes", "st_blocks x 512 after the workload"},
 };
+
+// A figure of kPreallocFigures by its key, checked when the program is compiled
+// (KeyOf): what makes a row's figure names it this way.
+consteval FigureKey PreallocKey(std::string_view key) { return KeyOf(kPreallocFigures, key); }
 
 }  // namespace writelab

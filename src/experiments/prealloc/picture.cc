@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "experiments/prealloc/def.h"
+#include "experiments/prealloc/figures.h"
 #include "report/html_plan.h"
 
 namespace writelab {
@@ -20,23 +21,23 @@ void PreallocPictures(const std::vector<const RunPlan*>& runs, std::vector<json>
   for (const Row& r : first.rows) c["labels"].push_back(spec::RowLabel(c, r));
   for (const RunPlan* p : runs) {
     json d = spec::Dataset(p->label, spec::YAxisFor(c, "s", "linear", "workload"), json::array());
-    c["covers"] = json::array({"workload_s"});
+    c["covers"] = json::array({PreallocKey("workload_s").name});
     for (const Row& r : first.rows) {
       const Row* mine = nullptr;
       for (const Row& m : p->run->rows)
         if (m.name == r.name) mine = &m;
       if (mine && mine->status != RowStatus::kOk) spec::RowLabel(c, *mine);
-      spec::AddValue(d, mine ? spec::FigureOf(*mine, "workload_s") : nullptr);
+      spec::AddValue(d, mine ? spec::FigureOf(*mine, PreallocKey("workload_s").name) : nullptr);
     }
     c["datasets"].push_back(std::move(d));
   }
   out.push_back(std::move(c));
   for (const RunPlan* p : runs) {
     json e = spec::RowBars(*p, "prealloc: extents before and after — " + p->label,
-                           {{"extents_before", "extents before"},
-                            {"unwritten_before", "unwritten before"},
-                            {"extents_after", "extents after"},
-                            {"unwritten_after", "unwritten after"}},
+                           {{PreallocKey("extents_before").name, "extents before"},
+                            {PreallocKey("unwritten_before").name, "unwritten before"},
+                            {PreallocKey("extents_after").name, "extents after"},
+                            {PreallocKey("unwritten_after").name, "unwritten after"}},
                            "");
     if (!e.is_null()) out.push_back(std::move(e));
   }

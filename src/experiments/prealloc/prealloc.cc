@@ -103,14 +103,15 @@ void Workload(const PreallocSpec& spec, int flags, size_t align, int created,
     if (int rc = runner.WriteFully(data.data(), spec.block, off); rc != 0)
       return t.outcome.Fail(-rc, "pwrite " + path + " at " + std::to_string(off));
   }
-  t.figures["workload_s"] = static_cast<double>(NowNs() - t0) / 1e9;
+  t.figures[PreallocKey("workload_s").name] = static_cast<double>(NowNs() - t0) / 1e9;
   if (auto d = explain.End())
-    ExplainValues(*ctx.explainer, *d, {static_cast<uint64_t>(spec.writes), t.figures["workload_s"]},
+    ExplainValues(*ctx.explainer, *d,
+                  {static_cast<uint64_t>(spec.writes), t.figures[PreallocKey("workload_s").name]},
                   kPreallocExplains, t.explained);
   const Histogram& h = t.latency;
   for (auto [key, p] : {std::pair{"write_p50_ms", 50.0}, {"write_p99_ms", 99.0}})
     if (auto ns = h.SupportedPercentile(p)) t.figures[key] = static_cast<double>(*ns) / 1e6;
-  t.figures["write_max_ms"] = static_cast<double>(h.max()) / 1e6;
+  t.figures[PreallocKey("write_max_ms").name] = static_cast<double>(h.max()) / 1e6;
 }
 
 PreallocTrial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size_t align,
@@ -126,7 +127,7 @@ PreallocTrial RunTrial(const PreallocSpec& spec, PreallocMode m, int flags, size
   WriteRunner runner(*engine);
   const uint64_t t0 = NowNs();  // prep_s spans the preparation and its fsync
   int err = -Prepare(m, fd->get(), runner, spec.file_size);
-  t.figures["prep_s"] = static_cast<double>(NowNs() - t0) / 1e9;
+  t.figures[PreallocKey("prep_s").name] = static_cast<double>(NowNs() - t0) / 1e9;
   if (err != 0) {
     // A kernel or file system without the mode says EOPNOTSUPP; kernels
     // older than a flag reject the unknown bit with EINVAL.
@@ -269,7 +270,7 @@ Status RunPrealloc(const PreallocSpec& spec, const RunContext& ctx, ExperimentRe
   out.name = "prealloc";
   out.row_label = "mode";
   out.reproduces = kPreallocReproduces;
-  out.target = IdentifyTarget(spec.dir);
+  out.target = TargetOf(ctx, spec.dir);
   out.table =
       KeyNames(KeysOf(kPreallocFigures, {"prep_s", "workload_s", "write_p99_ms", "extents_before",
                                          "unwritten_before", "extents_after", "unwritten_after"}));

@@ -100,8 +100,9 @@ void AddRecordsCommand(CLI::App& app, CommandAction* action) {
       ->delimiter(',');
   auto* total = sub->add_option("--total", o->total, "Bytes per row, whole lines (unsynchronised)")
                     ->capture_default_str();
-  sub->add_option("--repeat", o->spec.repeat,
-                  "Passes over the corpus per row, instead of --total (Morton: 1000)")
+  sub->add_option("--passes,--repeat", o->spec.passes,
+                  "Passes over the corpus per row, instead of --total (Morton: 1000; --repeat: its "
+                  "old name). Trials are --rounds")
       ->check(Count(1, 1000000))
       ->excludes(total);
   sub->add_option("--sync-total", o->sync_total,

@@ -110,7 +110,7 @@ Corpus Corpus::Generate(uint64_t size, uint64_t seed) {
   return c;
 }
 
-std::expected<Corpus, Error> Corpus::Load(const std::string& path) {
+Result<Corpus> Corpus::Load(const std::string& path) {
   auto fd = OpenFile(path, O_RDONLY | O_NONBLOCK);  // a FIFO put there since validation: no hang
   if (!fd) return std::unexpected(fd.error());
   struct stat st;

@@ -27,7 +27,7 @@ class Corpus {
   static constexpr uint64_t kMaxBytes = uint64_t{4} << 30;
   // The lines of path; an empty file, one that is not regular (checked on
   // the opened descriptor) or larger than kMaxBytes is an error.
-  static std::expected<Corpus, Error> Load(const std::string& path);
+  static Result<Corpus> Load(const std::string& path);
   // About size bytes of C-source-like lines, a function of seed only. The
   // line lengths follow kCSourceLineLengths (corpus.cc).
   static Corpus Generate(uint64_t size, uint64_t seed);

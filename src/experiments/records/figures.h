@@ -5,6 +5,8 @@
 // (KeyOf) without depending on the experiment.
 #pragma once
 
+#include <string_view>
+
 #include "core/result.h"
 
 namespace writelab {
@@ -25,6 +27,10 @@ inline constexpr FigureSpec kRecordsFigures[] = {
     {"sync_calls", "sync calls", "calls", "fdatasync / fsync calls"},
     {"short_writes", "short writes", "calls", "write calls that wrote less than asked"},
 };
+
+// A figure of kRecordsFigures by its key, checked when the program is compiled
+// (KeyOf): what makes a row's figure names it this way.
+consteval FigureKey RecordsKey(std::string_view key) { return KeyOf(kRecordsFigures, key); }
 
 // The figures of the --commit rows, in table order (docs/records.md). Like
 // every figure table, the same shape as the one above on purpose: data.
@@ -48,5 +54,9 @@ inline constexpr FigureSpec kCommitFigures[] = {
     {"wait_timeouts", "wait timeouts", "syncs",
      "group rows: syncs that started after waiting in vain for the last cycle's committers"},
 };
+
+// A figure of kCommitFigures by its key, checked when the program is compiled
+// (KeyOf): what makes a row's figure names it this way.
+consteval FigureKey CommitKey(std::string_view key) { return KeyOf(kCommitFigures, key); }
 
 }  // namespace writelab

@@ -257,7 +257,7 @@ Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& co
                        r.start_ns + r.ns,
                        0,
                        r.commits,
-                       "commits_s",
+                       CommitKey("commits_s").name,
                        {}},
                       {{"commit", &r.latency}});
         AddCommitTrial(r, kWays[t.cell], threads, accs[t.cell]);
@@ -295,7 +295,7 @@ Status RunGroupCommit(const RecordsSpec& spec, const Corpus& corpus, const RunCo
     for (size_t k = 0; k < kWayCount; ++k)
       accs[k].name = std::string(kWays[k].name) + "/" + std::to_string(threads);
     if (status) status = MeasureThreadCount(threads, spec, corpus, ctx, accs);
-    auto base = accs[0].figures.find("commits_s");
+    auto base = accs[0].figures.find(CommitKey("commits_s").name);
     double median = base == accs[0].figures.end() ? 0 : Summarize(base->second).median;
     for (CommitAcc& acc : accs) {
       if (acc.figures.empty() && acc.outcome.ok()) acc.outcome = Unmeasured();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "experiments/records/def.h"
+#include "experiments/records/figures.h"
 #include "report/html_plan.h"
 
 namespace writelab {
@@ -27,8 +28,8 @@ void RecordsPictures(const std::vector<const RunPlan*>& runs, std::vector<json>&
       json c = spec::RowBars(*p,
                              std::string("records: lines/s per method") +
                                  (sync ? ", synchronous variants" : "") + " — " + p->label,
-                             {{"lines_s", "lines/s"}}, out.empty() ? "records" : "",
-                             sync ? HasSlash : NoSlash);
+                             {{RecordsKey("lines_s").name, "lines/s"}},
+                             out.empty() ? "records" : "", sync ? HasSlash : NoSlash);
       if (c.is_null()) continue;
       c["y"][0]["type"] = "logarithmic";
       out.push_back(std::move(c));

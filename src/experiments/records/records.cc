@@ -54,7 +54,7 @@ void AddParams(const RecordsSpec& spec, const Corpus& corpus, ExperimentResult& 
       {"methods", methods, ""},
       {"sync", syncs, ""},
       {"total", static_cast<int64_t>(spec.total), "bytes"},
-      {"repeat", static_cast<int64_t>(spec.repeat), "passes"},
+      {"passes", static_cast<int64_t>(spec.passes), "passes"},
       {"sync_total", static_cast<int64_t>(spec.sync_total), "bytes"},
       {"buffer", static_cast<int64_t>(spec.buffer), "bytes"},
       {"qd", static_cast<int64_t>(spec.qd), ""},
@@ -184,7 +184,7 @@ std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
   if (spec.corpus_size > (4ull << 30)) return std::unexpected("--corpus-size: at most 4 GiB");
   if (spec.total == 0) return std::unexpected("--total: must be greater than 0");
   if (spec.sync_total == 0) return std::unexpected("--sync-total: must be greater than 0");
-  if (spec.repeat < 0) return std::unexpected("--repeat: must be at least 1");
+  if (spec.passes < 0) return std::unexpected("--passes: must be at least 1");
   if (spec.buffer < 4096) return std::unexpected("--buffer: at least 4 KiB");
   if (spec.buffer > (1ull << 30)) return std::unexpected("--buffer: at most 1 GiB");
   if (spec.qd < 1 || spec.qd > 4096) return std::unexpected("--qd: between 1 and 4096");
@@ -205,7 +205,8 @@ namespace {
 // Every cell, spec.rounds times in rotated order (experiments/trials.h).
 // Stops at the first failure or an interrupt.
 Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan& plan,
-                const OutputPlan& sync_plan, const RunContext& ctx, std::vector<RecordsCell>& cells) {
+                const OutputPlan& sync_plan, const RunContext& ctx,
+                std::vector<RecordsCell>& cells) {
   TrialPlan trials;
   trials.cells = cells.size();
   trials.rounds = spec.rounds;
@@ -231,7 +232,7 @@ Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan&
                             run.start_ns + run.ns,
                             p.bytes,
                             p.lines,
-                            "lines_s",
+                            RecordsKey("lines_s").name,
                             {}});
         AddMethodRun(run, p, c.acc);
       });
@@ -261,7 +262,7 @@ void AddRunNotes(const RecordsSpec& spec, const OutputPlan& plan, const OutputPl
   }
 }
 
-std::expected<Corpus, Error> LoadCorpus(const RecordsSpec& spec) {
+Result<Corpus> LoadCorpus(const RecordsSpec& spec) {
   if (spec.input.empty()) return Corpus::Generate(spec.corpus_size, spec.seed);
   return Corpus::Load(spec.input);
 }
@@ -272,7 +273,7 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
   out.name = "records";
   out.row_label = "method";
   out.reproduces = kRecordsReproduces;
-  out.target = IdentifyTarget(spec.dir);
+  out.target = TargetOf(ctx, spec.dir);
   auto loaded = LoadCorpus(spec);
   if (!loaded) return std::unexpected(loaded.error());
   const Corpus& corpus = *loaded;
@@ -283,7 +284,7 @@ Status RunRecords(const RecordsSpec& spec, const RunContext& ctx, ExperimentResu
   std::vector<RecordsCell> cells;
   for (const auto& s : spec.syncs)
     for (RecordMethod m : spec.methods) cells.push_back({m, s, RowName(m, s), {}});
-  const OutputPlan plan = PlanOutput(corpus, spec.total, spec.repeat);
+  const OutputPlan plan = PlanOutput(corpus, spec.total, spec.passes);
   const OutputPlan sync_plan = PlanOutput(corpus, spec.sync_total, 0);
   Status status = RunCells(spec, corpus, plan, sync_plan, ctx, cells);
   if (ctx.progress) std::fprintf(ctx.progress, "\r%-40s\r", "");

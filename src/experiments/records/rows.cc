@@ -16,17 +16,17 @@ void AddMethodRun(const MethodRun& m, const OutputPlan& plan, RecordsAccumulator
     return;
   }
   double s = static_cast<double>(m.ns) / 1e9;
-  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
-  add("seconds", s);
-  add("mb_s", s > 0 ? static_cast<double>(plan.bytes) / s / kMB : 0);
-  add("lines_s", s > 0 ? static_cast<double>(plan.lines) / s : 0);
-  add("syscalls_per_line",
+  auto add = [&](FigureKey key, double v) { acc.figures[key.name].push_back(v); };
+  add(RecordsKey("seconds"), s);
+  add(RecordsKey("mb_s"), s > 0 ? static_cast<double>(plan.bytes) / s / kMB : 0);
+  add(RecordsKey("lines_s"), s > 0 ? static_cast<double>(plan.lines) / s : 0);
+  add(RecordsKey("syscalls_per_line"),
       static_cast<double>(m.write_calls + m.sync_calls) / static_cast<double>(plan.lines));
-  add("bytes", static_cast<double>(plan.bytes));
-  add("lines", static_cast<double>(plan.lines));
-  add("write_calls", static_cast<double>(m.write_calls));
-  add("sync_calls", static_cast<double>(m.sync_calls));
-  add("short_writes", static_cast<double>(m.short_writes));
+  add(RecordsKey("bytes"), static_cast<double>(plan.bytes));
+  add(RecordsKey("lines"), static_cast<double>(plan.lines));
+  add(RecordsKey("write_calls"), static_cast<double>(m.write_calls));
+  add(RecordsKey("sync_calls"), static_cast<double>(m.sync_calls));
+  add(RecordsKey("short_writes"), static_cast<double>(m.short_writes));
   for (const auto& [key, v] : m.explained) acc.explained[key].push_back(v);
   if (!m.note.empty() && std::find(acc.notes.begin(), acc.notes.end(), m.note) == acc.notes.end())
     acc.notes.push_back(m.note);
@@ -70,22 +70,22 @@ void AddCommitTrial(const CommitRun& r, const CommitWay& way, int threads, Commi
     return;
   }
   if (r.commits == 0) return;
-  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
+  auto add = [&](FigureKey key, double v) { acc.figures[key.name].push_back(v); };
   const double syncs = static_cast<double>(r.syncs);
-  add("commits_s", static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9));
-  for (auto [key, p] : {std::pair{"p50_ms", 50.0}, {"p99_ms", 99.0}})
+  add(CommitKey("commits_s"), static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9));
+  for (auto [key, p] : {std::pair{CommitKey("p50_ms"), 50.0}, {CommitKey("p99_ms"), 99.0}})
     if (auto ns = r.latency.SupportedPercentile(p)) add(key, static_cast<double>(*ns) / 1e6);
-  add("max_ms", static_cast<double>(r.latency.max()) / 1e6);
-  add("records_per_sync", syncs > 0 ? static_cast<double>(r.commits) / syncs : 0);
-  add("sync_ms", syncs > 0 ? static_cast<double>(r.sync_ns) / syncs / 1e6 : 0);
-  add("commits", static_cast<double>(r.commits));
-  add("syncs", syncs);
-  add("zero_bytes", static_cast<double>(r.zero_bytes));
-  if (r.wait_timeouts) add("wait_timeouts", static_cast<double>(*r.wait_timeouts));
+  add(CommitKey("max_ms"), static_cast<double>(r.latency.max()) / 1e6);
+  add(CommitKey("records_per_sync"), syncs > 0 ? static_cast<double>(r.commits) / syncs : 0);
+  add(CommitKey("sync_ms"), syncs > 0 ? static_cast<double>(r.sync_ns) / syncs / 1e6 : 0);
+  add(CommitKey("commits"), static_cast<double>(r.commits));
+  add(CommitKey("syncs"), syncs);
+  add(CommitKey("zero_bytes"), static_cast<double>(r.zero_bytes));
+  if (r.wait_timeouts) add(CommitKey("wait_timeouts"), static_cast<double>(*r.wait_timeouts));
   if (way.group && r.syncs > 0 && r.sync_ns > 0) {
     const double ceiling = threads / (static_cast<double>(r.sync_ns) / syncs / 1e9);
-    add("ceiling_commits_s", ceiling);
-    add("ceiling_fraction",
+    add(CommitKey("ceiling_commits_s"), ceiling);
+    add(CommitKey("ceiling_fraction"),
         static_cast<double>(r.commits) / (static_cast<double>(r.ns) / 1e9) / ceiling);
   }
   acc.latency.Merge(r.latency);
@@ -96,7 +96,8 @@ Row CommitRow(CommitAcc& acc, double base) {
   Row row = MakeRow(acc.name, acc.outcome);
   if (acc.figures.empty()) return row;
   if (base > 0) {
-    acc.figures["speedup"] = {Summarize(acc.figures["commits_s"]).median / base};
+    acc.figures[CommitKey("speedup").name] = {
+        Summarize(acc.figures[CommitKey("commits_s").name]).median / base};
   }
   AddFigures(row.figures, kCommitFigures, acc.figures);
   AddFigures(row.figures, kExplainFigures, acc.explained);

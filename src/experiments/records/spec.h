@@ -66,7 +66,7 @@ struct RecordsSpec {
   std::vector<RecordMethod> methods;    // empty: all, in table order
   std::vector<RecordSyncChoice> syncs;  // empty: none
   uint64_t total = 256u << 20;          // bytes per row (unsynchronised variants)...
-  int repeat = 0;                       // ...or this many passes over the corpus
+  int passes = 0;                       // ...or this many passes over the corpus
   uint64_t sync_total = 4u << 20;       // bytes per row of synchronous variants
   uint64_t buffer = 1u << 20;           // gather, io_uring, library
   unsigned qd = 8;                      // io_uring

@@ -67,7 +67,8 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
       ->delimiter(',');
   sub->add_option("--interval", o->interval, "Telemetry sampling interval, e.g. 500ms")
       ->capture_default_str();
-  sub->add_option("--repeat", o->spec.repeat, "Rounds; the strategy order rotates each round")
+  sub->add_option("--rounds,--repeat", o->spec.rounds,
+                  "Trials per strategy; the order rotates each round (--repeat: its old name)")
       ->check(Count(1, 1000))
       ->capture_default_str();
   // --probe is the default: accepted, and refused beside --no-probe.

@@ -33,7 +33,7 @@ StreamSpec SurveySpec(const SurveySizes& z) {
   StreamSpec s;
   s.dir = z.dir;
   s.size = std::clamp<uint64_t>(z.free_bytes / 8 / (8u << 20) * (8u << 20), 8u << 20, 128u << 20);
-  s.repeat = kSurveyTrials;
+  s.rounds = kSurveyTrials;
   s.interval_ns = 250'000'000;
   return s;
 }

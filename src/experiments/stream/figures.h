@@ -5,6 +5,8 @@
 // (KeyOf) without depending on the experiment.
 #pragma once
 
+#include <string_view>
+
 #include "core/result.h"
 
 namespace writelab {
@@ -29,5 +31,9 @@ inline constexpr FigureSpec kStreamFigures[] = {
     {"probe_p99_ms", "probe p99", "ms", "bystander 4 KiB pwrite + fdatasync, 99th percentile"},
     {"probe_max_ms", "probe max", "ms", "bystander 4 KiB pwrite + fdatasync, worst"},
 };
+
+// A figure of kStreamFigures by its key, checked when the program is compiled
+// (KeyOf): what makes a row's figure names it this way.
+consteval FigureKey StreamKey(std::string_view key) { return KeyOf(kStreamFigures, key); }
 
 }  // namespace writelab

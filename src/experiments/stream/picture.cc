@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "experiments/stream/def.h"
+#include "experiments/stream/figures.h"
 #include "report/html_plan.h"
 
 namespace writelab {
@@ -18,11 +19,13 @@ void StreamPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& 
     // p99 where every row measured has one, else each row's worst probe.
     bool p99 = true;
     for (const Row& r : p->run->rows)
-      if (spec::FigureOf(r, "probe_max_ms") && !spec::FigureOf(r, "probe_p99_ms")) p99 = false;
+      if (spec::FigureOf(r, StreamKey("probe_max_ms").name) &&
+          !spec::FigureOf(r, StreamKey("probe_p99_ms").name))
+        p99 = false;
     json c = spec::RowBars(*p, "stream: the trade-off per strategy — " + p->label,
-                           {{"mb_s", "throughput"},
-                            {"cached_end", "page cache left"},
-                            {p99 ? "probe_p99_ms" : "probe_max_ms",
+                           {{StreamKey("mb_s").name, "throughput"},
+                            {StreamKey("cached_end").name, "page cache left"},
+                            {p99 ? StreamKey("probe_p99_ms").name : StreamKey("probe_max_ms").name,
                              p99 ? "bystander fsync p99" : "bystander fsync max"}},
                            out.empty() ? "stream" : "");
     if (!c.is_null()) out.push_back(std::move(c));

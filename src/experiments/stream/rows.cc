@@ -17,31 +17,32 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
     acc.outcome = t.outcome;
     return;
   }
-  auto add = [&](const char* key, double v) { acc.figures[key].push_back(v); };
+  auto add = [&](FigureKey key, double v) { acc.figures[key.name].push_back(v); };
   double bytes = static_cast<double>(t.bytes);
-  add("mb_s", t.total_s() > 0 ? bytes / t.total_s() / kMB : 0);
-  add("write_mb_s", t.write_s > 0 ? bytes / t.write_s / kMB : 0);
-  add("sync_s", t.sync_s);
-  add("total_s", t.total_s());
-  add("bytes", bytes);
-  add("calls", static_cast<double>(t.counters.calls));
+  add(StreamKey("mb_s"), t.total_s() > 0 ? bytes / t.total_s() / kMB : 0);
+  add(StreamKey("write_mb_s"), t.write_s > 0 ? bytes / t.write_s / kMB : 0);
+  add(StreamKey("sync_s"), t.sync_s);
+  add(StreamKey("total_s"), t.total_s());
+  add(StreamKey("bytes"), bytes);
+  add(StreamKey("calls"), static_cast<double>(t.counters.calls));
   if (!t.library) {  // StreamWriter retries inside; it does not count for us
-    add("short_writes", static_cast<double>(t.counters.short_writes));
-    add("eintr_retries", static_cast<double>(t.counters.eintr_retries));
+    add(StreamKey("short_writes"), static_cast<double>(t.counters.short_writes));
+    add(StreamKey("eintr_retries"), static_cast<double>(t.counters.eintr_retries));
   }
   uint64_t dirty_peak = 0, writeback_peak = 0;
   for (const SamplePoint& p : t.samples) {
     dirty_peak = std::max(dirty_peak, p.dirty);
     writeback_peak = std::max(writeback_peak, p.writeback);
   }
-  add("dirty_peak", static_cast<double>(dirty_peak));
-  add("writeback_peak", static_cast<double>(writeback_peak));
-  if (t.residency) add("cached_end", static_cast<double>(t.residency->cached_bytes()));
+  add(StreamKey("dirty_peak"), static_cast<double>(dirty_peak));
+  add(StreamKey("writeback_peak"), static_cast<double>(writeback_peak));
+  if (t.residency) add(StreamKey("cached_end"), static_cast<double>(t.residency->cached_bytes()));
   if (t.probed && t.probe_latency.count() > 0) {
-    for (auto [key, p] : {std::pair{"probe_p50_ms", 50.0}, {"probe_p99_ms", 99.0}})
+    for (auto [key, p] :
+         {std::pair{StreamKey("probe_p50_ms"), 50.0}, {StreamKey("probe_p99_ms"), 99.0}})
       if (auto ns = t.probe_latency.SupportedPercentile(p))
         add(key, static_cast<double>(*ns) / 1e6);
-    add("probe_max_ms", static_cast<double>(t.probe_latency.max()) / 1e6);
+    add(StreamKey("probe_max_ms"), static_cast<double>(t.probe_latency.max()) / 1e6);
   }
   for (const auto& [key, v] : t.explained) acc.explained[key].push_back(v);
   acc.write_latency.Merge(t.write_latency);

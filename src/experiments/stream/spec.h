@@ -44,7 +44,7 @@ struct StreamSpec {
   uint64_t interval_ns = 1'000'000'000;
   bool probe = true;
   uint64_t probe_period_ns = 100'000'000;
-  int repeat = 3;
+  int rounds = 3;  // trials of each strategy
 };
 
 }  // namespace writelab

@@ -34,7 +34,7 @@ void AddParams(const StreamSpec& spec, const std::string& path, ExperimentResult
       {"size", static_cast<int64_t>(spec.size), "bytes"},
       {"block", static_cast<int64_t>(spec.block), "bytes"},
       {"strategies", names, ""},
-      {"repeat", static_cast<int64_t>(spec.repeat), "trials"},
+      {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
       {"interval", static_cast<double>(spec.interval_ns) / 1e9, "s"},
       {"probe", spec.probe, ""},
       {"probe_period", static_cast<double>(spec.probe_period_ns) / 1e9, "s"},
@@ -73,15 +73,16 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
     return std::unexpected("--block: " + FormatBytes(static_cast<double>(spec.block)) +
                            " is larger than --size " + FormatBytes(static_cast<double>(spec.size)));
   if (spec.block > (uint64_t{1} << 30)) return std::unexpected("--block: at most 1 GiB");
-  if (spec.repeat < 1) return std::unexpected("--repeat: must be at least 1");
+  if (spec.rounds < 1) return std::unexpected("--rounds: must be at least 1");
   if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
   if (spec.strategies.empty())
     for (const auto& info : kStreamStrategies) spec.strategies.push_back(info.id);
   if (std::ranges::find(spec.strategies, StreamStrategy::kDirect) != spec.strategies.end()) {
     // The direct strategy writes whole blocks of aligned memory: refused here,
     // not as a row, unless the user drops it.
+    const Target where = IdentifyTarget(DirOf(spec));
     for (auto [option, bytes] : {std::pair{"--block", spec.block}, {"--size", spec.size}})
-      if (auto bad = CheckDirectSize(option, bytes, DirOf(spec), 4096))
+      if (auto bad = CheckDirectSize(option, bytes, where, 4096))
         return std::unexpected(*bad + "; or leave direct out of --strategy");
   }
   if (auto big = CheckMemory(
@@ -116,13 +117,13 @@ void RecordStreamTrial(const RunContext& ctx, StreamStrategy s, int round, const
   RecordTrial(ctx, std::move(span), {{"write", &t.write_latency}, {"probe", &t.probe_latency}});
 }
 
-// Every strategy, spec.repeat times in rotated order (experiments/trials.h),
+// Every strategy, spec.rounds times in rotated order (experiments/trials.h),
 // into acc. Stops at a failure or an interrupt.
 Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
   const StreamSpec& spec = r.spec;
   TrialPlan plan;
   plan.cells = spec.strategies.size();
-  plan.rounds = spec.repeat;
+  plan.rounds = spec.rounds;
   plan.name = [&](size_t i) { return std::string(StreamStrategyName(spec.strategies[i])); };
   return RunTrials(
       r.ctx, plan,
@@ -135,7 +136,7 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
                      r.data,
                      r.probe,
                      std::string(StreamStrategyName(s)) + ", round " + std::to_string(t.round + 1) +
-                         "/" + std::to_string(spec.repeat),
+                         "/" + std::to_string(spec.rounds),
                      r.user_file_existed || (spec.keep && t.last)};
         return RunStreamTrial(s, env);
       },
@@ -152,7 +153,7 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
   out.name = "stream";
   out.reproduces = kStreamReproduces;
   out.row_label = "strategy";
-  out.target = IdentifyTarget(dir);
+  out.target = TargetOf(ctx, dir);
   out.table = KeyNames(KeysOf(kStreamFigures, {"mb_s", "write_mb_s", "sync_s", "dirty_peak",
                                                "cached_end", "probe_p99_ms", "probe_max_ms"}));
   AddParams(spec, spec.file.empty() ? dir : spec.file, out);
@@ -177,7 +178,7 @@ Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult
     if (acc[i].outcome.ok() && acc[i].figures.empty()) acc[i].outcome = Unmeasured("strategy");
     out.rows.push_back(StreamRow(spec.strategies[i], acc[i]));
   }
-  AddTrialNotes(ctx, RotationNote(spec.repeat), spec.probe ? kStreamProbeExplains : kStreamExplains,
+  AddTrialNotes(ctx, RotationNote(spec.rounds), spec.probe ? kStreamProbeExplains : kStreamExplains,
                 out);
   return status;
 }

@@ -22,7 +22,7 @@ namespace writelab {
 // Checks the spec and fills defaults; an error is a usage error (exit 2).
 std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec);
 
-// Runs every strategy `repeat` times in rotated order and fills out. On a
+// Runs every strategy `rounds` times in rotated order and fills out. On a
 // run failure out holds every row measured so far and the error says why.
 Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult& out);
 

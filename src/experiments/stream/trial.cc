@@ -21,8 +21,7 @@ namespace writelab {
 namespace {
 
 // Opens the trial's file with the strategy's flags.
-std::expected<UniqueFd, Error> OpenTrialFile(StreamStrategy s, const StreamSpec& spec,
-                                             std::string* path) {
+Result<UniqueFd> OpenTrialFile(StreamStrategy s, const StreamSpec& spec, std::string* path) {
   int flags = O_WRONLY | (s == StreamStrategy::kDirect ? O_DIRECT : 0);
   if (!spec.file.empty()) {
     *path = spec.file;

@@ -5,6 +5,8 @@
 // (KeyOf) without depending on the experiment.
 #pragma once
 
+#include <string_view>
+
 #include "core/result.h"
 
 namespace writelab {
@@ -26,5 +28,9 @@ inline constexpr FigureSpec kStrideFigures[] = {
     {"device_merges", "dev merges", "merges", "writes the block layer merged into others"},
     {"device_kib_per_write", "KiB/dev write", "KiB", "bytes per completed device write"},
 };
+
+// A figure of kStrideFigures by its key, checked when the program is compiled
+// (KeyOf): what makes a row's figure names it this way.
+consteval FigureKey StrideKey(std::string_view key) { return KeyOf(kStrideFigures, key); }
 
 }  // namespace writelab

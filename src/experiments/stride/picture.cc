@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "experiments/stride/def.h"
+#include "experiments/stride/figures.h"
 #include "report/html_plan.h"
 
 namespace writelab {
@@ -67,9 +68,9 @@ json StrideChart(const std::vector<const RunPlan*>& runs, const std::string& key
 }  // namespace
 
 void StridePictures(const std::vector<const RunPlan*>& runs, std::vector<json>& out) {
-  out.push_back(StrideChart(runs, "mb_s", "stride: MB/s against step", "stride"));
-  out.push_back(
-      StrideChart(runs, "device_merges", "stride: device write merges per step", "stride-merges"));
+  out.push_back(StrideChart(runs, StrideKey("mb_s").name, "stride: MB/s against step", "stride"));
+  out.push_back(StrideChart(runs, StrideKey("device_merges").name,
+                            "stride: device write merges per step", "stride-merges"));
 }
 
 }  // namespace writelab

@@ -13,19 +13,22 @@ namespace {
 
 std::map<std::string, double> StepFigures(const StepResult& r) {
   std::map<std::string, double> f;
-  f["cycles"] = static_cast<double>(r.ops);
-  f["written_mb"] = static_cast<double>(r.bytes) / kMB;
-  if (r.ops) f["syscalls_per_write"] = static_cast<double>(r.syscalls) / static_cast<double>(r.ops);
-  f["elapsed_s"] = r.seconds;
-  f["mb_s"] = r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / kMB : 0;
+  f[StrideKey("cycles").name] = static_cast<double>(r.ops);
+  f[StrideKey("written_mb").name] = static_cast<double>(r.bytes) / kMB;
+  if (r.ops)
+    f[StrideKey("syscalls_per_write").name] =
+        static_cast<double>(r.syscalls) / static_cast<double>(r.ops);
+  f[StrideKey("elapsed_s").name] = r.seconds;
+  f[StrideKey("mb_s").name] = r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / kMB : 0;
   for (auto [key, p] : {std::pair{"write_p50_ms", 50.0}, {"write_p99_ms", 99.0}})
     if (auto ns = r.latency.SupportedPercentile(p)) f[key] = static_cast<double>(*ns) / 1e6;
-  if (r.latency.count()) f["write_max_ms"] = static_cast<double>(r.latency.max()) / 1e6;
+  if (r.latency.count())
+    f[StrideKey("write_max_ms").name] = static_cast<double>(r.latency.max()) / 1e6;
   if (r.have_device) {
-    f["device_writes"] = static_cast<double>(r.device_writes);
-    f["device_merges"] = static_cast<double>(r.device_merges);
+    f[StrideKey("device_writes").name] = static_cast<double>(r.device_writes);
+    f[StrideKey("device_merges").name] = static_cast<double>(r.device_merges);
     if (r.device_writes)
-      f["device_kib_per_write"] =
+      f[StrideKey("device_kib_per_write").name] =
           static_cast<double>(r.device_bytes) / static_cast<double>(r.device_writes) / 1024;
   }
   return f;

@@ -27,8 +27,7 @@
 namespace writelab {
 namespace {
 
-std::expected<UniqueFd, Error> OpenTarget(const StrideSpec& spec, const std::string& path,
-                                          uint64_t* span) {
+Result<UniqueFd> OpenTarget(const StrideSpec& spec, const std::string& path, uint64_t* span) {
   struct stat st;
   bool device = stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
   if (!spec.device.empty() && !device)
@@ -190,7 +189,7 @@ Status RunStride(const StrideSpec& spec, const std::string& path, const RunConte
   out.compare_figure = KeyOf(kStrideFigures, "mb_s").name;
   uint64_t span = 0;
   auto fd = OpenTarget(spec, path, &span);
-  out.target = IdentifyTarget(path);
+  out.target = TargetOf(ctx, path);
   std::string qds, batches;
   for (unsigned q : spec.qds) qds += (qds.empty() ? "" : ",") + std::to_string(q);
   for (unsigned b : spec.batches) batches += (batches.empty() ? "" : ",") + BatchText(b);
