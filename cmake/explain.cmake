@@ -5,9 +5,10 @@
 # skeleton header by bpftool, and loaded with libbpf. WRITELAB_EXPLAIN=OFF
 # builds writelab without them; --explain then says so.
 option(WRITELAB_EXPLAIN "Build --explain (needs clang, bpftool, libbpf-dev and kernel BTF)" ON)
-target_sources(writelab_core PRIVATE src/explain/explainer_common.cc src/explain/figures.cc)
+target_sources(writelab_core PRIVATE src/explain/explainer_common.cc src/explain/figures.cc
+  src/explain/tracer_common.cc)
 if(NOT WRITELAB_EXPLAIN)
-  target_sources(writelab_core PRIVATE src/explain/explainer_off.cc)
+  target_sources(writelab_core PRIVATE src/explain/explainer_off.cc src/explain/tracer_off.cc)
   return()
 endif()
 
@@ -37,19 +38,28 @@ add_custom_command(OUTPUT ${gen}/vmlinux.h
   COMMAND sh -c "'${WRITELAB_BPFTOOL}' btf dump file '${WRITELAB_VMLINUX_BTF}' format c > vmlinux.h"
   WORKING_DIRECTORY ${gen} COMMENT "Generating vmlinux.h from ${WRITELAB_VMLINUX_BTF}" VERBATIM)
 # -mcpu=v3: the compare-and-swap that splits a call's time (BPF atomics, 5.12).
-add_custom_command(OUTPUT ${gen}/explain.bpf.o
-  COMMAND ${WRITELAB_BPF_CLANG} -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_${bpf_arch}
-          -I${gen} -I${src} ${LIBBPF_CFLAGS} -c ${src}/explain.bpf.c -o explain.bpf.o
-  DEPENDS ${src}/explain.bpf.c ${src}/explain_counters.h ${gen}/vmlinux.h
-  WORKING_DIRECTORY ${gen} COMMENT "Compiling the --explain BPF programs" VERBATIM)
-add_custom_command(OUTPUT ${gen}/explain.skel.h
-  COMMAND sh -c "'${WRITELAB_BPFTOOL}' gen skeleton explain.bpf.o name explain_bpf > explain.skel.h"
-  DEPENDS ${gen}/explain.bpf.o WORKING_DIRECTORY ${gen}
-  COMMENT "Generating the --explain BPF skeleton" VERBATIM)
-add_custom_target(writelab_explain_skeleton DEPENDS ${gen}/explain.skel.h)
+# Two programs: explain.bpf.c (--explain on an experiment's rows) and
+# trace.bpf.c (writelab explain -- CMD), each with its skeleton.
+set(WRITELAB_BPF_SKELETONS)
+foreach(name IN ITEMS explain trace)
+  add_custom_command(OUTPUT ${gen}/${name}.bpf.o
+    COMMAND ${WRITELAB_BPF_CLANG} -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_${bpf_arch}
+            -I${gen} -I${src} ${LIBBPF_CFLAGS} -c ${src}/${name}.bpf.c -o ${name}.bpf.o
+    DEPENDS ${src}/${name}.bpf.c ${src}/explain_counters.h ${src}/trace_counters.h ${gen}/vmlinux.h
+    WORKING_DIRECTORY ${gen} COMMENT "Compiling the BPF programs of ${name}.bpf.c" VERBATIM)
+  add_custom_command(OUTPUT ${gen}/${name}.skel.h
+    COMMAND sh -c "'${WRITELAB_BPFTOOL}' gen skeleton ${name}.bpf.o name ${name}_bpf > ${name}.skel.h"
+    DEPENDS ${gen}/${name}.bpf.o WORKING_DIRECTORY ${gen}
+    COMMENT "Generating the BPF skeleton of ${name}.bpf.c" VERBATIM)
+  list(APPEND WRITELAB_BPF_SKELETONS ${gen}/${name}.skel.h)
+endforeach()
+add_custom_target(writelab_explain_skeleton DEPENDS ${WRITELAB_BPF_SKELETONS})
 add_dependencies(writelab_core writelab_explain_skeleton)
-target_sources(writelab_core PRIVATE src/explain/explainer_bpf.cc)
+target_sources(writelab_core PRIVATE src/explain/explainer_bpf.cc src/explain/tracer_bpf.cc)
+
 set_source_files_properties(src/explain/explainer_bpf.cc PROPERTIES
   OBJECT_DEPENDS ${gen}/explain.skel.h)
+set_source_files_properties(src/explain/tracer_bpf.cc PROPERTIES
+  OBJECT_DEPENDS ${gen}/trace.skel.h)
 target_include_directories(writelab_core PRIVATE ${gen})
 target_link_libraries(writelab_core PUBLIC PkgConfig::LIBBPF)

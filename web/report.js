@@ -65,6 +65,10 @@
       writelabLo: d.lo,
       writelabHi: d.hi
     };
+    if (d.points) {  // a cloud of points (each call of explain's timeline), no line
+      out.type = "scatter";
+      out.showLine = false;
+    }
     if (d.marks) {  // percentile marks: points, no line, named in the tooltip
       out.type = "scatter";
       out.showLine = false;

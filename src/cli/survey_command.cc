@@ -35,10 +35,11 @@ struct SurveyOptions {
   OutputOptions out;
 };
 
-// "stream, fsync, records, prealloc and stride": the table's experiments.
+// "stream, fsync, records, prealloc and stride": the experiments it runs.
 std::string ExperimentList() {
   std::vector<std::string> names;
-  for (const ExperimentDef* def : Experiments()) names.emplace_back(def->name);
+  for (const ExperimentDef* def : Experiments())
+    if (def->survey) names.emplace_back(def->name);
   return ListInWords(names);
 }
 

@@ -38,6 +38,17 @@ class Histogram {
     if (ns < min_) min_ = ns;
     if (ns > max_) max_ = ns;
   }
+  // n values of ns at once (a histogram read from the kernel's coarser
+  // buckets, each at its midpoint).
+  void RecordN(uint64_t ns, uint64_t n) {
+    if (n == 0) return;
+    buckets_[Index(ns)] += n;
+    count_ += n;
+    sum_ += static_cast<Uint128>(ns) * n;
+    sum_squares_ += static_cast<double>(ns) * static_cast<double>(ns) * static_cast<double>(n);
+    if (ns < min_) min_ = ns;
+    if (ns > max_) max_ = ns;
+  }
   void Merge(const Histogram& other);
   void Reset() { *this = Histogram(); }
 

@@ -5,6 +5,7 @@
 
 #include "experiments/fsync/def.h"
 #include "experiments/prealloc/def.h"
+#include "experiments/program/def.h"
 #include "experiments/records/def.h"
 #include "experiments/stream/def.h"
 #include "experiments/stride/def.h"
@@ -12,8 +13,8 @@
 namespace writelab {
 namespace {
 
-constexpr const ExperimentDef* kExperiments[] = {&kStreamDef, &kFsyncDef, &kRecordsDef,
-                                                 &kPreallocDef, &kStrideDef};
+constexpr const ExperimentDef* kExperiments[] = {&kStreamDef,   &kFsyncDef,  &kRecordsDef,
+                                                 &kPreallocDef, &kStrideDef, &kProgramDef};
 
 }  // namespace
 

@@ -79,7 +79,7 @@ std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc) {
   std::vector<std::string> alone, measures;  // the experiments that run on one machine only
   for (const ExperimentDef* def : Experiments()) {
     if (def->recommend_across_ranks) lines.push_back(def->recommend_across_ranks(doc));
-    if (def->runs_under_mpi) continue;
+    if (def->runs_under_mpi || !def->survey) continue;  // the survey's, left out under MPI
     alone.emplace_back(def->name);
     measures.emplace_back(def->measures_one_machine);
   }

@@ -34,6 +34,14 @@ std::string TextCell(const Figure& f) {
   return text + " (" + lo + "-" + hi + ")";
 }
 
+// A column's header: the figure's label, and its unit where the cells do not
+// print one ("journal commit (%)", "bytes (MB)").
+std::string ColumnHeader(const Figure& f) {
+  const bool cells_say_it = f.unit == "bytes" || f.unit == "s" || f.unit == "ms";
+  if (cells_say_it || f.unit.empty() || f.label.find(f.unit) != std::string::npos) return f.label;
+  return f.label + " (" + f.unit + ")";
+}
+
 std::string TargetLine(const Target& t) {
   std::string line = t.path + ": " + (t.fs_type.empty() ? "unknown file system" : t.fs_type);
   if (!t.mount_source.empty()) line += " from " + t.mount_source;
@@ -190,7 +198,9 @@ std::string TextTable::Render() const {
 }
 
 std::string RenderExperimentText(const ExperimentResult& e) {
-  std::string out = fmt::format("writelab {}: reproduces {}\n", e.name, e.reproduces);
+  std::string out = e.reproduces.empty()
+                        ? fmt::format("writelab {}:\n", e.name)  // one of a run's results
+                        : fmt::format("writelab {}: reproduces {}\n", e.name, e.reproduces);
   if (e.ranks > 0)
     out +=
         fmt::format("ranks: the aggregate of {} measuring rank{} (each rank's own rows follow)\n",
@@ -209,7 +219,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
     if (str && str->empty()) continue;  // an option not given
     params += (params.empty() ? "" : ", ") + ParamText(p);
   }
-  out += "parameters: " + params + "\n\n";
+  out += params.empty() ? "\n" : "parameters: " + params + "\n\n";
 
   out += IterationListing(e);
   if (ParamIsTrue(e, "listing")) out += "\n";
@@ -219,7 +229,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
   for (const Row& r : e.rows)
     for (size_t i = 0; i < e.table.size(); ++i)
       if (const Figure* f = r.FindFigure(e.table[i])) {
-        header[i + 1] = f->label;
+        header[i + 1] = ColumnHeader(*f);
         legend[i] = f;
       }
   TextTable table(header);

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// The figures of `writelab explain -- CMD`: per call type, per file and per
+// slow call (docs/explain.md, "Explaining your own program").
+#pragma once
+
+#include <string_view>
+
+#include "core/result.h"
+
+namespace writelab {
+
+// A row per type of call (and per file: the same figures).
+inline constexpr FigureSpec kProgramFigures[] = {
+    {"calls", "calls", "calls", "calls of this type that the scope made"},
+    {"mb", "bytes", "MB", "bytes the calls returned as written, in 10^6 bytes"},
+    {"time_s", "time", "s", "the calls' time added up, sys_enter to sys_exit"},
+    {"mean_ms", "mean", "ms", "mean call time"},
+    {"p50_ms", "p50", "ms",
+     "median call time (from the kernel's histogram: at most 1/16 above the true value)"},
+    {"p99_ms", "p99", "ms", "99th percentile call time (same histogram)"},
+    {"max_ms", "max", "ms", "the longest call, exact"},
+    {"journal_pct", "journal commit", "%",
+     "share of the calls' time during which a journal commit of their file system ran"},
+    {"flush_pct", "cache flush", "%",
+     "share during which, with no commit, a cache flush (FLUSH/FUA) was in flight on the disk"},
+    {"data_pct", "device writes", "%",
+     "share during which, with neither, a write request was in flight on the disk"},
+    {"other_pct", "other", "%",
+     "share with none of these and not throttled: CPU, locks, the page cache copy"},
+    {"throttled_pct", "throttled", "%",
+     "share the calls were paused in balance_dirty_pages (writes), taken out of the other parts"},
+    {"commits_per_call", "commits per call", "commits",
+     "journal commits that started on the file system during a call, per call"},
+    {"conversions_per_call", "conversions per call", "conversions",
+     "unwritten-to-written extent conversions during a call, per call"},
+    {"errors", "errors", "calls", "calls that returned an error"},
+};
+
+// A row per slow call: the call, and what happened around it.
+inline constexpr FigureSpec kSlowCallFigures[] = {
+    {"at_s", "at", "s", "when the call began, from the start of the run"},
+    {"ms", "took", "ms", "the call's time, sys_enter to sys_exit"},
+    {"journal_pct", "journal commit", "%", "share of the call during which a commit ran"},
+    {"flush_pct", "cache flush", "%", "share during which a cache flush was in flight"},
+    {"data_pct", "device writes", "%", "share during which a write request was in flight"},
+    {"other_pct", "other", "%", "share with none of these and not throttled"},
+    {"throttled_pct", "throttled", "%",
+     "share paused in balance_dirty_pages, taken out of the other parts"},
+    {"commits", "commits", "commits", "journal commits that started during the call"},
+    {"commit_ms", "commit took", "ms", "the longest commit that overlapped the call"},
+    {"commit_blocks", "blocks logged", "blocks",
+     "journal blocks those commits logged (jbd2_run_stats)"},
+    {"commit_carried_mb", "commit carried", "MB",
+     "what the journal thread wrote during those commits beyond its log blocks: data of other "
+     "writers its commits wrote first, in 10^6 bytes"},
+    {"dirty_mb", "Dirty", "MB", "system-wide Dirty in /proc/meminfo when the call ended"},
+    {"writeback_mb", "Writeback", "MB", "system-wide Writeback when the call ended"},
+    {"in_flight", "disk queue", "requests", "requests in flight on the file's disk when it ended"},
+};
+
+consteval FigureKey ProgramKey(std::string_view key) { return KeyOf(kProgramFigures, key); }
+consteval FigureKey SlowCallKey(std::string_view key) { return KeyOf(kSlowCallFigures, key); }
+
+}  // namespace writelab

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+// `writelab explain -- CMD` / `--pid PID`: starts CMD (held at a gate until
+// the tracer has it in scope, so that its first write is seen) or attaches
+// to PID and its descendants, then collects until the process exits, the
+// duration ends or SIGINT, sampling the system around the calls; then turns
+// what was collected into the document's rows.
+#include "experiments/program/session.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "core/clock.h"
+#include "core/histogram.h"
+#include "core/units.h"
+#include "experiments/program/def.h"
+#include "experiments/program/figures.h"
+#include "experiments/program/rows.h"
+#include "telemetry/identify.h"
+#include "telemetry/procfs.h"
+
+namespace writelab {
+namespace {
+
+__u32 KernelDev(dev_t d) { return (major(d) << 20) | minor(d); }
+dev_t UserDev(__u32 k) { return makedev(k >> 20, k & 0xfffff); }
+
+// The disk under a block device or partition (dev_t, kernel encoding).
+__u32 DiskOf(__u32 dev) {
+  const std::string sys =
+      "/sys/dev/block/" + std::to_string(dev >> 20) + ":" + std::to_string(dev & 0xfffff);
+  std::error_code ec;
+  if (!std::filesystem::exists(sys + "/partition", ec)) return dev;
+  std::ifstream in(std::filesystem::canonical(sys, ec).parent_path() / "dev");
+  unsigned ma = 0, mi = 0;
+  char colon = 0;
+  if (in >> ma >> colon >> mi && colon == ':') return (ma << 20) | mi;
+  return dev;
+}
+
+std::optional<uint64_t> InFlight(__u32 disk) {
+  std::ifstream in("/sys/dev/block/" + std::to_string(disk >> 20) + ":" +
+                   std::to_string(disk & 0xfffff) + "/inflight");
+  uint64_t reads = 0, writes = 0;
+  if (!(in >> reads >> writes)) return std::nullopt;
+  return reads + writes;
+}
+
+// The credentials CMD runs with: --user, else SUDO_USER under sudo, else ours.
+struct RunAs {
+  bool change = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string name;
+};
+
+std::expected<RunAs, std::string> ResolveUser(const std::string& user) {
+  std::string name = user;
+  if (name.empty())
+    if (const char* sudo = std::getenv("SUDO_USER"); sudo && *sudo && geteuid() == 0) name = sudo;
+  if (name.empty()) return RunAs{};
+  const passwd* pw = getpwnam(name.c_str());
+  if (!pw) return std::unexpected("--user: no user " + Quoted(name));
+  return RunAs{pw->pw_uid != geteuid(), pw->pw_uid, pw->pw_gid, name};
+}
+
+// A child at a gate: it runs argv once the gate opens.
+struct Child {
+  pid_t pid = -1;
+  int gate = -1;   // write one byte to let it run
+  int error = -1;  // its exec's errno, or EOF once it ran
+};
+
+Result<Child> Spawn(const std::vector<std::string>& command, const RunAs& as) {
+  std::vector<char*> argv;  // built before the fork: the child only calls what exec needs
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int gate[2], error[2];
+  if (pipe2(gate, O_CLOEXEC) != 0) return Unexpected(ErrnoError(errno, "pipe"));
+  if (pipe2(error, O_CLOEXEC) != 0) {
+    close(gate[0]), close(gate[1]);
+    return Unexpected(ErrnoError(errno, "pipe"));
+  }
+  const pid_t pid = fork();
+  if (pid < 0) return Unexpected(ErrnoError(errno, "fork"));
+  if (pid == 0) {
+    close(gate[1]);
+    close(error[0]);
+    char go = 0;
+    while (read(gate[0], &go, 1) < 0 && errno == EINTR) {
+    }
+    if (go != 'g') _exit(126);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
+    int err = 0;
+    if (as.change &&
+        (initgroups(as.name.c_str(), as.gid) != 0 || setgid(as.gid) != 0 || setuid(as.uid) != 0))
+      err = errno;
+    if (!err) {
+      execvp(argv[0], argv.data());
+      err = errno;
+    }
+    (void)!write(error[1], &err, sizeof err);
+    _exit(127);
+  }
+  close(gate[0]);
+  close(error[1]);
+  return Child{pid, gate[1], error[0]};
+}
+
+// The processes under root now (its descendants, root included).
+std::vector<pid_t> Descendants(pid_t root) {
+  std::map<pid_t, pid_t> parent;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto stat = ReadSmallFile("/proc/" + name + "/stat");
+    if (!stat) continue;
+    const size_t close = stat->rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = 0;
+    char state = 0;
+    if (std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) == 2)
+      parent[std::stoi(name)] = ppid;
+  }
+  std::vector<pid_t> out = {root};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (const auto& [pid, pp] : parent)
+      if (pp == out[i] && std::find(out.begin(), out.end(), pid) == out.end()) out.push_back(pid);
+  return out;
+}
+
+// What the session gathers while the tracer runs.
+class Collector {
+ public:
+  explicit Collector(ProgramTrace& t) : t_(t) {}
+  TraceSink Sink() {
+    TraceSink s;
+    s.call = [this](const TraceCall& c) {
+      if (t_.calls.size() < kMaxKeptCalls)
+        t_.calls.push_back(c);
+      else
+        ++t_.calls_dropped;
+      devs_.insert(c.dev);
+    };
+    s.commit = [this](const TraceCommit& c) { t_.commits.push_back(c); };
+    s.stats = [this](const TraceCommitStats& c) { t_.commit_stats.push_back(c); };
+    s.file = [this](const TraceFileName& f) {
+      std::string path;
+      for (uint32_t i = 0; i < f.parts && i < TRACE_PATH_PARTS; ++i)
+        path = "/" + std::string(f.name[i]) + path;
+      names_[{f.dev, f.ino}] = (f.complete ? "" : "…") + path;
+      devs_.insert(f.dev);
+    };
+    return s;
+  }
+
+  // The paths of the scope's open regular files, from /proc.
+  void ScanPaths(const std::vector<pid_t>& processes) {
+    for (pid_t pid : processes) {
+      const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        struct stat st;
+        if (stat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        std::error_code rc;
+        const std::string path = std::filesystem::read_symlink(e.path(), rc);
+        if (!rc) t_.paths[{KernelDev(st.st_dev), st.st_ino}] = path;
+        devs_.insert(KernelDev(st.st_dev));
+      }
+    }
+  }
+
+  void Sample(MeminfoReader& mem) {
+    ContextSample s;
+    s.t_ns = NowNs();
+    if (auto m = mem.Read()) s.dirty = m->dirty, s.writeback = m->writeback;
+    for (__u32 dev : devs_) {
+      if (!dev) continue;
+      const __u32 disk = DiskOf(dev);
+      t_.disk_of[dev] = disk;
+      if (auto n = InFlight(disk)) s.in_flight[disk] = *n;
+    }
+    if (t_.samples.size() < kMaxKeptCalls) t_.samples.push_back(std::move(s));
+  }
+
+  // Files closed before /proc showed them: the dentry names the kernel sent.
+  // And each file system's block size, for the journal's blocks in bytes.
+  void Finish() {
+    for (const auto& [id, name] : names_)
+      if (!t_.paths.count(id)) t_.paths[id] = name;
+    for (const auto& [id, path] : t_.paths) {
+      struct statvfs v;
+      const std::string dir = std::filesystem::path(path).parent_path();
+      if (!t_.block_size.count(id.first) && statvfs(dir.c_str(), &v) == 0)
+        t_.block_size[id.first] = static_cast<uint32_t>(v.f_bsize);
+    }
+  }
+
+ private:
+  ProgramTrace& t_;
+  std::set<__u32> devs_;
+  std::map<std::pair<uint32_t, uint64_t>, std::string> names_;
+};
+
+// The live line on stderr, once a second: calls per second, p50 and p99 of
+// every call so far, and the split of the last second's calls.
+class LiveLine {
+ public:
+  void Print(const Tracer& tracer, uint64_t elapsed_ns) {
+    uint64_t now[kSums] = {};
+    for (const TraceFile& f : tracer.Files()) {
+      now[0] += f.stats.calls, now[1] += f.stats.ns, now[2] += f.stats.throttle_ns;
+      for (int i = 0; i < TRACE_PARTS; ++i) now[3 + i] += f.stats.part_ns[i];
+    }
+    uint64_t d[kSums];
+    for (int i = 0; i < kSums; ++i) d[i] = now[i] - std::min(now[i], last_[i]);
+    std::copy(std::begin(now), std::end(now), last_);
+    auto pct = [&](uint64_t v) { return d[1] ? 100.0 * static_cast<double>(v) / d[1] : 0.0; };
+    const Histogram h = AllCalls(tracer.Histograms());
+    auto ms = [&](double p) {
+      auto v = h.SupportedPercentile(p);
+      return v ? FormatValue(static_cast<double>(*v) / 1e6, "ms") : std::string("-");
+    };
+    std::fprintf(stderr,
+                 "\r\033[Kexplain %.0f s: %llu calls/s, p50 %s, p99 %s; last second: journal "
+                 "commit %.0f%%, cache flush %.0f%%, device writes %.0f%%, throttled %.0f%%",
+                 static_cast<double>(elapsed_ns) / 1e9, static_cast<unsigned long long>(d[0]),
+                 ms(50).c_str(), ms(99).c_str(), pct(d[3 + TRACE_PART_JOURNAL]),
+                 pct(d[3 + TRACE_PART_FLUSH]), pct(d[3 + TRACE_PART_DATA]), pct(d[2]));
+  }
+
+ private:
+  static constexpr int kSums = 3 + TRACE_PARTS;  // calls, ns, throttled, parts
+  uint64_t last_[kSums] = {};
+};
+
+}  // namespace
+
+Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Document& doc,
+                         int* exit_status) {
+  ProgramTrace trace;
+  Collector collect(trace);
+  std::vector<dev_t> devices;
+  for (const std::string& d : spec.devices) {
+    struct stat st;
+    if (stat(d.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
+      devices.push_back(UserDev(DiskOf(KernelDev(st.st_rdev))));
+  }
+  auto started = StartTracer(collect.Sink(), devices);
+  if (!started) return Unexpected(started.error());
+  std::unique_ptr<Tracer> tracer = std::move(*started);
+  tracer->SetSlow(spec.slow_ns ? spec.slow_ns : 1'000'000);
+  auto as = ResolveUser(spec.user);
+  if (!as) return Unexpected(PlainError(as.error()));
+
+  std::optional<Child> child;
+  pid_t root = spec.pid;
+  trace.start_ns = NowNs();
+  if (!spec.command.empty()) {
+    auto spawned = Spawn(spec.command, *as);
+    if (!spawned) return Unexpected(spawned.error());
+    child = *spawned;
+    root = child->pid;
+    if (auto st = tracer->AddProcess(root); !st) {
+      kill(root, SIGKILL);
+      waitpid(root, nullptr, 0);
+      return st;
+    }
+    (void)!write(child->gate, "g", 1);
+    close(child->gate);
+    int err = 0;
+    const ssize_t n = read(child->error, &err, sizeof err);
+    close(child->error);
+    if (n == static_cast<ssize_t>(sizeof err)) {
+      waitpid(root, nullptr, 0);
+      return Unexpected(ErrnoError(err, "explain: run " + spec.command.front()));
+    }
+  } else {
+    for (pid_t p : Descendants(root))
+      if (auto st = tracer->AddProcess(p); !st) return st;
+  }
+
+  MeminfoReader mem;
+  uint64_t last_second = trace.start_ns;
+  LiveLine line;
+  int status = 0;
+  bool exited = false;
+  const bool live = !spec.quiet && isatty(STDERR_FILENO);
+  while (true) {
+    tracer->Poll(100);
+    collect.Sample(mem);
+    collect.ScanPaths(tracer->Processes());
+    if (child) {
+      if (waitpid(child->pid, &status, WNOHANG) == child->pid) exited = true;
+    } else if (kill(root, 0) != 0 && errno == ESRCH) {
+      exited = true;
+    }
+    const uint64_t now = NowNs();
+    if (exited || (spec.duration_ns && now - trace.start_ns >= spec.duration_ns)) break;
+    if (ctx.Interrupted()) {
+      if (child) {  // CMD stops with writelab: the user's Ctrl-C is for both
+        kill(child->pid, SIGINT);
+        for (int i = 0; i < 20 && waitpid(child->pid, &status, WNOHANG) == 0; ++i) usleep(100'000);
+        exited = true;
+      }
+      break;
+    }
+    if (now - last_second >= 1'000'000'000) {
+      last_second = now;
+      if (!spec.slow_ns)
+        if (auto p99 = AllCalls(tracer->Histograms()).SupportedPercentile(99))
+          tracer->SetSlow(std::max<uint64_t>(*p99, 1));
+      if (live) line.Print(*tracer, now - trace.start_ns);
+    }
+  }
+  if (live) std::fputs("\r\033[K", stderr);
+  tracer->Poll(0);
+  trace.end_ns = NowNs();
+  trace.files = tracer->Files();
+  trace.hists = tracer->Histograms();
+  trace.totals = tracer->Totals();
+  std::vector<std::string> missing;
+  for (int p = 0; p < kTraceParts; ++p)
+    if (std::string why = tracer->Missing(static_cast<TracePart>(p)); !why.empty())
+      missing.push_back(std::string(TracePartName(static_cast<TracePart>(p))) +
+                        " not measured: " + why);
+  tracer.reset();  // detached: nothing is left attached
+  collect.Finish();
+  if (child && !exited) {  // the duration ended or an interrupt came first
+    kill(child->pid, SIGTERM);
+    waitpid(child->pid, &status, 0);
+  }
+  if (child) *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  FillExplainDocument(spec, trace, missing, child ? std::optional<int>(*exit_status) : std::nullopt,
+                      ctx.Interrupted(), doc);
+  return ctx.Interrupted() ? Status(Unexpected(PlainError("interrupted"))) : Status{};
+}
+
+}  // namespace writelab

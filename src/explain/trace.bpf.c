@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+// `writelab explain -- CMD` and `--pid PID`: every write and sync call of a
+// process and its descendants, timed and split in the kernel.
+//
+// Scope: the processes in `scope` (the one started or attached to, and every
+// process it forks from then on). Their write-family calls on regular files,
+// their sync calls and their io_uring writes and syncs are timed; the file
+// systems and disks under the files they touch join `fs_devs` and
+// `block_devs` as they are seen, and only their block requests and journal
+// commits drive the state a call's time is split by (as explain.bpf.c does
+// for an experiment's target). What is kept: per file and class of call,
+// the sums (`files`); per class, a latency histogram (`hists`); in the ring
+// buffer, every call at least `slow_ns` long and every durability call
+// (fsync, fdatasync, sync_file_range, msync, syncfs, sync, synchronous
+// writes), and the journal's commits. Nothing is sent for a plain fast
+// write. A full map or ring is counted in `totals`, never silent.
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "trace_counters.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+extern unsigned int CONFIG_HZ __kconfig __weak;
+
+// The system call number of each syscall kind (-1: none on this arch).
+const volatile long call_nrs[TRACE_SYSCALL_KINDS] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+// Calls at least this long are sent to the ring (user space lowers and
+// raises it to the 99th percentile so far, or holds --slow).
+volatile __u64 slow_ns = 1000000;
+
+#define MAX_SCOPE 16384
+#define MAX_CALLS 16384
+#define MAX_FILES 16384
+#define ISSUE_SLOTS 262144
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, MAX_SCOPE);
+  __type(key, __u32);  // tgid
+  __type(value, __u8);
+} scope SEC(".maps");
+
+struct tcall {
+  struct file* file;  // for its name, when it is new (held for the call's length)
+  __u64 start_ns;
+  __u32 class_id;
+  __u32 dev;
+  __s32 fd;
+  __u32 active;  // a call is in flight
+  __u64 ino;
+  __u64 cum0[TRACE_PARTS];    // the state's clock when the call began
+  __u64 throttle_ns;          // paused in balance_dirty_pages, in pauses closed so far
+  __u64 paused[TRACE_PARTS];  // the parts' time inside those pauses
+  __u64 pause_at, pause_ns;   // the open pause: when, and how long the kernel sleeps
+  __u64 pause_cum0[TRACE_PARTS];
+  __u64 commits0, conversions0;
+};
+
+// The call a thread is in, in the thread's own storage: no shared map to
+// insert into and delete from on every call.
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct tcall);
+} calls SEC(".maps");
+
+struct ureq {
+  struct file* file;
+  __u64 start_ns;
+  __u32 tid, tgid;
+  __u32 class_id, dev;
+  __u64 ino;
+  __u64 commits0, conversions0;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, MAX_CALLS);
+  __type(key, __u64);  // the io_kiocb
+  __type(value, struct ureq);
+} uring SEC(".maps");
+
+// Per CPU: a call adds to its file's sums without an atomic operation;
+// user space adds the CPUs up.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, MAX_FILES);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, struct trace_file_key);
+  __type(value, struct trace_file_stats);
+} files SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, TRACE_CLASSES);
+  __type(key, __u32);
+  __type(value, struct trace_hist);
+} hists SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct trace_totals);
+} totals SEC(".maps");
+
+// The file systems the scope wrote to (dev_t, kernel encoding): the pid of
+// each one's journal thread once a commit named it (0 before).
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);
+  __type(value, __u32);
+} fs_devs SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);  // a disk's dev_t (major << 20 | first minor)
+  __type(value, __u8);
+} block_devs SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);  // a journal thread's pid
+  __type(value, __u8);
+} journal_threads SEC(".maps");
+
+struct commit_open {
+  __u64 start_ns, journal_bytes0, tid;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);  // the file system's dev_t
+  __type(value, struct commit_open);
+} commits_open SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, ISSUE_SLOTS);
+  __type(key, __u32);
+  __type(value, __u64);
+} issued SEC(".maps");
+
+// What the scope's disks and journals are doing, and how long they have
+// spent in each part so far (cum[TRACE_PARTS]: none of them).
+struct tstate {
+  __s64 commits, flushes, writes;
+  __u64 last_ns;               // when cum was last brought up to date
+  __u64 cum[TRACE_PARTS + 1];  // time in each part, summed since the programs started
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct tstate);
+} state SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+// CLOCK_MONOTONIC when user space attached: older requests are not ours.
+volatile __u64 attach_ns = 0;
+
+#define S_IFMT 0170000
+#define S_IFREG 0100000
+#define O_DSYNC_BIT 010000
+#define O_DIRECT_BIT 040000
+#define RWF_DSYNC_BIT 2
+#define RWF_SYNC_BIT 4
+
+static __always_inline struct trace_totals* Totals(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&totals, &zero);
+}
+
+static __always_inline void Count(__u64* field) {
+  if (field) __sync_fetch_and_add(field, 1);
+}
+
+static __always_inline __u32 Tgid(void) { return bpf_get_current_pid_tgid() >> 32; }
+
+static __always_inline int InScope(void) {
+  __u32 tgid = Tgid();
+  return bpf_map_lookup_elem(&scope, &tgid) != 0;
+}
+
+static __always_inline __u32 KernelDevOfDisk(struct gendisk* disk) {
+  if (!disk) return 0;
+  return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+}
+
+static __always_inline int OnDisk(__u32 dev) { return bpf_map_lookup_elem(&block_devs, &dev) != 0; }
+
+static __always_inline int IsWrite(__u32 opf) { return (opf & 0xff) == 1; /* REQ_OP_WRITE */ }
+
+static __always_inline int IsFlush(__u32 opf) {
+  const __u32 fua = 1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA);
+  return (opf & 0xff) == 2 /* REQ_OP_FLUSH */ || (opf & fua);
+}
+
+// ---- the state a call's time is split by (as in explain.bpf.c)
+
+static __always_inline __u32 PartNow(void) {
+  __u32 zero = 0;
+  struct tstate* t = bpf_map_lookup_elem(&state, &zero);
+  if (!t) return TRACE_PARTS;
+  if (t->commits > 0) return TRACE_PART_JOURNAL;
+  if (t->flushes > 0) return TRACE_PART_FLUSH;
+  if (t->writes > 0) return TRACE_PART_DATA;
+  return TRACE_PARTS;
+}
+
+// Brings the clock up to now under the part the state was in: each stretch
+// of time goes to one part, once, however many CPUs try at once (the
+// compare-and-swap on last_ns). A call's parts are the differences of cum
+// between its start and its end: O(1) per event and per call, whatever
+// the number of calls in flight.
+static __always_inline void Advance(struct tstate* t, __u64 now) {
+  const __u64 old = t->last_ns;
+  if (now <= old) return;
+  if (__sync_val_compare_and_swap(&t->last_ns, old, now) != old) return;
+  const __u32 p = PartNow();
+  if (p <= TRACE_PARTS) __sync_fetch_and_add(&t->cum[p], now - old);
+}
+
+static __always_inline struct tstate* State(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&state, &zero);
+}
+
+// The time each part has had up to now, read without writing: the open
+// stretch since last_ns counts for the part the state is in.
+static __always_inline void Clock(struct tstate* t, __u64 now, __u64* out) {
+  const __u64 last = t->last_ns;
+  const __u32 p = PartNow();
+  for (int i = 0; i < TRACE_PARTS; ++i)
+    out[i] = t->cum[i] + (i == p && now > last ? now - last : 0);
+}
+
+static __always_inline void Change(int which, int delta) {
+  struct tstate* t = State();
+  if (!t) return;
+  Advance(t, bpf_ktime_get_ns());  // the time until now was the old state's
+  __s64* count = which == 0 ? &t->commits : which == 1 ? &t->flushes : &t->writes;
+  if (delta < 0 && *count <= 0) return;  // began before the programs were attached
+  __sync_fetch_and_add(count, delta);
+}
+
+// ---- block layer: requests on the scope's disks
+
+static __always_inline __u32 Slot(struct request* rq) {
+  const __u32 queue = BPF_CORE_READ(rq, mq_hctx, queue_num);
+  const int tag = BPF_CORE_READ(rq, tag);
+  if (tag < 0 || tag >= 1024 || queue >= ISSUE_SLOTS / 1024) return ISSUE_SLOTS;
+  return queue * 1024 + (__u32)tag;
+}
+
+static __always_inline __u64 TakeIssueTime(struct request* rq) {
+  __u32 slot = Slot(rq);
+  __u64* t = slot < ISSUE_SLOTS ? bpf_map_lookup_elem(&issued, &slot) : 0;
+  if (!t || !*t || *t < attach_ns) return 0;
+  const __u64 at = *t;
+  *t = 0;
+  return at;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(rq_issue, struct request* rq) {
+  if (!OnDisk(KernelDevOfDisk(BPF_CORE_READ(rq, q, disk)))) return 0;
+  const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
+  if (!IsWrite(opf) && !IsFlush(opf)) return 0;
+  __u32 slot = Slot(rq);
+  __u64* t = slot < ISSUE_SLOTS ? bpf_map_lookup_elem(&issued, &slot) : 0;
+  if (!t) return 0;
+  *t = bpf_ktime_get_ns();
+  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, 1);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
+  if (!OnDisk(KernelDevOfDisk(BPF_CORE_READ(rq, q, disk)))) return 0;
+  if (!TakeIssueTime(rq)) return 0;
+  const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
+  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(rq_requeue, struct request* rq) {
+  if (!OnDisk(KernelDevOfDisk(BPF_CORE_READ(rq, q, disk))) || !TakeIssueTime(rq)) return 0;
+  const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
+  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
+  return 0;
+}
+
+// What the journal threads queue for the scope's disks.
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(bio_queue, struct bio* bio) {
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  if (!bpf_map_lookup_elem(&journal_threads, &tid)) return 0;
+  struct trace_totals* t = Totals();
+  if (t) __sync_fetch_and_add(&t->journal_bytes, BPF_CORE_READ(bio, bi_iter.bi_size));
+  return 0;
+}
+
+// ---- journal commits and extent conversions on the scope's file systems
+
+static __always_inline int OnFs(__u32 dev) { return bpf_map_lookup_elem(&fs_devs, &dev) != 0; }
+
+SEC("tp_btf/jbd2_start_commit")
+int BPF_PROG(commit_start, journal_t* journal, transaction_t* transaction) {
+  __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
+  __u32* thread = bpf_map_lookup_elem(&fs_devs, &dev);
+  if (!thread) return 0;
+  __u32 pid = BPF_CORE_READ(journal, j_task, pid);
+  if (pid && *thread != pid) {
+    *thread = pid;
+    __u8 one = 1;
+    bpf_map_update_elem(&journal_threads, &pid, &one, BPF_ANY);
+  }
+  Change(0, 1);
+  struct trace_totals* t = Totals();
+  if (!t) return 0;
+  __sync_fetch_and_add(&t->commits, 1);
+  struct commit_open open = {bpf_ktime_get_ns(), t->journal_bytes,
+                             (__u64)BPF_CORE_READ(transaction, t_tid)};
+  bpf_map_update_elem(&commits_open, &dev, &open, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/jbd2_end_commit")
+int BPF_PROG(commit_end, journal_t* journal, transaction_t* transaction) {
+  __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
+  if (!OnFs(dev)) return 0;
+  Change(0, -1);
+  struct commit_open* open = bpf_map_lookup_elem(&commits_open, &dev);
+  struct trace_totals* t = Totals();
+  if (!open || !t) return 0;
+  struct trace_commit_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (!e) {
+    Count(&t->lost_events);
+    return 0;
+  }
+  e->type = TRACE_EVENT_COMMIT;
+  e->dev = dev;
+  e->start_ns = open->start_ns;
+  e->end_ns = bpf_ktime_get_ns();
+  e->tid = open->tid;
+  e->journal_bytes = t->journal_bytes - open->journal_bytes0;
+  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+  bpf_map_delete_elem(&commits_open, &dev);
+  return 0;
+}
+
+SEC("tp_btf/jbd2_run_stats")
+int BPF_PROG(commit_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s* stats) {
+  __u32 d = dev;
+  if (!OnFs(d)) return 0;
+  struct trace_totals* t = Totals();
+  struct trace_stats_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (!e) {
+    if (t) Count(&t->lost_events);
+    return 0;
+  }
+  e->type = TRACE_EVENT_STATS;
+  e->dev = d;
+  e->tid = tid;
+  e->blocks_logged = BPF_CORE_READ(stats, rs_blocks_logged);
+  e->running_j = BPF_CORE_READ(stats, rs_running);
+  e->locked_j = BPF_CORE_READ(stats, rs_locked);
+  e->flushing_j = BPF_CORE_READ(stats, rs_flushing);
+  e->logging_j = BPF_CORE_READ(stats, rs_logging);
+  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+  if (t) t->hz = CONFIG_HZ;
+  return 0;
+}
+
+SEC("tp_btf/ext4_ext_handle_unwritten_extents")
+int BPF_PROG(conversion, struct inode* inode, struct ext4_map_blocks* map, int flags) {
+  if (!(flags & 0x10) || !OnFs(BPF_CORE_READ(inode, i_sb, s_dev))) return 0;
+  struct trace_totals* t = Totals();
+  if (t) __sync_fetch_and_add(&t->conversions, 1);
+  return 0;
+}
+
+// ---- the scope: a process and every process it forks
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(scope_fork, struct task_struct* parent, struct task_struct* child) {
+  __u32 ptgid = BPF_CORE_READ(parent, tgid);
+  if (!bpf_map_lookup_elem(&scope, &ptgid)) return 0;
+  __u32 ctgid = BPF_CORE_READ(child, tgid);
+  __u8 one = 1;
+  if (bpf_map_update_elem(&scope, &ctgid, &one, BPF_ANY) != 0) {
+    struct trace_totals* t = Totals();
+    if (t) Count(&t->lost_scope);
+  }
+  return 0;
+}
+
+// ---- the timed calls
+
+static __always_inline int KindOf(long nr) {
+  for (int i = 0; i < TRACE_SYSCALL_KINDS; ++i)
+    if (call_nrs[i] == nr) return i;
+  return -1;
+}
+
+static __always_inline int IsWriteKind(int kind) { return kind <= TRACE_KIND_PWRITEV2; }
+
+static __always_inline int IsDurability(__u32 class_id) {
+  const __u32 kind = class_id / 4;
+  return (class_id & TRACE_CLASS_SYNC) || (kind >= TRACE_KIND_FSYNC && kind <= TRACE_KIND_SYNC) ||
+         kind == TRACE_KIND_URING_FSYNC || kind == TRACE_KIND_URING_SYNC_FILE_RANGE;
+}
+
+// The file behind fd in the current task, or null.
+static __always_inline struct file* FileOf(int fd) {
+  if (fd < 0) return 0;
+  struct task_struct* task = (struct task_struct*)bpf_get_current_task();
+  struct fdtable* fdt = BPF_CORE_READ(task, files, fdt);
+  if (!fdt || (unsigned)fd >= BPF_CORE_READ(fdt, max_fds)) return 0;
+  struct file** fds = BPF_CORE_READ(fdt, fd);
+  struct file* f = 0;
+  bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+  return f;
+}
+
+// A regular file's identity; joins its file system and disk to the scope's.
+// 0 when f is not a regular file.
+static __always_inline int NoteFile(struct file* f, __u32* dev, __u64* ino) {
+  if (!f) return 0;
+  struct inode* inode = BPF_CORE_READ(f, f_inode);
+  if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG) return 0;
+  *dev = BPF_CORE_READ(inode, i_sb, s_dev);
+  *ino = BPF_CORE_READ(inode, i_ino);
+  if (!bpf_map_lookup_elem(&fs_devs, dev)) {  // the first call on this file system
+    __u32 zero32 = 0;
+    bpf_map_update_elem(&fs_devs, dev, &zero32, BPF_NOEXIST);
+    __u32 disk = KernelDevOfDisk(BPF_CORE_READ(inode, i_sb, s_bdev, bd_disk));
+    __u8 one = 1;
+    if (disk) bpf_map_update_elem(&block_devs, &disk, &one, BPF_NOEXIST);
+  }
+  return 1;
+}
+
+static __always_inline __u32 WriteClass(struct file* f, __u64 rwf) {
+  const __u32 flags = BPF_CORE_READ(f, f_flags);
+  __u32 c = 0;
+  if ((flags & O_DSYNC_BIT) || (rwf & (RWF_DSYNC_BIT | RWF_SYNC_BIT))) c |= TRACE_CLASS_SYNC;
+  if (flags & O_DIRECT_BIT) c |= TRACE_CLASS_DIRECT;
+  return c;
+}
+
+static __always_inline __u64 SixthArg(struct pt_regs* regs) {
+#if defined(__TARGET_ARCH_x86)
+  return BPF_CORE_READ(regs, r9);
+#elif defined(__TARGET_ARCH_arm64)
+  return BPF_CORE_READ((struct user_pt_regs*)regs, regs[5]);
+#else
+  return 0;
+#endif
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
+  if (!InScope()) return 0;
+  const int kind = KindOf(id);
+  if (kind < 0) return 0;
+  __u32 dev = 0, cls = 0;
+  __u64 ino = 0;
+  struct file* f = 0;
+  int fd = -1;
+  if (kind != TRACE_KIND_MSYNC && kind != TRACE_KIND_SYNC) {
+    fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
+    f = FileOf(fd);
+    if (!NoteFile(f, &dev, &ino)) return 0;
+    if (IsWriteKind(kind)) cls = WriteClass(f, kind == TRACE_KIND_PWRITEV2 ? SixthArg(regs) : 0);
+  }
+  struct trace_totals* t = Totals();
+  struct tstate* s = State();
+  if (!t || !s) return 0;
+  struct tcall* c =
+      bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!c) {
+    Count(&t->lost_calls);
+    return 0;
+  }
+  c->file = f;
+  c->fd = fd;
+  c->dev = dev;
+  c->ino = ino;
+  c->class_id = (__u32)kind * 4 + cls;
+  c->throttle_ns = 0;
+  c->pause_ns = 0;
+  for (int i = 0; i < TRACE_PARTS; ++i) c->paused[i] = 0;
+  c->commits0 = t->commits;
+  c->conversions0 = t->conversions;
+  c->start_ns = bpf_ktime_get_ns();
+  Clock(s, c->start_ns, c->cum0);
+  c->active = 1;
+  return 0;
+}
+
+// Log-linear bucket of v (TRACE_HIST_SUB_BITS per power of two).
+static __always_inline __u32 Bucket(__u64 v) {
+  const __u64 sub = 1ull << TRACE_HIST_SUB_BITS;
+  if (v < sub) return (__u32)v;
+  __u32 msb = 0;
+  __u64 x = v;
+  if (x >> 32) {
+    msb += 32;
+    x >>= 32;
+  }
+  if (x >> 16) {
+    msb += 16;
+    x >>= 16;
+  }
+  if (x >> 8) {
+    msb += 8;
+    x >>= 8;
+  }
+  if (x >> 4) {
+    msb += 4;
+    x >>= 4;
+  }
+  if (x >> 2) {
+    msb += 2;
+    x >>= 2;
+  }
+  if (x >> 1) {
+    msb += 1;
+  }
+  const __u32 shift = msb - TRACE_HIST_SUB_BITS;
+  const __u32 b = (shift + 1) * (__u32)sub + (__u32)((v >> shift) - sub);
+  return b < TRACE_HIST_BUCKETS ? b : TRACE_HIST_BUCKETS - 1;
+}
+
+// A finished call: into its file's sums, its class's histogram, and, when
+// slow or a durability call, the ring.
+// A file's path, the first time a call on it is counted: its dentries up to
+// the root, crossing mounts (as d_path does), for a file closed before user
+// space could read /proc/PID/fd.
+static __always_inline void SendName(struct file* f, __u32 dev, __u64 ino) {
+  struct trace_file_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (!e) return;  // the path may still be found through /proc
+  e->type = TRACE_EVENT_FILE;
+  e->dev = dev;
+  e->ino = ino;
+  e->parts = 0;
+  e->complete = 0;
+  struct dentry* d = BPF_CORE_READ(f, f_path.dentry);
+  struct vfsmount* vm = BPF_CORE_READ(f, f_path.mnt);
+  struct mount* m = container_of(vm, struct mount, mnt);
+  for (int i = 0; i < TRACE_PATH_PARTS + 4; ++i) {
+    struct dentry* root = BPF_CORE_READ(m, mnt.mnt_root);
+    if (d == root) {  // the top of this mount: on to where it is mounted
+      struct mount* parent = BPF_CORE_READ(m, mnt_parent);
+      if (parent == m) {
+        e->complete = 1;
+        break;
+      }
+      d = BPF_CORE_READ(m, mnt_mountpoint);
+      m = parent;
+      continue;
+    }
+    const __u32 k = e->parts;
+    if (k >= TRACE_PATH_PARTS) break;
+    bpf_probe_read_kernel_str(e->name[k], TRACE_NAME_LEN, BPF_CORE_READ(d, d_name.name));
+    e->parts = k + 1;
+    struct dentry* up = BPF_CORE_READ(d, d_parent);
+    if (up == d) {
+      e->complete = 1;
+      break;
+    }
+    d = up;
+  }
+  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev, __u64 ino,
+                                   __s32 fd, __u32 tid, __u32 tgid, __u64 start, __u64 ns,
+                                   __s64 ret, const __u64* parts, __u64 throttle_ns, __u64 commits,
+                                   __u64 conversions) {
+  struct trace_totals* t = Totals();
+  if (!t) return;
+  struct trace_file_key key = {dev, class_id, ino};
+  struct trace_file_stats* fs = bpf_map_lookup_elem(&files, &key);
+  if (!fs) {
+    struct trace_file_stats zero = {};
+    if (bpf_map_update_elem(&files, &key, &zero, BPF_NOEXIST) == 0 && file)
+      SendName(file, dev, ino);
+    fs = bpf_map_lookup_elem(&files, &key);
+  }
+  if (fs) {  // this CPU's share: no other CPU writes it
+    fs->calls++;
+    if (ret > 0) fs->bytes += (__u64)ret;
+    if (ret < 0) fs->errors++;
+    fs->ns += ns;
+    if (ns > fs->max_ns) fs->max_ns = ns;
+    for (int i = 0; i < TRACE_PARTS; ++i) fs->part_ns[i] += parts[i];
+    fs->throttle_ns += throttle_ns;
+    fs->commits += commits;
+    fs->conversions += conversions;
+  } else {
+    Count(&t->lost_files);
+  }
+  __u32 cls = class_id;
+  struct trace_hist* h = cls < TRACE_CLASSES ? bpf_map_lookup_elem(&hists, &cls) : 0;
+  if (h) {
+    __u32 b = Bucket(ns);
+    if (b < TRACE_HIST_BUCKETS) h->buckets[b]++;
+  }
+  if (ns < slow_ns && !IsDurability(class_id)) return;
+  struct trace_call_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+  if (!e) {
+    Count(&t->lost_events);
+    return;
+  }
+  e->type = TRACE_EVENT_CALL;
+  e->class_id = class_id;
+  e->start_ns = start;
+  e->ns = ns;
+  e->tid = tid;
+  e->tgid = tgid;
+  e->fd = fd;
+  e->dev = dev;
+  e->ino = ino;
+  e->ret = ret;
+  for (int i = 0; i < TRACE_PARTS; ++i) e->part_ns[i] = parts[i];
+  e->throttle_ns = throttle_ns;
+  e->commits = commits;
+  e->conversions = conversions;
+  bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+// d * num / den without overflowing 64 bits (num <= den).
+static __always_inline __u64 Prorate(__u64 d, __u64 num, __u64 den) {
+  if (!den) return 0;
+  while (den > (1ull << 32)) {
+    num >>= 1;
+    den >>= 1;
+  }
+  return d * num / den;
+}
+
+// The open pause ends: the kernel slept pause_ns of the time since pause_at
+// (the task's next event, now, comes after it wakes), and the parts' time in
+// that interval, prorated to the pause, was the pause's, not the call's.
+static __always_inline void ClosePause(struct tcall* c, struct tstate* s, __u64 now) {
+  if (!c->pause_ns) return;
+  const __u64 elapsed = now > c->pause_at ? now - c->pause_at : 0;
+  const __u64 slept = c->pause_ns < elapsed ? c->pause_ns : elapsed;
+  __u64 cum[TRACE_PARTS];
+  Clock(s, now, cum);
+  for (int i = 0; i < TRACE_PARTS; ++i) {
+    const __u64 d = cum[i] > c->pause_cum0[i] ? cum[i] - c->pause_cum0[i] : 0;
+    c->paused[i] += Prorate(d, slept, elapsed);
+  }
+  c->throttle_ns += slept;
+  c->pause_ns = 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
+  if (!InScope()) return 0;
+  struct tcall* in_task = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+  if (!in_task || !in_task->active) return 0;
+  in_task->active = 0;
+  struct tstate* st = State();
+  struct trace_totals* t = Totals();
+  if (!st || !t) return 0;
+  const __u64 now = bpf_ktime_get_ns();
+  ClosePause(in_task, st, now);
+  struct tcall c = *in_task;
+  const __u64 ns = now - c.start_ns;
+  // The parts are disjoint: a pause's time is throttling, not the parts.
+  __u64 cum1[TRACE_PARTS], part_ns[TRACE_PARTS], parts = c.throttle_ns;
+  Clock(st, now, cum1);
+  for (int i = 0; i < TRACE_PARTS; ++i) {
+    const __u64 d = cum1[i] > c.cum0[i] ? cum1[i] - c.cum0[i] : 0;
+    part_ns[i] = d > c.paused[i] ? d - c.paused[i] : 0;
+    parts += part_ns[i];
+  }
+  if (parts > ns + ns / 100) Count(&t->overattributed);  // clock reads race by nanoseconds
+  Finish(c.file, c.class_id, c.dev, c.ino, c.fd, (__u32)bpf_get_current_pid_tgid(), Tgid(),
+         c.start_ns, ns, ret, part_ns, c.throttle_ns, t->commits - c.commits0,
+         t->conversions - c.conversions0);
+  return 0;
+}
+
+// Dirty throttling inside a write of the scope: the kernel is about to sleep
+// `pause` jiffies (killable: only a fatal signal wakes it early). The pause
+// is a part of the call of its own, taken out of the others.
+SEC("tp_btf/balance_dirty_pages")
+int BPF_PROG(throttle, void* wb, void* dtc, unsigned long dirty_ratelimit,
+             unsigned long task_ratelimit, unsigned long dirtied, unsigned long period,
+             long pause) {
+  if (pause <= 0 || !InScope()) return 0;
+  struct tcall* c = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+  const unsigned int hz = CONFIG_HZ;
+  struct tstate* s = State();
+  if (c && c->active && hz && s) {
+    const __u64 now = bpf_ktime_get_ns();
+    ClosePause(c, s, now);
+    c->pause_at = now;
+    c->pause_ns = (__u64)pause * (1000000000ull / hz);
+    Clock(s, now, c->pause_cum0);
+  }
+  struct trace_totals* t = Totals();
+  if (t) t->hz = hz;
+  return 0;
+}
+
+// ---- io_uring: writes and syncs, from submission to completion
+
+static __always_inline int UringKind(__u8 op) {
+  if (op == bpf_core_enum_value(enum io_uring_op, IORING_OP_WRITE) ||
+      op == bpf_core_enum_value(enum io_uring_op, IORING_OP_WRITEV) ||
+      op == bpf_core_enum_value(enum io_uring_op, IORING_OP_WRITE_FIXED))
+    return TRACE_KIND_URING_WRITE;
+  if (op == bpf_core_enum_value(enum io_uring_op, IORING_OP_FSYNC)) return TRACE_KIND_URING_FSYNC;
+  if (op == bpf_core_enum_value(enum io_uring_op, IORING_OP_SYNC_FILE_RANGE))
+    return TRACE_KIND_URING_SYNC_FILE_RANGE;
+  return -1;
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(uring_submit, struct io_kiocb* req) {
+  if (!InScope()) return 0;
+  const int kind = UringKind(BPF_CORE_READ(req, opcode));
+  if (kind < 0) return 0;
+  struct file* f = BPF_CORE_READ(req, file);
+  struct ureq u = {};
+  if (!NoteFile(f, &u.dev, &u.ino)) return 0;
+  u.file = f;
+  u.class_id = (__u32)kind * 4 + (kind == TRACE_KIND_URING_WRITE ? WriteClass(f, 0) : 0);
+  struct trace_totals* t = Totals();
+  if (!t) return 0;
+  u.commits0 = t->commits;
+  u.conversions0 = t->conversions;
+  const __u64 id = bpf_get_current_pid_tgid();
+  u.tid = (__u32)id;
+  u.tgid = id >> 32;
+  u.start_ns = bpf_ktime_get_ns();
+  __u64 key = (__u64)req;
+  if (bpf_map_update_elem(&uring, &key, &u, BPF_ANY) != 0) Count(&t->lost_calls);
+  return 0;
+}
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(uring_complete, struct io_ring_ctx* ring, void* req, struct io_uring_cqe* cqe) {
+  __u64 key = (__u64)req;
+  struct ureq* in_map = bpf_map_lookup_elem(&uring, &key);
+  if (!in_map) return 0;
+  struct ureq u = *in_map;
+  bpf_map_delete_elem(&uring, &key);
+  struct trace_totals* t = Totals();
+  if (!t) return 0;
+  const __u64 parts[TRACE_PARTS] = {0, 0, 0};  // not split: no thread waits in the call
+  Finish(u.file, u.class_id, u.dev, u.ino, -1, u.tid, u.tgid, u.start_ns,
+         bpf_ktime_get_ns() - u.start_ns, BPF_CORE_READ(cqe, res), parts, 0,
+         t->commits - u.commits0, t->conversions - u.conversions0);
+  return 0;
+}

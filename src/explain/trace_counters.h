@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+// What trace.bpf.c (`writelab explain -- CMD`) keeps and sends, shared by the
+// BPF program (C, vmlinux.h's types) and user space (C++): the classes of
+// timed calls, the per-file statistics, the latency histograms per class,
+// and the records of slow calls and journal commits in its ring buffer.
+#ifndef WRITELAB_TRACE_COUNTERS_H
+#define WRITELAB_TRACE_COUNTERS_H
+
+// The calls timed (TRACE_KIND_*): the system calls, then io_uring's
+// operations (from submission to completion).
+#define TRACE_KIND_WRITE 0
+#define TRACE_KIND_PWRITE64 1
+#define TRACE_KIND_WRITEV 2
+#define TRACE_KIND_PWRITEV 3
+#define TRACE_KIND_PWRITEV2 4
+#define TRACE_KIND_FSYNC 5
+#define TRACE_KIND_FDATASYNC 6
+#define TRACE_KIND_SYNC_FILE_RANGE 7
+#define TRACE_KIND_MSYNC 8
+#define TRACE_KIND_SYNCFS 9
+#define TRACE_KIND_SYNC 10
+#define TRACE_SYSCALL_KINDS 11
+#define TRACE_KIND_URING_WRITE 11
+#define TRACE_KIND_URING_FSYNC 12
+#define TRACE_KIND_URING_SYNC_FILE_RANGE 13
+#define TRACE_KINDS 14
+
+// A call's class bits, beside its kind: a write made synchronous by the
+// fd's O_SYNC/O_DSYNC or by RWF_SYNC/RWF_DSYNC, and an O_DIRECT one.
+#define TRACE_CLASS_SYNC 1
+#define TRACE_CLASS_DIRECT 2
+#define TRACE_CLASSES (TRACE_KINDS * 4)  // kind * 4 + class bits
+
+// The parts of a call (as explain_counters.h's EXPLAIN_PART_*).
+#define TRACE_PARTS 3
+#define TRACE_PART_DATA 0
+#define TRACE_PART_JOURNAL 1
+#define TRACE_PART_FLUSH 2
+
+// Latency histograms: log-linear, 8 buckets per power of two (a value's
+// bucket is at most 1/8 of its lower bound wide); below 8 ns one a value.
+#define TRACE_HIST_SUB_BITS 3
+#define TRACE_HIST_BUCKETS ((64 - TRACE_HIST_SUB_BITS + 1) << TRACE_HIST_SUB_BITS)
+
+struct trace_hist {
+  __u64 buckets[TRACE_HIST_BUCKETS];
+};
+
+// Per file and class: the key (dev_t in the kernel's encoding, inode) and
+// what its calls added up to.
+struct trace_file_key {
+  __u32 dev;
+  __u32 class_id;  // kind * 4 + class bits
+  __u64 ino;
+};
+struct trace_file_stats {
+  __u64 calls, bytes, ns, max_ns;
+  __u64 part_ns[TRACE_PARTS];
+  __u64 throttle_ns;
+  __u64 errors;                // calls that returned an error
+  __u64 commits, conversions;  // that ran on the file system during its calls
+};
+
+// Totals of the whole run.
+struct trace_totals {
+  __u64 lost_files;      // calls not counted by file: the file map was full
+  __u64 lost_calls;      // calls not timed: the map of calls in flight was full
+  __u64 lost_events;     // records the ring buffer had no room for
+  __u64 lost_scope;      // processes not followed: the scope map was full
+  __u64 overattributed;  // calls whose parts summed to more than the call
+  __u64 commits, conversions, journal_bytes;
+  __u64 hz;
+};
+
+// The ring buffer's records.
+#define TRACE_EVENT_CALL 1    // a slow call, or a durability call
+#define TRACE_EVENT_COMMIT 2  // a journal commit ended
+#define TRACE_EVENT_STATS 3   // jbd2's statistics of a commit
+#define TRACE_EVENT_FILE 4    // a file first seen: its name, for one closed before user space looks
+
+struct trace_call_event {
+  __u32 type;  // TRACE_EVENT_CALL
+  __u32 class_id;
+  __u64 start_ns, ns;
+  __u32 tid, tgid;
+  __s32 fd;
+  __u32 dev;
+  __u64 ino;
+  __s64 ret;
+  __u64 part_ns[TRACE_PARTS];
+  __u64 throttle_ns;
+  __u64 commits, conversions;  // started on the file system during the call
+};
+
+struct trace_commit_event {
+  __u32 type;  // TRACE_EVENT_COMMIT
+  __u32 dev;
+  __u64 start_ns, end_ns;
+  __u64 tid;            // the transaction
+  __u64 journal_bytes;  // what the journal thread queued for the device meanwhile
+};
+
+struct trace_stats_event {
+  __u32 type;  // TRACE_EVENT_STATS
+  __u32 dev;
+  __u64 tid;
+  __u64 blocks_logged;
+  __u64 running_j, locked_j, flushing_j, logging_j;
+};
+
+#define TRACE_NAME_LEN 48
+#define TRACE_PATH_PARTS 12
+
+struct trace_file_event {
+  __u32 type;  // TRACE_EVENT_FILE
+  __u32 dev;
+  __u64 ino;
+  __u32 parts;     // path components sent, from the file up
+  __u32 complete;  // 1: they reach the root (else the path is cut short)
+  char name[TRACE_PATH_PARTS][TRACE_NAME_LEN];  // name[0] the file's, name[1] its directory's...
+};
+
+#endif  // WRITELAB_TRACE_COUNTERS_H

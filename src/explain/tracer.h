@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// The kernel side of `writelab explain -- CMD` (trace.bpf.c): a scope of
+// processes whose write and sync calls are timed and split, with their
+// slow calls and the journal's commits delivered as they happen
+// (docs/explain.md, "Explaining your own program").
+#pragma once
+
+#include <linux/types.h>
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "explain/trace_counters.h"
+#include "writelab/error.h"
+
+namespace writelab {
+
+// What the ring buffer delivers, in user space's words.
+using TraceCall = trace_call_event;
+using TraceCommit = trace_commit_event;
+using TraceCommitStats = trace_stats_event;
+using TraceFileName = trace_file_event;
+
+struct TraceSink {
+  std::function<void(const TraceCall&)> call;
+  std::function<void(const TraceCommit&)> commit;
+  std::function<void(const TraceCommitStats&)> stats;
+  std::function<void(const TraceFileName&)> file;
+};
+
+struct TraceFile {
+  trace_file_key key;
+  trace_file_stats stats;
+};
+
+// The parts of the kernel it relies on; each seen or not, with the reason.
+enum class TracePart { kCalls, kSplit, kThrottle, kJournal, kConversions, kUring };
+inline constexpr int kTraceParts = 6;
+const char* TracePartName(TracePart p);
+
+class Tracer {
+ public:
+  virtual ~Tracer() = default;
+  // Adds a process (its thread group) to the scope; what it forks from then
+  // on joins by itself.
+  virtual Status AddProcess(pid_t tgid) = 0;
+  // Calls at least this long (and every durability call) are delivered.
+  virtual void SetSlow(uint64_t ns) = 0;
+  // Delivers what the ring holds to the sink, waiting at most timeout_ms
+  // for the first record.
+  virtual void Poll(int timeout_ms) = 0;
+  virtual std::vector<TraceFile> Files() const = 0;
+  // Per class (kind * 4 + class bits), summed over CPUs.
+  virtual std::vector<trace_hist> Histograms() const = 0;
+  virtual trace_totals Totals() const = 0;
+  // The processes in the scope now (the one added and what it forked).
+  virtual std::vector<pid_t> Processes() const = 0;
+  // Why a part is missing ("" when it is there).
+  virtual std::string Missing(TracePart p) const = 0;
+};
+
+// The call kinds' names: "write", "fdatasync", "io_uring write"...
+const char* TraceKindName(uint32_t kind);
+
+// Loads and attaches trace.bpf.c; devices (the disks of --device, as
+// dev_t) join the scope's from the start. The refusal of ExplainRefusal
+// (explain/explainer.h) applies.
+Result<std::unique_ptr<Tracer>> StartTracer(TraceSink sink, const std::vector<dev_t>& devices);
+
+}  // namespace writelab

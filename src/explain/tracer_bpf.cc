@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+// `writelab explain -- CMD` with libbpf: the skeleton of trace.bpf.c, loaded
+// with the programs whose kernel points exist, each part attached or
+// reported missing with its reason.
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "explain/tracer.h"
+#include "trace.skel.h"
+
+namespace writelab {
+namespace {
+
+// Which part a program of trace.bpf.c belongs to, by its name.
+TracePart PartOf(std::string_view prog) {
+  if (prog.starts_with("rq_")) return TracePart::kSplit;
+  if (prog == "throttle") return TracePart::kThrottle;
+  if (prog.starts_with("commit_") || prog == "bio_queue") return TracePart::kJournal;
+  if (prog == "conversion") return TracePart::kConversions;
+  if (prog.starts_with("uring_")) return TracePart::kUring;
+  return TracePart::kCalls;  // call_enter, call_exit, scope_fork
+}
+
+constexpr long kSyscalls[TRACE_SYSCALL_KINDS] = {
+    SYS_write,     SYS_pwrite64,        SYS_writev, SYS_pwritev, SYS_pwritev2, SYS_fsync,
+    SYS_fdatasync, SYS_sync_file_range, SYS_msync,  SYS_syncfs,  SYS_sync};
+
+__u32 KernelDev(dev_t d) { return (major(d) << 20) | minor(d); }
+
+// A tracepoint's argument types as this kernel declares them, or "" when it
+// has no such tracepoint: "struct io_ring_ctx *, void *, struct io_uring_cqe *".
+std::string TracepointArgs(const btf* vmlinux, const std::string& point) {
+  const int id = btf__find_by_name_kind(vmlinux, ("btf_trace_" + point).c_str(), BTF_KIND_TYPEDEF);
+  const btf_type* t = id < 0 ? nullptr : btf__type_by_id(vmlinux, id);
+  if (t) t = btf__type_by_id(vmlinux, t->type);                   // pointer
+  if (t && btf_is_ptr(t)) t = btf__type_by_id(vmlinux, t->type);  // func proto
+  if (!t || !btf_is_func_proto(t)) return "";
+  std::string out;
+  const btf_param* p = btf_params(t);
+  for (int i = 1; i < btf_vlen(t); ++i) {  // the first is the tracepoint's own context
+    const btf_type* a = btf__type_by_id(vmlinux, p[i].type);
+    while (a && btf_is_ptr(a)) a = btf__type_by_id(vmlinux, a->type);
+    out += std::string(i > 1 ? "," : "") + (a ? btf__name_by_offset(vmlinux, a->name_off) : "?");
+  }
+  return out;
+}
+
+// Why the kernel cannot run the programs of part p as trace.bpf.c wrote them.
+std::string MissingOn(const btf* vmlinux, TracePart p) {
+  auto need = [&](const char* point, const char* args) -> std::string {
+    const std::string have = TracepointArgs(vmlinux, point);
+    if (have.empty()) return std::string("the kernel has no tracepoint ") + point;
+    if (args && have != args) return std::string(point) + " has other arguments on this kernel";
+    return "";
+  };
+  switch (p) {
+    case TracePart::kCalls:
+      return need("sys_enter", nullptr) + need("sched_process_fork", nullptr);
+    case TracePart::kSplit:
+      return need("block_rq_issue", nullptr);
+    case TracePart::kThrottle:
+      return need("balance_dirty_pages", nullptr);
+    case TracePart::kJournal:
+      return need("jbd2_start_commit", nullptr);
+    case TracePart::kConversions:
+      return need("ext4_ext_handle_unwritten_extents", nullptr);
+    case TracePart::kUring:
+      return need("io_uring_submit_req", "io_kiocb") +
+             need("io_uring_complete", "io_ring_ctx,void,io_uring_cqe");
+  }
+  return "";
+}
+
+class BpfTracer final : public Tracer {
+ public:
+  explicit BpfTracer(TraceSink sink) : sink_(std::move(sink)) {}
+  ~BpfTracer() override {
+    ring_buffer__free(ring_);
+    for (bpf_link* l : links_) bpf_link__destroy(l);
+    trace_bpf__destroy(skel_);
+  }
+  Status Open(const std::vector<dev_t>& devices);
+
+  Status AddProcess(pid_t tgid) override {
+    __u32 key = static_cast<__u32>(tgid);
+    __u8 one = 1;
+    if (bpf_map__update_elem(skel_->maps.scope, &key, sizeof key, &one, sizeof one, BPF_ANY) != 0)
+      return Unexpected(ErrnoError(errno, "explain: add process " + std::to_string(tgid)));
+    return {};
+  }
+  void SetSlow(uint64_t ns) override { skel_->data->slow_ns = ns; }
+  // The programs submit without waking anyone (BPF_RB_NO_WAKEUP): a wake-up
+  // per durability call would cost the watched program a context switch.
+  // So the ring is read after a sleep instead.
+  void Poll(int timeout_ms) override {
+    if (timeout_ms > 0) usleep(static_cast<useconds_t>(timeout_ms) * 1000);
+    ring_buffer__consume(ring_);
+  }
+  std::vector<TraceFile> Files() const override;
+  std::vector<trace_hist> Histograms() const override;
+  trace_totals Totals() const override;
+  std::vector<pid_t> Processes() const override;
+  std::string Missing(TracePart p) const override { return missing_[static_cast<size_t>(p)]; }
+
+ private:
+  static int OnEvent(void* self, void* data, size_t size);
+  void Miss(TracePart p, const std::string& why) {
+    std::string& m = missing_[static_cast<size_t>(p)];
+    if (m.empty()) m = why;
+  }
+  TraceSink sink_;
+  trace_bpf* skel_ = nullptr;
+  ring_buffer* ring_ = nullptr;
+  std::vector<bpf_link*> links_;
+  std::array<std::string, kTraceParts> missing_;
+};
+
+int BpfTracer::OnEvent(void* self, void* data, size_t size) {
+  auto* t = static_cast<BpfTracer*>(self);
+  __u32 type = 0;
+  if (size < sizeof type) return 0;
+  std::memcpy(&type, data, sizeof type);
+  if (type == TRACE_EVENT_CALL && size >= sizeof(TraceCall) && t->sink_.call) {
+    TraceCall c;
+    std::memcpy(&c, data, sizeof c);
+    t->sink_.call(c);
+  } else if (type == TRACE_EVENT_COMMIT && size >= sizeof(TraceCommit) && t->sink_.commit) {
+    TraceCommit c;
+    std::memcpy(&c, data, sizeof c);
+    t->sink_.commit(c);
+  } else if (type == TRACE_EVENT_STATS && size >= sizeof(TraceCommitStats) && t->sink_.stats) {
+    TraceCommitStats s;
+    std::memcpy(&s, data, sizeof s);
+    t->sink_.stats(s);
+  } else if (type == TRACE_EVENT_FILE && size >= sizeof(TraceFileName) && t->sink_.file) {
+    TraceFileName f;
+    std::memcpy(&f, data, sizeof f);
+    for (auto& part : f.name) part[TRACE_NAME_LEN - 1] = 0;
+    t->sink_.file(f);
+  }
+  return 0;
+}
+
+Status BpfTracer::Open(const std::vector<dev_t>& devices) {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux) return Unexpected(ErrnoError(errno, "explain: read the kernel's BTF"));
+  for (int p = 0; p < kTraceParts; ++p) {
+    const std::string why = MissingOn(vmlinux, static_cast<TracePart>(p));
+    if (!why.empty()) Miss(static_cast<TracePart>(p), why);
+  }
+  btf__free(vmlinux);
+  if (!Missing(TracePart::kCalls).empty())
+    return Unexpected(PlainError("explain: " + Missing(TracePart::kCalls)));
+  skel_ = trace_bpf__open();
+  if (!skel_) return Unexpected(ErrnoError(errno, "explain: open the BPF programs"));
+  for (size_t i = 0; i < std::size(kSyscalls); ++i) skel_->rodata->call_nrs[i] = kSyscalls[i];
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    if (!Missing(PartOf(bpf_program__name(prog))).empty()) bpf_program__set_autoload(prog, false);
+  }
+  if (int rc = trace_bpf__load(skel_); rc != 0)
+    return Unexpected(ErrnoError(-rc, "explain: load the BPF programs"));
+  for (dev_t d : devices) {
+    __u32 key = KernelDev(d);
+    __u8 one = 1;
+    bpf_map__update_elem(skel_->maps.block_devs, &key, sizeof key, &one, sizeof one, BPF_ANY);
+  }
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  skel_->bss->attach_ns =
+      static_cast<__u64>(now.tv_sec) * 1'000'000'000u + static_cast<__u64>(now.tv_nsec);
+  ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), OnEvent, this, nullptr);
+  if (!ring_) return Unexpected(ErrnoError(errno, "explain: open the ring buffer"));
+  bpf_object__for_each_program(prog, skel_->obj) {
+    const TracePart p = PartOf(bpf_program__name(prog));
+    if (!Missing(p).empty()) continue;
+    bpf_link* link = bpf_program__attach(prog);
+    if (!link) {
+      if (p == TracePart::kCalls)
+        return Unexpected(
+            ErrnoError(errno, std::string("explain: attach ") + bpf_program__section_name(prog)));
+      Miss(p,
+           std::string("attach ") + bpf_program__section_name(prog) + ": " + std::strerror(errno));
+      continue;
+    }
+    links_.push_back(link);
+  }
+  return {};
+}
+
+std::vector<TraceFile> BpfTracer::Files() const {
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<trace_file_stats> per(static_cast<size_t>(cpus > 0 ? cpus : 1));
+  std::vector<TraceFile> out;
+  trace_file_key key{}, next{};
+  const trace_file_key* prev = nullptr;
+  while (bpf_map__get_next_key(skel_->maps.files, prev, &next, sizeof next) == 0) {
+    if (bpf_map__lookup_elem(skel_->maps.files, &next, sizeof next, per.data(),
+                             per.size() * sizeof(trace_file_stats), 0) == 0) {
+      TraceFile f{next, {}};  // the CPUs' shares, added up
+      for (const trace_file_stats& c : per) {
+        f.stats.calls += c.calls, f.stats.bytes += c.bytes, f.stats.ns += c.ns;
+        f.stats.max_ns = std::max<__u64>(f.stats.max_ns, c.max_ns);
+        for (int i = 0; i < TRACE_PARTS; ++i) f.stats.part_ns[i] += c.part_ns[i];
+        f.stats.throttle_ns += c.throttle_ns, f.stats.errors += c.errors;
+        f.stats.commits += c.commits, f.stats.conversions += c.conversions;
+      }
+      out.push_back(f);
+    }
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+std::vector<trace_hist> BpfTracer::Histograms() const {
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<trace_hist> out(TRACE_CLASSES), per(static_cast<size_t>(cpus > 0 ? cpus : 1));
+  for (__u32 c = 0; c < TRACE_CLASSES; ++c) {
+    if (bpf_map__lookup_elem(skel_->maps.hists, &c, sizeof c, per.data(),
+                             per.size() * sizeof(trace_hist), 0) != 0)
+      continue;
+    for (const trace_hist& h : per)
+      for (int b = 0; b < TRACE_HIST_BUCKETS; ++b) out[c].buckets[b] += h.buckets[b];
+  }
+  return out;
+}
+
+std::vector<pid_t> BpfTracer::Processes() const {
+  std::vector<pid_t> out;
+  __u32 key = 0, next = 0;
+  const __u32* prev = nullptr;
+  while (bpf_map__get_next_key(skel_->maps.scope, prev, &next, sizeof next) == 0) {
+    out.push_back(static_cast<pid_t>(next));
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+trace_totals BpfTracer::Totals() const {
+  __u32 zero = 0;
+  trace_totals t{};
+  bpf_map__lookup_elem(skel_->maps.totals, &zero, sizeof zero, &t, sizeof t, 0);
+  return t;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tracer>> StartTracer(TraceSink sink, const std::vector<dev_t>& devices) {
+  auto t = std::make_unique<BpfTracer>(std::move(sink));
+  if (auto st = t->Open(devices); !st) return Unexpected(st.error());
+  return std::unique_ptr<Tracer>(std::move(t));
+}
+
+}  // namespace writelab

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// The parts of `writelab explain -- CMD`'s tracer that do not need libbpf.
+#include "explain/tracer.h"
+
+namespace writelab {
+
+const char* TracePartName(TracePart p) {
+  switch (p) {
+    case TracePart::kCalls:
+      return "write and sync calls";
+    case TracePart::kSplit:
+      return "the split of a call (block requests)";
+    case TracePart::kThrottle:
+      return "dirty throttling";
+    case TracePart::kJournal:
+      return "journal commits";
+    case TracePart::kConversions:
+      return "extent conversions";
+    case TracePart::kUring:
+      return "io_uring operations";
+  }
+  return "?";
+}
+
+const char* TraceKindName(uint32_t kind) {
+  static constexpr const char* kNames[TRACE_KINDS] = {"write",          "pwrite64",
+                                                      "writev",         "pwritev",
+                                                      "pwritev2",       "fsync",
+                                                      "fdatasync",      "sync_file_range",
+                                                      "msync",          "syncfs",
+                                                      "sync",           "io_uring write",
+                                                      "io_uring fsync", "io_uring sync_file_range"};
+  return kind < TRACE_KINDS ? kNames[kind] : "?";
+}
+
+}  // namespace writelab
