@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "expect_ok.h"
+#include "figures.h"
 #include "harness.h"
 #include "writelab/record_writer.h"
 
@@ -30,12 +31,6 @@ class RecordsCli : public ::testing::Test {
   void TearDown() override { std::filesystem::remove(json_path); }
   json Doc() { return json::parse(Slurp(json_path)); }
 };
-
-std::map<std::string, json> Figures(const json& row) {
-  std::map<std::string, json> f;
-  for (const json& x : row["figures"]) f[x["key"]] = x;
-  return f;
-}
 
 TEST_F(RecordsCli, EveryMethodRowVerifiedAndNoFilesLeft) {
   RunResult r = RunWritelab({"records", "--dir", work.path(), "--corpus-size", "256k", "--total",
@@ -56,7 +51,7 @@ TEST_F(RecordsCli, EveryMethodRowVerifiedAndNoFilesLeft) {
     std::string name = row["name"];
     if (name.starts_with("io_uring") && row["status"] == "unsupported") continue;
     ASSERT_EQ(row["status"], "ok") << name << ": " << row["message"];
-    auto f = Figures(row);
+    auto f = FigureObjects(row);
     for (const char* key : {"seconds", "mb_s", "lines_s", "syscalls_per_line", "speedup"})
       EXPECT_TRUE(f.count(key)) << name << " lacks " << key;
     double bytes = f["bytes"]["value"]["median"];
@@ -87,7 +82,7 @@ TEST_F(RecordsCli, InputFileAndPasses) {
   EXPECT_EQ(alias.exit_code, 0) << "--repeat: the old name of --passes: " << alias.err;
   for (const json& row : e["rows"]) {
     ASSERT_EQ(row["status"], "ok") << row["message"];
-    EXPECT_EQ(Figures(row)["lines"]["value"]["median"], 600);
+    EXPECT_EQ(FigureObjects(row)["lines"]["value"]["median"], 600);
   }
   std::filesystem::remove(input);
   EXPECT_TRUE(work.Entries().empty());
@@ -137,7 +132,7 @@ TEST_F(RecordsCli, GroupCommitRows) {
   for (const json& row : e["rows"]) {
     ASSERT_EQ(row["status"], "ok") << row["message"];
     const std::string name = row["name"];
-    auto f = Figures(row);
+    auto f = FigureObjects(row);
     EXPECT_GT(f["commits"]["value"]["median"], 0);
     EXPECT_GE(f["records_per_sync"]["value"]["median"], 1.0);
     EXPECT_GT(f["sync_ms"]["value"]["median"], 0) << name;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "figures.h"
 #include "harness.h"
 
 namespace writelab::testing {
@@ -46,12 +47,6 @@ class Testbeds : public ::testing::Test {
           << j.path() << " still has steps for this test";
   }
 };
-
-std::map<std::string, double> Figures(const json& row) {
-  std::map<std::string, double> f;
-  for (const json& fig : row["figures"]) f[fig["key"]] = fig["value"]["median"];
-  return f;
-}
 
 TEST_F(Testbeds, PreallocExtentStatesAreRight) {
   RunResult r = RunWritelab({"prealloc", "--testbed", "ext4", "--testbed-size", "256M", "--scratch",

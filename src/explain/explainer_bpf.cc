@@ -19,6 +19,7 @@
 
 #include "explain.skel.h"
 #include "explain/explainer.h"
+#include "explain/kernel_dev.h"
 
 namespace writelab {
 namespace {
@@ -37,8 +38,6 @@ ExplainProbe GroupOf(std::string_view prog) {
 constexpr long kTimedCalls[] = {SYS_write,    SYS_pwrite64, SYS_writev,    SYS_pwritev,
                                 SYS_pwritev2, SYS_fsync,    SYS_fdatasync, SYS_sync_file_range};
 static_assert(std::size(kTimedCalls) == EXPLAIN_CALL_NRS);
-
-__u32 KernelDev(dev_t d) { return (major(d) << 20) | minor(d); }
 
 // Why the kernel cannot run a program of section sec ("" when it can).
 std::string MissingPoint(const btf* vmlinux, std::string_view sec) {

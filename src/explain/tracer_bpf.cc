@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "explain/kernel_dev.h"
 #include "explain/tracer.h"
 #include "trace.skel.h"
 
@@ -34,8 +35,6 @@ TracePart PartOf(std::string_view prog) {
 constexpr long kSyscalls[TRACE_SYSCALL_KINDS] = {
     SYS_write,     SYS_pwrite64,        SYS_writev, SYS_pwritev, SYS_pwritev2, SYS_fsync,
     SYS_fdatasync, SYS_sync_file_range, SYS_msync,  SYS_syncfs,  SYS_sync};
-
-__u32 KernelDev(dev_t d) { return (major(d) << 20) | minor(d); }
 
 // A tracepoint's argument types as this kernel declares them, or "" when it
 // has no such tracepoint: "struct io_ring_ctx *, void *, struct io_uring_cqe *".

@@ -31,13 +31,13 @@
 #include "experiments/program/def.h"
 #include "experiments/program/figures.h"
 #include "experiments/program/rows.h"
+#include "explain/kernel_dev.h"
 #include "telemetry/identify.h"
 #include "telemetry/procfs.h"
 
 namespace writelab {
 namespace {
 
-__u32 KernelDev(dev_t d) { return (major(d) << 20) | minor(d); }
 dev_t UserDev(__u32 k) { return makedev(k >> 20, k & 0xfffff); }
 
 // The disk under a block device or partition (dev_t, kernel encoding).
