@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "browser.h"
 #include "harness.h"
 
 namespace writelab::testing {
@@ -126,6 +127,33 @@ TEST_F(ExplainProgram, CountsAndSplitsEveryCallAndPassesTheExitStatus) {
   EXPECT_TRUE(exit_noted);
   // Every fsync is a durability call: the list has its default ten.
   EXPECT_EQ(doc["experiments"][2]["rows"].size(), 10u);
+}
+
+// The HTML report draws an explain document (the calls over time, the split
+// per type), and compare puts two runs side by side, call type by call type.
+TEST_F(ExplainProgram, TheReportDrawsItAndCompareComparesTwoRuns) {
+  const std::string f = work.path() + "/wal", second = work.path() + "-2.json";
+  const std::string w = WRITELAB_WRITERS_BINARY;
+  Explain({"--", w, "fsync", f, "12", "2"});
+  std::filesystem::copy_file(json_path, second);
+  Explain({"--", w, "fsync", f, "12", "2"});
+  RunResult c = RunWritelab({"compare", second, json_path});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("fsync"), std::string::npos) << c.out;
+  std::filesystem::remove(second);
+  if (FindChromium().empty())
+    WRITELAB_SKIP_WITHOUT_PART("chromium is not installed (scripts/setup.sh installs it)");
+  const std::string html = work.path() + "/explain.html";
+  ASSERT_EQ(RunWritelab({"report", json_path, "-o", html}).exit_code, 0);
+  std::string why;
+  json check = BrowserCheck(html, work.path() + "/profile", &why);
+  ASSERT_TRUE(check.is_object()) << why;
+  EXPECT_EQ(check["errors"], json::array()) << check["errors"].dump();
+  EXPECT_GE(check["charts"].get<int>(), 2) << "the timeline and the split";
+  for (const json& chart : check["rendered"]) {
+    EXPECT_GT(chart["pixels"].get<int>(), 1000) << "chart " << chart["chart"] << " is blank";
+    EXPECT_GT(chart["points"].get<int>(), 0) << "chart " << chart["chart"] << " has no data";
+  }
 }
 
 TEST_F(ExplainProgram, TheScopeFollowsForksAndAPipelineIsOneScope) {
