@@ -275,8 +275,10 @@ int RunOnTargets(const TargetOptions& t, const std::string& dir, bool has_file,
       status = std::unexpected(PlainError("test bed " + bed.label + ": " + tb.error().Message()));
       break;
     }
+    RunContext bed_ctx = run_ctx;
+    bed_ctx.testbed = true;
     status = RunUnderSchedulers(t, (*tb)->mount_point(), bed.label, (*tb)->loop_direct_io(),
-                                journal.get(), run_ctx, doc, run);
+                                journal.get(), bed_ctx, doc, run);
     if (!status) break;
   }
   return Finish(doc, out, status);

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,8 @@
 #include "core/clock.h"
 #include "io/file.h"
 #include "io/own_files.h"
+#include "lib/writeback_window.h"
+#include "port/linux_compat.h"
 #include "testbed/journal.h"
 
 extern char** environ;
@@ -49,21 +52,40 @@ namespace {
   }
 }
 
-[[noreturn]] void StreamWriter(int fd, uint64_t bound, BackgroundShared* shared) {
+// The stream's 8 MiB window for StreamStyle::kWindowDrop (the stream
+// experiment's window-drop).
+constexpr uint64_t kStreamWindow = 8u << 20;
+
+[[noreturn]] void StreamWriter(int fd, uint64_t bound, StreamStyle style,
+                               BackgroundShared* shared) {
   static char chunk[1 << 20];
   std::memset(chunk, 0xa5, sizeof chunk);
+  FdWindowCalls calls(fd);
+  WritebackWindow window(kStreamWindow, true);
   uint64_t off = 0;
   for (;;) {
-    if (off + sizeof chunk > bound) off = 0;  // start over: never fill the disk
-    ssize_t n = pwrite(fd, chunk, sizeof chunk, static_cast<off_t>(off));
+    if (off + sizeof chunk > bound) {  // start over: never fill the disk
+      off = 0;
+      window = WritebackWindow(kStreamWindow, true);
+    }
+    iovec iov{chunk, sizeof chunk};
+    ssize_t n = style == StreamStyle::kDontcache
+                    ? pwritev2(fd, &iov, 1, static_cast<off_t>(off), RWF_DONTCACHE)
+                    : pwrite(fd, chunk, sizeof chunk, static_cast<off_t>(off));
     if (n > 0) {
+      const char* what = "";
+      if (style == StreamStyle::kWindowDrop)
+        if (int rc = window.AfterWrite(calls, off, static_cast<uint64_t>(n), &what); rc < 0) {
+          errno = -rc;
+          Fail(shared, what, off);
+        }
       off += static_cast<uint64_t>(n);
       shared->bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     } else if (n == 0) {
       errno = ENOSPC;
       Fail(shared, "pwrite", off);
     } else if (errno != EINTR) {
-      Fail(shared, "pwrite", off);
+      Fail(shared, style == StreamStyle::kDontcache ? "pwritev2 RWF_DONTCACHE" : "pwrite", off);
     }
   }
 }
@@ -114,7 +136,7 @@ struct CommandEnv {
     case BackgroundKind::kRandom:
       RandomWriter(fd, spec.span, shared);
     case BackgroundKind::kStream:
-      StreamWriter(fd, spec.bound, shared);
+      StreamWriter(fd, spec.bound, spec.style, shared);
     case BackgroundKind::kCommand: {
       if (!spec.dir.empty() && chdir(spec.dir.c_str()) != 0) _exit(126);
       const char* argv[] = {"sh", "-c", spec.command.c_str(), nullptr};
@@ -140,6 +162,18 @@ bool LeaderExited(pid_t pid, int* status) {
 }
 
 }  // namespace
+
+const char* StreamStyleName(StreamStyle s) {
+  switch (s) {
+    case StreamStyle::kPlain:
+      return "plain";
+    case StreamStyle::kDontcache:
+      return "dontcache";
+    case StreamStyle::kWindowDrop:
+      return "window-drop";
+  }
+  return "?";
+}
 
 const char* BackgroundName(BackgroundKind k) {
   switch (k) {

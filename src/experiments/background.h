@@ -33,12 +33,19 @@ namespace writelab {
 
 enum class BackgroundKind { kNone, kRandom, kStream, kCommand };
 
+// How the stream load writes (the stream experiment's strategies, for
+// fsync's bg= mitigations): plain pwrite, pwritev2 RWF_DONTCACHE, or plain
+// pwrite with an 8 MiB sync_file_range window whose pages it drops.
+enum class StreamStyle { kPlain, kDontcache, kWindowDrop };
+const char* StreamStyleName(StreamStyle s);
+
 struct BackgroundSpec {
   BackgroundKind kind = BackgroundKind::kNone;
-  std::string dir;              // where random/stream create their file
-  uint64_t span = 256u << 20;   // random: file size
-  uint64_t bound = 8ull << 30;  // stream: wrap point
-  std::string command;          // cmd
+  std::string dir;                          // where random/stream create their file
+  uint64_t span = 256u << 20;               // random: file size
+  uint64_t bound = 8ull << 30;              // stream: wrap point
+  std::string command;                      // cmd
+  StreamStyle style = StreamStyle::kPlain;  // stream
 };
 
 // What a load's process shares with writelab (a MAP_SHARED page).

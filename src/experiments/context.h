@@ -38,6 +38,9 @@ struct RunContext {
   // (experiments/trials.h). Null: none yet.
   const Target* target = nullptr;
 
+  // The target is a test bed writelab made (--testbed): its device is
+  // writelab's to change for the run (fsync's default background).
+  bool testbed = false;
   // Faults to inject (WRITELAB_FAULT, tests only); null for none.
   FaultInjector* faults = nullptr;
 

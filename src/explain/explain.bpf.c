@@ -280,6 +280,30 @@ int BPF_PROG(wb_queue, struct bio* bio) {
   return 0;
 }
 
+// blk-wbt on the target disk (its bdi's owner is the disk's device): a
+// step is a change of how many background writes it lets in flight; a
+// latency event, a window whose reads or syncs waited past the target.
+static __always_inline int WbtOnTarget(struct backing_dev_info* bdi) {
+  return OnTarget((__u32)BPF_CORE_READ(bdi, owner, devt));
+}
+
+SEC("tp_btf/wbt_step")
+int BPF_PROG(wbt_step, struct backing_dev_info* bdi, const char* msg, int step,
+             unsigned long window, unsigned int bg, unsigned int normal, unsigned int max) {
+  if (!WbtOnTarget(bdi)) return 0;
+  struct explain_counters* c = Counters();
+  if (c) c->wbt_steps++;
+  return 0;
+}
+
+SEC("tp_btf/wbt_lat")
+int BPF_PROG(wbt_lat, struct backing_dev_info* bdi, unsigned long lat) {
+  if (!WbtOnTarget(bdi)) return 0;
+  struct explain_counters* c = Counters();
+  if (c) c->wbt_lat_events++;
+  return 0;
+}
+
 SEC("tp_btf/block_bio_backmerge")
 int BPF_PROG(bio_backmerge, struct bio* bio) {
   BioMerge(bio, 0);

@@ -39,6 +39,9 @@ struct explain_counters {
   __u64 sync_hist[EXPLAIN_HIST_SLOTS];
   __u64 sync_part_ns[EXPLAIN_SYNC_PARTS];
   __u64 sync_part_hist[EXPLAIN_SYNC_PARTS][EXPLAIN_HIST_SLOTS];
+  // blk-wbt on the target disk: its step changes, and the windows whose
+  // latency passed the target (throttling engaged)
+  __u64 wbt_steps, wbt_lat_events;
 };
 
 #endif

@@ -32,8 +32,8 @@ struct ExplainScope {
 };
 
 // The groups of probes; each is there or not, as the kernel allows.
-enum class ExplainProbe { kBlock, kThrottle, kConversions, kJournal, kSyncParts, kWriteback };
-inline constexpr int kExplainProbes = 6;
+enum class ExplainProbe { kBlock, kThrottle, kConversions, kJournal, kSyncParts, kWriteback, kWbt };
+inline constexpr int kExplainProbes = 7;
 const char* ExplainProbeName(ExplainProbe p);
 
 // after - before, field by field (hz kept).

@@ -29,6 +29,7 @@ ExplainProbe GroupOf(std::string_view prog) {
   if (prog.starts_with("rq_") || prog.starts_with("bio_")) return ExplainProbe::kBlock;
   if (prog == "throttle") return ExplainProbe::kThrottle;
   if (prog == "wb_queue") return ExplainProbe::kWriteback;
+  if (prog.starts_with("wbt_")) return ExplainProbe::kWbt;
   if (prog == "conversion") return ExplainProbe::kConversions;
   if (prog.starts_with("commit_") || prog.starts_with("fc_")) return ExplainProbe::kJournal;
   return ExplainProbe::kSyncParts;  // call_enter, call_exit
@@ -246,6 +247,7 @@ Status BpfExplainer::Open(const ExplainScope& scope) {
   if (scope.block_devs.empty()) {
     Miss(ExplainProbe::kBlock, "the target has no block device");
     Miss(ExplainProbe::kWriteback, "the target has no block device");
+    Miss(ExplainProbe::kWbt, "the target has no block device");
   }
   return {};
 }

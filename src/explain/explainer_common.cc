@@ -27,6 +27,8 @@ const char* ExplainProbeName(ExplainProbe p) {
       return "sync calls";
     case ExplainProbe::kWriteback:
       return "writeback";
+    case ExplainProbe::kWbt:
+      return "writeback throttling (blk-wbt)";
   }
   return "?";
 }

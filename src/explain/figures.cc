@@ -107,6 +107,10 @@ void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBa
       case ExplainProbe::kThrottle:
         Throttle(d, basis, f);
         break;
+      case ExplainProbe::kWbt:
+        f[ExplainKey("x_wbt_steps").name] = static_cast<double>(d.wbt_steps);
+        f[ExplainKey("x_wbt_lat_events").name] = static_cast<double>(d.wbt_lat_events);
+        break;
       case ExplainProbe::kWriteback:
         f[ExplainKey("x_own_writeback_mb").name] = static_cast<double>(d.wb_own_bytes) / 1e6;
         f[ExplainKey("x_other_writeback_mb").name] = static_cast<double>(d.wb_other_bytes) / 1e6;

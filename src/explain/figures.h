@@ -92,6 +92,11 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_other_writeback_mb", "flusher writeback", "MB",
      "write bios queued for the device by other tasks, chiefly the kernel's flusher threads, "
      "in 10^6 bytes"},
+    {"x_wbt_steps", "wbt steps", "events",
+     "blk-wbt changed how many background writes it lets in flight on the device (wbt_step): "
+     "0 means it never throttled"},
+    {"x_wbt_lat_events", "wbt latency exceeded", "windows",
+     "blk-wbt windows in which the device's reads or syncs waited past its target (wbt_lat)"},
 };
 
 // A figure of kExplainFigures by its key, checked when the program is compiled

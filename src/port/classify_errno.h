@@ -20,6 +20,7 @@ enum class Feature {
   kDirectIo,       // open O_DIRECT or its first write: EINVAL, EOPNOTSUPP
   kCachestat,      // cachestat(2): ENOSYS, EOPNOTSUPP, EPERM (seccomp)
   kSyncCall,       // a sync method's first call: EOPNOTSUPP, EINVAL, ENOSYS
+  kKernelKnob,     // a sysfs or cgroup knob: ENOENT (absent), EOPNOTSUPP, EINVAL (refused)
 };
 
 enum class ErrnoClass { kFailure, kUnsupported };

@@ -48,6 +48,8 @@ ErrnoClass ClassifyErrno(int error, Feature feature) {
       return any({EINVAL, EOPNOTSUPP});
     case Feature::kCachestat:
       return any({ENOSYS, EOPNOTSUPP, EPERM});
+    case Feature::kKernelKnob:
+      return any({ENOENT, EOPNOTSUPP, EINVAL});
   }
   return ErrnoClass::kFailure;
 }

@@ -223,12 +223,20 @@ std::string RenderExperimentText(const ExperimentResult& e) {
 
   out += IterationListing(e);
   if (ParamIsTrue(e, "listing")) out += "\n";
+  // The table's columns: those some row has (a background's MB/s without
+  // a background is no column).
+  std::vector<std::string> keys;
+  for (const std::string& key : e.table)
+    if (std::any_of(e.rows.begin(), e.rows.end(),
+                    [&](const Row& r) { return r.FindFigure(key) != nullptr; }))
+      keys.push_back(key);
+  if (keys.empty()) keys = e.table;
   std::vector<std::string> header = {e.row_label};
-  std::vector<const Figure*> legend(e.table.size(), nullptr);
-  for (const std::string& key : e.table) header.push_back(key);
+  std::vector<const Figure*> legend(keys.size(), nullptr);
+  for (const std::string& key : keys) header.push_back(key);
   for (const Row& r : e.rows)
-    for (size_t i = 0; i < e.table.size(); ++i)
-      if (const Figure* f = r.FindFigure(e.table[i])) {
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (const Figure* f = r.FindFigure(keys[i])) {
         header[i + 1] = ColumnHeader(*f);
         legend[i] = f;
       }
@@ -239,7 +247,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
       continue;
     }
     std::vector<std::string> cells = {r.name};
-    for (const std::string& key : e.table) {
+    for (const std::string& key : keys) {
       const Figure* f = r.FindFigure(key);
       cells.push_back(f ? TextCell(*f) : kNotMeasured);
     }

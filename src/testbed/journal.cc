@@ -106,6 +106,10 @@ Status UndoMount(const UndoStep& s, std::string& left) {
 // Whose a loop device's knob is now, against the step's "loop:INODE".
 enum class LoopOwner { kOurs, kUnbound, kTheirs };
 LoopOwner SysfsLoopOwner(const UndoStep& s) {
+  if (s.check.starts_with("diskseq:")) {  // another disk's knob: the same disk still?
+    auto seq = ReadLine("/sys/block/" + SysfsDevice(s.path) + "/diskseq");
+    return seq && "diskseq:" + *seq == s.check ? LoopOwner::kOurs : LoopOwner::kTheirs;
+  }
   if (!s.check.starts_with("loop:")) return LoopOwner::kOurs;
   std::string dev = SysfsDevice(s.path);
   auto fd = OpenFile("/dev/" + dev, O_RDONLY | O_NOFOLLOW);
@@ -229,10 +233,10 @@ std::string SysfsDevice(std::string_view path) {
     if (slash == std::string_view::npos) return "";
     std::string_view dev = rest.substr(0, slash), knob = rest.substr(slash + 1);
     if (prefix == "/sys/block/") {
-      // A loop device's writeback limits (dirty=SIZE): its bdi's max_ratio_fine
-      // and strict_limit, reached through /sys/block/loopN/bdi.
-      bool bdi =
-          dev.starts_with("loop") && (knob == "bdi/max_ratio_fine" || knob == "bdi/strict_limit");
+      // A disk's writeback limits (a test bed's dirty=SIZE, fsync's
+      // bdi=SIZE): its bdi's max_ratio_fine and strict_limit, reached
+      // through /sys/block/DEV/bdi.
+      bool bdi = knob == "bdi/max_ratio_fine" || knob == "bdi/strict_limit";
       if (!bdi && !knob.starts_with("queue/")) return "";
       knob.remove_prefix(bdi ? 4 : 6);
     }
@@ -286,8 +290,10 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
                            " is outside /sys/block/*/queue, /sys/block/loop*/bdi and "
                            "/sys/fs/ext4/*");
   // A loop device's writeback limits are restored only onto the same image.
-  if (s.op == "sysfs" && s.path.find("/bdi/") != std::string::npos && !s.check.starts_with("loop:"))
-    return std::unexpected("a loop device's bdi step needs its \"check\" (loop:INODE)");
+  if (s.op == "sysfs" && s.path.find("/bdi/") != std::string::npos &&
+      !s.check.starts_with(SysfsDevice(s.path).starts_with("loop") ? "loop:" : "diskseq:"))
+    return std::unexpected(
+        "a bdi step needs its \"check\" (loop:INODE for a loop device, diskseq:N for a disk)");
   if (s.op == "loop" && !s.path.starts_with("/dev/loop"))
     return std::unexpected("a loop step must name a /dev/loopN");
   return line;

@@ -67,6 +67,11 @@ TEST(ParseJournalLine, SysfsOnlyUnderQueueAndExt4) {
   EXPECT_FALSE(ParseJournalLine(
       R"({"id":1,"op":"sysfs","path":"/sys/block/loop3/bdi/strict_limit","value":"0"})"))
       << "a bdi step without its image check could be replayed onto another run's device";
+  EXPECT_TRUE(ParseJournalLine(
+      R"({"id":1,"op":"sysfs","path":"/sys/block/vda/bdi/strict_limit","value":"0","check":"diskseq:9"})"));
+  EXPECT_FALSE(ParseJournalLine(
+      R"({"id":1,"op":"sysfs","path":"/sys/block/vda/bdi/strict_limit","value":"0","check":"loop:12"})"))
+      << "a disk's bdi step is checked by its disk sequence number";
   for (const char* path : {"/proc/sys/kernel/core_pattern", "/sys/block/vda/device/delete",
                            "/sys/block/../../proc/sys/kernel/core_pattern/queue/x",
                            "/sys/fs/ext4/vda/../../../kernel/x", "/sys/block/vda/queue/a/b",
@@ -123,7 +128,7 @@ TEST(SysfsDevice, NamesTheDevice) {
   EXPECT_EQ(SysfsDevice("/sys/block/vda/stat"), "");
   EXPECT_EQ(SysfsDevice("/sys/block/loop3/bdi/strict_limit"), "loop3");
   EXPECT_EQ(SysfsDevice("/sys/block/loop12/bdi/max_ratio_fine"), "loop12");
-  EXPECT_EQ(SysfsDevice("/sys/block/vda/bdi/strict_limit"), "") << "only loop devices' limits";
+  EXPECT_EQ(SysfsDevice("/sys/block/vda/bdi/strict_limit"), "vda") << "fsync's bdi=SIZE";
   EXPECT_EQ(SysfsDevice("/sys/block/loop3/bdi/max_bytes"), "") << "restored through its ratio";
   EXPECT_EQ(SysfsDevice("/sys/block/loop3/bdi/read_ahead_kb"), "");
   EXPECT_EQ(SysfsDevice("/sys/class/bdi/7:3/strict_limit"), "");

@@ -51,9 +51,15 @@ namespace {
 
 // "loop:INODE" for a loop device's knob (its backing file's inode, from
 // the device itself), so that cleanup does not restore it onto a loop
-// device another run took since. "" when the device is not a bound loop.
+// device another run took since; "diskseq:N" for another disk (the
+// kernel's sequence number of the disk, new for each disk it adds), so
+// that a knob is not restored onto a disk that took the name since. ""
+// when neither can be read.
 std::string SysfsCheck(const std::string& device) {
-  if (!device.starts_with("loop")) return "";
+  if (!device.starts_with("loop")) {
+    auto seq = ReadLine("/sys/block/" + device + "/diskseq");
+    return seq ? "diskseq:" + *seq : "";
+  }
   auto fd = OpenFile("/dev/" + device, O_RDONLY | O_NOFOLLOW);
   loop_info64 info{};
   if (!fd || ioctl(fd->get(), LOOP_GET_STATUS64, &info) != 0) return "";

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "testbed/testbed.h"
 
+#include "testbed/dirty_limit.h"
+
 #include <fcntl.h>
 #include <libmount/libmount.h>
 #include <linux/loop.h>
@@ -220,28 +222,10 @@ Status Testbed::AttachLoop(const std::string& backing, int backing_fd, UndoJourn
 }
 
 // dirty=SIZE: the loop device's bdi limits, restored (by the journal, with
-// the device's inode as check) before the file system is unmounted. The
-// kernel keeps only a ratio: max_bytes read back is rounded through it, so
-// the exact max_ratio_fine is journaled (written unchanged) and restored,
-// and max_bytes itself is written without a step of its own.
+// the device's inode as check) before the file system is unmounted.
 Status Testbed::LimitDirty(uint64_t bytes, UndoJournal& journal) {
   if (bytes == 0) return {};
-  const std::string bdi = "/sys/block/" + device_ + "/bdi/";  // follows the device's own link
-  auto fine = ReadLine(bdi + "max_ratio_fine");
-  if (!fine)
-    return std::unexpected(ErrnoError(errno ? errno : ENOENT, "read " + bdi + "max_ratio_fine"));
-  for (const auto& [knob, value] :
-       {std::pair{"max_ratio_fine", *fine}, {"strict_limit", std::string("1")}}) {
-    auto change = SetSysfs(journal, bdi + knob, value);
-    if (!change) return std::unexpected(change.error());
-    changes_.push_back(std::move(*change));
-  }
-  auto fd = OpenFile(bdi + "max_bytes", O_WRONLY | O_NOFOLLOW);
-  if (!fd) return std::unexpected(fd.error());
-  const std::string value = std::to_string(bytes);
-  if (write(fd->get(), value.data(), value.size()) < 0)
-    return std::unexpected(ErrnoError(errno, "write " + value + " to " + bdi + "max_bytes"));
-  return {};
+  return LimitDeviceDirty(device_, bytes, journal, changes_);
 }
 
 Status Testbed::Mount(const std::string& source, const std::string& data, UndoJournal& journal) {

@@ -12,6 +12,7 @@
 #include "cli/targets.h"
 #include "experiments/fsync/def.h"
 #include "experiments/fsync/fsync.h"
+#include "experiments/fsync/mitigation.h"
 #include "io/file.h"
 #include "mpi/team.h"
 
@@ -28,6 +29,7 @@ struct FsyncOptions {
   std::string sample_interval = "1s";
   std::vector<std::string> methods;
   std::vector<std::string> backgrounds;
+  std::vector<std::string> mitigations;
   bool verbose = false;
   OutputOptions out;
   TargetOptions targets;
@@ -105,6 +107,13 @@ std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, const Run
   if (!bgs) return std::unexpected(bgs.error());
   spec.methods = *methods;
   spec.backgrounds = *bgs;
+  for (const std::string& text : o.mitigations) {
+    auto m = ParseMitigation(text);
+    if (!m) return std::unexpected(m.error());
+    spec.mitigations.push_back(std::move(*m));
+  }
+  if (!spec.mitigations.empty() && ctx.team)
+    return std::unexpected("--mitigation: not under MPI (it changes one machine's settings)");
   // The original's listing: asked for, or on a terminal when it stays short.
   spec.verbose = o.verbose || (terminal && spec.count <= 30);
   if (!spec.roles.empty()) {
@@ -130,8 +139,9 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
                     &o->spec.file, "Test file PATH (backgrounds go beside it)"});
   sub->add_option("--write-size", o->write_size, "Bytes per write")->capture_default_str();
   sub->add_option("--rounds", o->spec.rounds,
-                  "Trials per row, each --count iterations; the methods' order rotates each round")
-      ->capture_default_str();
+                  "Trials per row, each --count iterations; the order rotates each round "
+                  "(default: 1; 5 with --mitigation)")
+      ->check(Count(1, 1000));
   sub->add_option("--count", o->spec.count, "Iterations per trial (the original: 60)")
       ->check(Count(1, 1000000))
       ->capture_default_str();
@@ -144,11 +154,21 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
                   ListHelp("Background loads, one after another (default: none,random,stream):",
                            Backgrounds()))
       ->delimiter(',');
+  sub->add_option("--mitigation", o->mitigations,
+                  "The kernel's answers to the stall, each its own rows under every background "
+                  "and method, compared with none (comma-separated; root for all but bg=): none, "
+                  "wbt=off or wbt=DURATION (blk-wbt's latency target), bdi=SIZE (the device's own "
+                  "dirty limit), bg=dontcache or bg=window-drop (how the stream background "
+                  "writes), scheduler=NAME, cgroup=io.latency:TARGET or cgroup=io.max:LIMIT. "
+                  "See docs/fsync.md")
+      ->delimiter(',')
+      ->option_text("LIST");
   sub->add_option("--bg-cmd", o->spec.bg_command, "Command for --background cmd (run by sh -c)")
       ->option_text("'COMMAND'");
   sub->add_option("--bg-size", o->bg_size,
-                  "Where the stream background starts over (default: the smaller of 8 GiB and a "
-                  "quarter of the free space)");
+                  "Where the stream background starts over (default: twice the dirty background "
+                  "threshold, within a quarter of the free space; the parameter bg_size_from "
+                  "says how it was chosen)");
   sub->add_option("--bg-span", o->bg_span, "File size the random background writes over")
       ->capture_default_str();
   sub->add_option("--bg-warmup", o->bg_warmup, "Background run time before measuring")

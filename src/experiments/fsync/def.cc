@@ -4,6 +4,7 @@
 #include "experiments/fsync/def.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -23,6 +24,9 @@ constexpr FigureKey kTotalP99 = KeyOf(kFsyncFigures, "total_p99_ms");
 constexpr FigureKey kTotalMax = KeyOf(kFsyncFigures, "total_max_ms");
 constexpr FigureKey kBgMbS = KeyOf(kFsyncFigures, "bg_mb_s");
 constexpr FigureKey kDeviceMbS = KeyOf(kFsyncFigures, "device_mb_s");
+constexpr FigureKey kBgDevicePct = KeyOf(kFsyncFigures, "bg_device_pct");
+constexpr FigureKey kVsNone = KeyOf(kFsyncFigures, "vs_none_pct");
+constexpr FigureKey kVsNoneP = KeyOf(kFsyncFigures, "vs_none_p");
 constexpr FigureKey kRanksTotalP99 = KeyOf(kRanksFigures, "total_p99_ms");
 constexpr FigureKey kRanksTotalMax = KeyOf(kRanksFigures, "total_max_ms");
 constexpr FigureKey kRanksBgMbS = KeyOf(kRanksFigures, "bg_mb_s");
@@ -71,20 +75,52 @@ std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
   return {{"fsync", "rank 0's sync latency while the other ranks write", 26, run}};
 }
 
+// "stream/fdatasync/wbt=2ms" (BACKGROUND/METHOD/MITIGATION), not its none.
+bool IsMitigationRow(const Row& r) {
+  return std::count(r.name.begin(), r.name.end(), '/') >= 2 && !r.name.ends_with("/none");
+}
+
+// What the mitigation rows measured against none, each with its verdict;
+// without any, how to measure them.
+std::string Mitigations(const ExperimentResult& e) {
+  std::vector<std::string> said;
+  for (const Row& r : e.rows) {
+    auto change = MedianOf(r, kVsNone);
+    auto p = MedianOf(r, kVsNoneP);
+    auto worst = MedianOf(r, kTotalMax);
+    if (!change || !p || !worst) continue;
+    said.push_back(fmt::format("{} {} ({:+.0f}%, {})", r.name, FormatValue(*worst, "ms"), *change,
+                               *p < 0.05 ? "significant" : "not significant"));
+  }
+  if (said.empty())
+    return "; the kernel's answers to the stall can be measured here with writelab fsync "
+           "--background stream --mitigation wbt=2ms,bdi=256M,bg=window-drop";
+  return fmt::format("; the worst write+sync under each mitigation, against none: {}",
+                     fmt::join(said, ", "));
+}
+
 // The idle row's write+sync against the worst row's, beside a background.
 Recommendation Recommend(const ExperimentResult& e) {
   const FigureKey key = TotalKey(e);
   Recommendation rec{"fsync", {key.name, kBgMbS.name, kDeviceMbS.name}, ""};
   const Row* idle = nullptr;
   const Row* worst = nullptr;
+  std::vector<std::string> in_cache;  // rows whose background never reached the device
   for (const Row& r : e.rows) {
-    if (!MedianOf(r, key)) continue;
+    if (!MedianOf(r, key) || IsMitigationRow(r)) continue;  // reported against none below
+    if (auto pct = MedianOf(r, kBgDevicePct); pct && *pct < kBackgroundInCachePct) {
+      in_cache.push_back(r.name);
+      continue;
+    }
     if (r.name.starts_with("none/") && (!idle || *MedianOf(r, key) < *MedianOf(*idle, key)))
       idle = &r;
     if (!worst || *MedianOf(r, key) > *MedianOf(*worst, key)) worst = &r;
   }
   if (!idle || !worst) {
     rec.text = "fsync: not enough rows measured";
+    if (!in_cache.empty())
+      rec.text +=
+          fmt::format(" ({}: the background stayed in the page cache)", fmt::join(in_cache, ", "));
     return rec;
   }
   rec.text = fmt::format(
@@ -96,6 +132,10 @@ Recommendation Recommend(const ExperimentResult& e) {
       ValueOf(*worst, kDeviceMbS, "MB/s"));
   if (std::string where = WhereTheTimeWent(*worst); !where.empty())
     rec.text += fmt::format(" (measured, {}: {})", worst->name, where);
+  if (!in_cache.empty())
+    rec.text += fmt::format("; left out, their background stayed in the page cache: {}",
+                            fmt::join(in_cache, ", "));
+  rec.text += Mitigations(e);
   return rec;
 }
 

@@ -30,7 +30,22 @@ inline constexpr FigureSpec kFsyncFigures[] = {
     {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty sampled during this row"},
     {"writeback_peak", "peak Writeback", "bytes",
      "largest system-wide Writeback sampled during this row"},
+    {"bg_device_pct", "bg on device", "%",
+     "bytes the device wrote during this row, as a share of the background's bytes: far below "
+     "100, the background's pages stayed in the page cache (all writers count on the device)"},
+    {"vs_none_pct", "vs none", "%",
+     "with --mitigation: the change of the worst write+sync (median over the rounds) against the "
+     "none row of the same background and method"},
+    {"vs_none_low_pct", "vs none, low", "%", "the change's 95% interval, lower end (bootstrap)"},
+    {"vs_none_high_pct", "vs none, high", "%", "the change's 95% interval, upper end"},
+    {"vs_none_p", "vs none p", "p",
+     "two-sided Mann-Whitney p-value over the rounds' worst write+sync, this row against none"},
 };
+
+// Below this share of the background's bytes on the device (bg_device_pct),
+// a row's background stayed in the page cache: the row says so, and the
+// survey draws no conclusion from it.
+inline constexpr double kBackgroundInCachePct = 10;
 
 // A figure of kFsyncFigures by its key, checked when the program is compiled
 // (KeyOf): what makes a row's figure names it this way.

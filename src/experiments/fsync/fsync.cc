@@ -7,6 +7,7 @@
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -17,14 +18,18 @@
 
 #include "core/clock.h"
 #include "core/units.h"
+#include "experiments/fsync/mitigation.h"
 #include "explain/figures.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "mpi/team.h"
 #include "port/linux_compat.h"
+#include "report/significance.h"
+#include "telemetry/dirty_threshold.h"
 #include "telemetry/identify.h"
 #include "telemetry/memory_budget.h"
 #include "telemetry/sampler.h"
+#include "testbed/dirty_limit.h"
 
 namespace writelab {
 namespace {
@@ -39,6 +44,10 @@ constexpr SyncMethodInfo kMethods[] = {
      false},
     {SyncMethod::kRwfDsync, "rwf-dsync", "pwritev2 with RWF_DSYNC: the write is the sync", 0,
      RWF_DSYNC, false},
+    {SyncMethod::kReopen, "reopen",
+     "per iteration fopen (truncating), fprintf one line, fflush, fsync, fclose: Axboe's 2009 "
+     "fwrite+fsync loop (--write-size does not apply)",
+     0, 0, true},
 };
 
 constexpr BackgroundInfo kBackgrounds[] = {
@@ -54,12 +63,47 @@ std::string DirOf(const FsyncSpec& spec) {
   return spec.dir.empty() ? ParentDir(spec.file) : spec.dir;
 }
 
-uint64_t DefaultBgSize(const std::string& dir) {
+uint64_t FreeSpace(const std::string& dir) {
   struct statvfs vfs;
-  uint64_t bound = 8ull << 30;
-  if (statvfs(dir.c_str(), &vfs) == 0)
-    bound = std::min<uint64_t>(bound, static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize / 4);
-  return bound / (1u << 20) * (1u << 20);
+  return statvfs(dir.c_str(), &vfs) == 0 ? static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize : 0;
+}
+
+uint64_t WholeMiB(uint64_t bytes) { return bytes / (1u << 20) * (1u << 20); }
+
+// Where the stream background wraps, when --bg-size is not given: at twice
+// the dirty background threshold that applies to the device, so that its
+// pages reach the device while the rows measure, within a quarter of the
+// free space (shared by the ranks). A test bed without room for that gets
+// a dirty limit on its own device (kept in limits until the run ends); on
+// the user's own file system the stream may stay in the page cache, and
+// the rows say so. *from says which, for the parameters.
+uint64_t SizeStream(const std::string& dir, const std::string& device, int ranks,
+                    const RunContext& ctx, std::vector<ScopedChange>& limits, std::string* from) {
+  const uint64_t room = WholeMiB(FreeSpace(dir) / 4 / static_cast<uint64_t>(ranks));
+  DirtyThreshold t = BackgroundThreshold(device);
+  auto twice = [](const DirtyThreshold& x) {
+    return WholeMiB(std::max<uint64_t>(2 * x.bytes, 64u << 20));
+  };
+  const std::string threshold = FormatBytes(static_cast<double>(t.bytes)) + " (" + t.how + ")";
+  if (twice(t) <= room) {
+    *from = "twice the dirty background threshold, " + threshold;
+    return twice(t);
+  }
+  if (ctx.testbed && ctx.journal && !device.empty()) {
+    const uint64_t limit = WholeMiB(std::clamp<uint64_t>(room / 4, 16u << 20, 256u << 20));
+    if (LimitDeviceDirty(device, limit, *ctx.journal, limits)) {
+      t = BackgroundThreshold(device);
+      *from = "the test bed's " + device + " limited to " +
+              FormatBytes(static_cast<double>(limit)) +
+              " of dirty pages (bdi max_bytes, strict) for the run, since twice the threshold of " +
+              threshold + " is more than a quarter of its free space; then twice " +
+              FormatBytes(static_cast<double>(t.bytes));
+      return std::min(room, twice(t));
+    }
+  }
+  *from = "a quarter of the free space, less than twice the dirty background threshold of " +
+          threshold + ": the stream may stay in the page cache";
+  return room;
 }
 
 void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
@@ -78,12 +122,51 @@ void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
       {"background", bgs, ""},
       {"bg_cmd", spec.bg_command, ""},
       {"bg_size", static_cast<int64_t>(spec.bg_size), "bytes"},
+      {"bg_size_from", spec.bg_size_from, ""},
       {"bg_span", static_cast<int64_t>(spec.bg_span), "bytes"},
       {"bg_warmup", static_cast<double>(spec.bg_warmup_ns) / 1e9, "s"},
       {"sample_interval", static_cast<double>(spec.sample_interval_ns) / 1e9, "s"},
       {"listing", spec.verbose, ""},
   };
   if (!spec.roles.empty()) out.params.push_back({"roles", spec.roles, ""});
+  if (!spec.mitigations.empty()) {
+    std::string names;
+    for (const Mitigation& m : spec.mitigations) names += (names.empty() ? "" : ",") + m.name;
+    out.params.push_back({"mitigation", names, ""});
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// --mitigation: none first (every other row is compared with it), each
+// once, root for those that change the device, not across MPI ranks; and
+// the rounds' default, 5 to compare.
+std::expected<void, std::string> ValidateMitigations(FsyncSpec& spec) {
+  std::vector<Mitigation>& m = spec.mitigations;
+  if (m.empty()) {
+    if (spec.rounds == 0) spec.rounds = 1;
+    return {};
+  }
+  if (std::none_of(m.begin(), m.end(),
+                   [](const Mitigation& x) { return x.kind == MitigationKind::kNone; }))
+    m.insert(m.begin(), Mitigation{});
+  std::stable_partition(m.begin(), m.end(),
+                        [](const Mitigation& x) { return x.kind == MitigationKind::kNone; });
+  for (size_t i = 0; i < m.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (m[j].name == m[i].name)
+        return std::unexpected("--mitigation: " + m[i].name + " is given twice");
+    const bool changes_device =
+        m[i].kind != MitigationKind::kNone && m[i].kind != MitigationKind::kBackground;
+    if (changes_device && geteuid() != 0)
+      return std::unexpected("--mitigation " + m[i].name +
+                             ": needs root (it changes the device's settings)");
+  }
+  if (!spec.roles.empty()) return std::unexpected("--mitigation: not with --roles");
+  if (spec.rounds == 0) spec.rounds = m.size() > 1 ? 5 : 1;
+  return {};
 }
 
 }  // namespace
@@ -117,7 +200,7 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
   if (spec.write_size > (1ull << 30)) return std::unexpected("--write-size: at most 1 GiB");
   if (spec.count < 1) return std::unexpected("--count: must be at least 1");
   if (spec.count > 1'000'000) return std::unexpected("--count: at most 1000000");
-  if (spec.rounds < 1 || spec.rounds > 1000) return std::unexpected("--rounds: between 1 and 1000");
+  if (spec.rounds < 0 || spec.rounds > 1000) return std::unexpected("--rounds: between 1 and 1000");
   if (spec.sample_interval_ns < 10'000'000)
     return std::unexpected("--sample-interval: at least 10ms");
   if (spec.bg_span < 4096) return std::unexpected("--bg-span: at least 4 KiB");
@@ -133,6 +216,7 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
     if (std::count(spec.backgrounds.begin(), spec.backgrounds.begin() + i, spec.backgrounds[i]))
       return std::unexpected(std::string("--background: ") + BackgroundName(spec.backgrounds[i]) +
                              " is given twice");
+  if (auto ok = ValidateMitigations(spec); !ok) return ok;
   bool wants_cmd = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
                              BackgroundKind::kCommand) != spec.backgrounds.end();
   if (wants_cmd && spec.bg_command.empty())
@@ -185,6 +269,8 @@ struct Measured {
   // For the trial loop: the run's, or failed when the background died
   // during it (that ends the rounds too).
   Outcome outcome;
+  const Mitigation* mitigation = nullptr;  // with --mitigation: the one in force
+  std::vector<std::string> notes;          // what it said when applied
 };
 
 // One method's row under the running background: its own file, its
@@ -192,7 +278,7 @@ struct Measured {
 Measured MeasureOne(const FsyncSpec& spec, const SyncMethodInfo& info, const std::string& bg_name,
                     BackgroundLoad* load, Sampler& sampler, const AlignedBuffer& data,
                     const RunContext& ctx) {
-  Measured m{&info, {}, {}, {}};
+  Measured m{&info, {}, {}, {}, nullptr, {}};
   m.rc.bg_name = bg_name;
   std::string path;
   auto fd = OpenTestFile(spec, info, &path);
@@ -201,7 +287,7 @@ Measured MeasureOne(const FsyncSpec& spec, const SyncMethodInfo& info, const std
   if (fd) {
     auto engine = ctx.Engine(info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
                                             : MakePwriteEngine(fd->get()));
-    m.run = MeasureSyncMethod(spec, info, *engine, data.data(), ctx);
+    m.run = MeasureSyncMethod(spec, info, *engine, data.data(), ctx, fd->get());
     if (spec.file.empty()) RemoveOwnFile(path);
   } else {
     m.run.outcome.Fail(fd.error());
@@ -344,6 +430,115 @@ void AddHeldRows(const FsyncSpec& spec, const std::string& bg_name, BackgroundLo
   }
 }
 
+// bg= changes how the stream background writes: it has rows under the
+// stream background only.
+bool AppliesTo(const Mitigation& m, BackgroundKind bg) {
+  return m.kind != MitigationKind::kBackground || bg == BackgroundKind::kStream;
+}
+
+// With --mitigation, one cell: the mitigation applied, the background
+// started (for bg=, with its style), warmed up, the method measured with a
+// sampler of its own, and all of it undone. Every cell, none's included,
+// gets the same warm-up, so that the rows differ only by the mitigation.
+Measured MeasureMitigated(const FsyncSpec& spec, BackgroundKind bg, const Mitigation& mit,
+                          const SyncMethodInfo& info, const std::string& device,
+                          const AlignedBuffer& data, const RunContext& ctx) {
+  const std::string bg_name = BackgroundName(bg);
+  Measured m{&info, {}, {}, {}, &mit, {}};
+  m.rc.bg_name = bg_name;
+  auto refuse = [&](const Error& e, bool unsupported) {
+    m.run.outcome.Fail(e, unsupported ? Feature::kKernelKnob : Feature::kNone);
+    m.outcome = m.run.outcome;
+    return std::move(m);
+  };
+  auto applied = ApplyMitigation(mit, device, ctx.journal);
+  if (!applied) return refuse(applied.error().error, applied.error().unsupported);
+  m.notes = applied->notes;
+  std::unique_ptr<BackgroundLoad> load;
+  if (bg != BackgroundKind::kNone) {
+    BackgroundSpec bs{bg, DirOf(spec), spec.bg_span, spec.bg_size, spec.bg_command, mit.style};
+    auto started = BackgroundLoad::Start(bs, ctx.journal);
+    if (!started)
+      return refuse(PlainError("background " + bg_name + ": " + started.error().Message()), false);
+    load = std::move(*started);
+  }
+  if (auto why = WarmUp(load.get(), load ? spec.bg_warmup_ns : 0, ctx)) {
+    m.rc.bg_failure = "background " + bg_name + " " + *why + " during the warm-up";
+    m.outcome.Fail(PlainError(m.rc.bg_failure));
+    return m;
+  }
+  if (ctx.Interrupted()) {
+    m.outcome.interrupted = true;
+    return m;
+  }
+  Sampler sampler(device, spec.sample_interval_ns, load ? load->counter() : nullptr);
+  sampler.Start();
+  Measured one = MeasureOne(spec, info, bg_name, load.get(), sampler, data, ctx);
+  const double t0 = one.rc.points.front().t_s, t1 = one.rc.points.back().t_s;
+  one.rc.points.clear();
+  FillTelemetry(sampler.Stop(), t0, t1, one.rc);
+  if (load) load->Stop();
+  one.mitigation = &mit;
+  one.notes = std::move(m.notes);
+  return one;
+}
+
+// The rows of a mitigated phase, "BACKGROUND/METHOD/MITIGATION", by
+// mitigation, then method; the first failure becomes the phase's status.
+void AddMitigatedRows(const FsyncSpec& spec, std::vector<Measured>& runs, PhaseResult& out) {
+  for (const Mitigation& mit : spec.mitigations)
+    for (SyncMethod method : spec.methods) {
+      std::vector<FsyncTrial> trials;
+      std::vector<std::string> notes;
+      for (Measured& m : runs) {
+        if (m.mitigation != &mit || m.method != &InfoOf(method)) continue;
+        for (std::string& n : m.notes)
+          if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+        trials.push_back({std::move(m.run), std::move(m.rc)});
+      }
+      if (trials.empty()) continue;
+      Row row =
+          FsyncRow(InfoOf(method), trials, static_cast<double>(spec.sample_interval_ns) / 1e9);
+      row.name += "/" + mit.name;
+      row.notes.insert(row.notes.begin(), notes.begin(), notes.end());
+      if (row.status == RowStatus::kFailed && out.status)
+        out.status = std::unexpected(PlainError(row.name + ": " + row.message));
+      out.rows.push_back(std::move(row));
+    }
+}
+
+// One background under every mitigation and method, spec.rounds times, the
+// order rotating each round.
+PhaseResult RunMitigatedPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext& ctx,
+                              const std::string& device, const AlignedBuffer& data) {
+  PhaseResult out;
+  const size_t methods = spec.methods.size();
+  std::vector<const Mitigation*> mits;
+  for (const Mitigation& m : spec.mitigations)
+    if (AppliesTo(m, bg)) mits.push_back(&m);
+  auto mit = [&](size_t cell) -> const Mitigation& { return *mits[cell / methods]; };
+  auto method = [&](size_t cell) -> const SyncMethodInfo& {
+    return InfoOf(spec.methods[cell % methods]);
+  };
+  TrialPlan plan;
+  plan.cells = mits.size() * methods;
+  plan.rounds = spec.rounds;
+  plan.progress = true;
+  plan.name = [&](size_t cell) {
+    return std::string(BackgroundName(bg)) + "/" + method(cell).name + "/" + mit(cell).name;
+  };
+  std::vector<Measured> runs;
+  Status status = RunTrials(
+      ctx, plan,
+      [&](const TrialSlot& t) {
+        return MeasureMitigated(spec, bg, mit(t.cell), method(t.cell), device, data, ctx);
+      },
+      [&](const TrialSlot&, Measured&& one) { runs.push_back(std::move(one)); });
+  AddMitigatedRows(spec, runs, out);
+  if (!status && out.status) out.status = status;
+  return out;
+}
+
 PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext& ctx,
                      const std::string& device, const AlignedBuffer& data) {
   PhaseResult out;
@@ -414,28 +609,82 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
 
 }  // namespace
 
+namespace {
+
+// Each mitigation row against the none row of its background and method:
+// the worst write+sync over the rounds, by the rank test compare uses.
+void CompareWithNone(std::vector<Row>& rows) {
+  constexpr FigureKey kWorst = FsyncKey("total_max_ms");
+  for (Row& row : rows) {
+    if (row.name.ends_with("/none") || row.status != RowStatus::kOk) continue;
+    const std::string base = row.name.substr(0, row.name.rfind('/'));
+    const Row* none = nullptr;
+    for (const Row& r : rows)
+      if (r.name == base + "/none" && r.status == RowStatus::kOk) none = &r;
+    const Figure* a = none ? none->FindFigure(kWorst.name) : nullptr;
+    const Figure* b = row.FindFigure(kWorst.name);
+    if (!a || !b || a->value.median <= 0) continue;
+    const std::vector<double>& x = a->value.samples;
+    const std::vector<double>& y = b->value.samples;
+    const double change = (b->value.median / a->value.median - 1) * 100;
+    const double p = MannWhitneyP(x, y);
+    std::map<std::string, double> f = {{FsyncKey("vs_none_pct").name, change},
+                                       {FsyncKey("vs_none_p").name, p}};
+    std::string interval;
+    if (auto ci = BootstrapMedianRatio(x, y)) {
+      f[FsyncKey("vs_none_low_pct").name] = (ci->low - 1) * 100;
+      f[FsyncKey("vs_none_high_pct").name] = (ci->high - 1) * 100;
+      interval = fmt::format(", 95% interval {:+.0f}% to {:+.0f}%", (ci->low - 1) * 100,
+                             (ci->high - 1) * 100);
+    }
+    AddFigures(row.figures, kFsyncFigures, f);
+    const double floor = SmallestMannWhitneyP(x.size(), y.size());
+    size_t enough = 2;  // the fewest rounds a side that could show a difference
+    while (enough < 1000 && SmallestMannWhitneyP(enough, enough) >= 0.05) ++enough;
+    row.notes.push_back(fmt::format(
+        "worst write+sync against {}/none: {} -> {} ({:+.0f}%{}), p = {:.3g} over {} and {} "
+        "rounds: {}",
+        base, FormatValue(a->value.median, "ms"), FormatValue(b->value.median, "ms"), change,
+        interval, p, x.size(), y.size(),
+        p < 0.05 ? "significant"
+        : floor >= 0.05
+            ? fmt::format("cannot be significant with so few rounds (the smallest p is {:.2g}; "
+                          "--rounds {} or more)",
+                          floor, enough)
+            : "not significant"));
+  }
+}
+
+}  // namespace
+
 Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult& out) {
   FsyncSpec spec = given;
   const std::string dir = DirOf(spec);
-  // Where the run is, test bed or not; under MPI every rank's stream load
-  // shares the directory's free space.
-  if (spec.bg_size == 0)
-    spec.bg_size = DefaultBgSize(dir) / static_cast<uint64_t>(ctx.team ? ctx.team->size() : 1) /
-                   (1u << 20) * (1u << 20);  // under 1 MiB: refused below
   out.name = "fsync";
-  out.row_label = "background/method";
   out.reproduces = kFsyncReproduces;
   out.target = TargetOf(ctx, dir);
-  out.table =
-      KeyNames(KeysOf(kFsyncFigures, {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms",
-                                      "total_p99_ms", "bg_mb_s", "device_mb_s", "dirty_peak"}));
+  const bool mitigating = !spec.mitigations.empty();
+  if (mitigating && ctx.team)
+    return std::unexpected(PlainError("--mitigation: not under MPI (it changes one machine)"));
+  const bool streams = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
+                                 BackgroundKind::kStream) != spec.backgrounds.end();
+  // Where the run is, test bed or not; under MPI every rank's stream load
+  // shares the directory's free space.
+  std::vector<ScopedChange> limits;  // a test bed's dirty limit, for the run
+  if (spec.bg_size && streams) spec.bg_size_from = "--bg-size";
+  if (spec.bg_size == 0 && streams)
+    spec.bg_size = SizeStream(dir, out.target.device, ctx.team ? ctx.team->size() : 1, ctx, limits,
+                              &spec.bg_size_from);
+  out.row_label = mitigating ? "background/method/mitigation" : "background/method";
+  out.table = KeyNames(KeysOf(
+      kFsyncFigures, {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms", "total_p99_ms",
+                      "bg_mb_s", "device_mb_s", "bg_device_pct", "dirty_peak"}));
+  if (mitigating) out.table.push_back(FsyncKey("vs_none_pct").name);
   // Comparable across methods and targets; a p99 needs 100 iterations.
   out.compare_figure = static_cast<uint64_t>(spec.count) >= Histogram::SamplesFor(99)
                            ? KeyOf(kFsyncFigures, "total_p99_ms").name
                            : KeyOf(kFsyncFigures, "total_max_ms").name;
   AddParams(spec, out);
-  bool streams = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
-                           BackgroundKind::kStream) != spec.backgrounds.end();
   if (streams && spec.bg_size < (1u << 20))
     return std::unexpected(
         PlainError("too little free space in " + dir + " for a stream background"));
@@ -449,7 +698,8 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
   Status status;
   std::map<std::string, Row> measured;
   for (BackgroundKind bg : spec.backgrounds) {
-    PhaseResult phase = RunPhase(spec, bg, ctx, out.target.device, data);
+    PhaseResult phase = mitigating ? RunMitigatedPhase(spec, bg, ctx, out.target.device, data)
+                                   : RunPhase(spec, bg, ctx, out.target.device, data);
     for (Row& r : phase.rows) measured[r.name] = std::move(r);
     if (!phase.status) {
       status = phase.status;
@@ -457,20 +707,38 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
     }
   }
   // Every row is present, in order, measured or saying why not.
-  for (BackgroundKind bg : spec.backgrounds) {
-    for (SyncMethod m : spec.methods) {
-      std::string name = std::string(BackgroundName(bg)) + "/" + InfoOf(m).name;
-      if (auto it = measured.find(name); it != measured.end()) {
-        out.rows.push_back(std::move(it->second));
-        continue;
-      }
-      out.rows.push_back(MakeRow(name, Unmeasured()));
-    }
+  std::vector<std::string> suffixes = {""};
+  if (mitigating) {
+    suffixes.clear();
+    for (const Mitigation& m : spec.mitigations) suffixes.push_back("/" + m.name);
   }
+  for (BackgroundKind bg : spec.backgrounds)
+    for (size_t k = 0; k < suffixes.size(); ++k)
+      for (SyncMethod m : spec.methods) {
+        if (mitigating && !AppliesTo(spec.mitigations[k], bg)) continue;
+        std::string name = std::string(BackgroundName(bg)) + "/" + InfoOf(m).name + suffixes[k];
+        if (auto it = measured.find(name); it != measured.end()) {
+          out.rows.push_back(std::move(it->second));
+          continue;
+        }
+        out.rows.push_back(MakeRow(name, Unmeasured()));
+      }
+  if (mitigating) CompareWithNone(out.rows);
+  if (mitigating &&
+      std::any_of(spec.mitigations.begin(), spec.mitigations.end(),
+                  [](const Mitigation& m) { return !AppliesTo(m, BackgroundKind::kNone); }) &&
+      std::any_of(spec.backgrounds.begin(), spec.backgrounds.end(),
+                  [](BackgroundKind b) { return b != BackgroundKind::kStream; }))
+    out.notes.push_back(
+        "bg= mitigations change how the stream background writes: they have rows under the "
+        "stream background only");
   if (spec.rounds > 1)
     out.notes.push_back(
-        "each background runs every method --rounds times, the order rotating; "
-        "figures are medians over the rounds with min-max");
+        mitigating ? "each background runs every mitigation and method --rounds times, the order "
+                     "rotating, each after its own warm-up; figures are medians over the rounds "
+                     "with min-max"
+                   : "each background runs every method --rounds times, the order rotating; "
+                     "figures are medians over the rounds with min-max");
   if (ctx.explainer)
     for (std::string& n : ExplainNotes(*ctx.explainer, kFsyncExplains))
       out.notes.push_back(std::move(n));

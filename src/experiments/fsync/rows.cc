@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/fsync/rows.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -66,7 +68,24 @@ std::map<std::string, double> TrialFigures(const SyncRun& run, const FsyncRowCon
     f[FsyncKey("device_mb_s").name] = static_cast<double>(rc.device_bytes) / rc.seconds / kMB;
   f[FsyncKey("dirty_peak").name] = static_cast<double>(rc.dirty_peak);
   f[FsyncKey("writeback_peak").name] = static_cast<double>(rc.writeback_peak);
+  if (rc.bg_bytes && *rc.bg_bytes && rc.device)
+    f[FsyncKey("bg_device_pct").name] =
+        100.0 * static_cast<double>(rc.device_bytes) / static_cast<double>(*rc.bg_bytes);
   return f;
+}
+
+// A background whose bytes did not reach the device during the row: the
+// row measured a sync beside a writer of the page cache, not of the disk.
+void NoteBackgroundInCache(Row& row) {
+  const Figure* pct = row.FindFigure(FsyncKey("bg_device_pct").name);
+  const Figure* dirty = row.FindFigure(FsyncKey("dirty_peak").name);
+  if (!pct || pct->value.median >= kBackgroundInCachePct) return;
+  row.notes.push_back(fmt::format(
+      "the background stayed in the page cache: the device wrote {:.1f}% of the background's "
+      "bytes during this row (peak Dirty {}), so the sync met no writeback of it; give --bg-size "
+      "above the dirty background threshold (the parameter bg_size_from says how it was chosen), "
+      "or use a test bed with dirty=SIZE",
+      pct->value.median, dirty ? FormatBytes(dirty->value.median) : "not sampled"));
 }
 
 // The first trial that failed, or whose background did; else the first.
@@ -128,6 +147,7 @@ Row FsyncRow(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials, dou
   AddFigures(row.figures, kFsyncFigures, figures);
   AddFigures(row.figures, kExplainFigures, explained);
   AddLatencies(m, trials, row);
+  NoteBackgroundInCache(row);
   return row;
 }
 

@@ -79,6 +79,18 @@ TEST(FsyncRows, ARunBecomesPercentilesThroughputsAndSeries) {
   EXPECT_TRUE(row.notes.empty());
 }
 
+// Issue 34: a stream that rewrote cached pages (2 GB written, 10 MB on the
+// device) said nothing; now its row says the syncs met no writeback of it.
+TEST(FsyncRows, ABackgroundThatNeverReachedTheDeviceIsFlagged) {
+  FsyncRowContext rc{"stream", 10, 2'000'000'000, true, 10'000'000, 1 << 30, 0, {}, ""};
+  Row row = FsyncRow(kFsync, TenIterations(), rc, 0.5);
+  EXPECT_DOUBLE_EQ(FigureMedian(row, "bg_device_pct"), 0.5);
+  ASSERT_EQ(row.notes.size(), 1u);
+  EXPECT_NE(row.notes[0].find("stayed in the page cache"), std::string::npos) << row.notes[0];
+  rc.device_bytes = 1'500'000'000;
+  EXPECT_TRUE(FsyncRow(kFsync, TenIterations(), rc, 0.5).notes.empty()) << "75% reached it";
+}
+
 TEST(FsyncRows, WithoutABackgroundByteCountOrADeviceThoseFiguresAreAbsent) {
   FsyncRowContext rc;
   rc.bg_name = "none";

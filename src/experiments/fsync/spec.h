@@ -18,7 +18,7 @@
 
 namespace writelab {
 
-enum class SyncMethod { kFsync, kFdatasync, kSfr, kOsync, kOdsync, kRwfDsync };
+enum class SyncMethod { kFsync, kFdatasync, kSfr, kOsync, kOdsync, kRwfDsync, kReopen };
 
 struct SyncMethodInfo {
   SyncMethod id;
@@ -35,17 +35,33 @@ std::span<const SyncMethodInfo> SyncMethods();
 using BackgroundInfo = Choice<BackgroundKind>;
 std::span<const BackgroundInfo> Backgrounds();
 
+// --mitigation (experiments/fsync/mitigation.h).
+enum class MitigationKind { kNone, kWbt, kBdi, kBackground, kScheduler, kCgroup };
+
+struct Mitigation {
+  MitigationKind kind = MitigationKind::kNone;
+  std::string name = "none";                // as given: "wbt=2ms"
+  uint64_t wbt_usec = 0;                    // wbt: 0 turns it off
+  uint64_t bdi_bytes = 0;                   // bdi
+  StreamStyle style = StreamStyle::kPlain;  // bg
+  std::string scheduler;                    // scheduler
+  std::string cgroup_file;                  // cgroup: "io.latency" or "io.max"
+  std::string cgroup_value;                 // cgroup: "target=10000" (µs), "wbps=104857600"
+};
+
 struct FsyncSpec {
   std::string dir;   // the test file and background files are made here...
   std::string file;  // ...or the test file is this path (backgrounds beside it)
   uint64_t write_size = 1u << 20;
   int count = 20;  // iterations per trial
-  int rounds = 1;  // trials per row, under the same background; methods rotate each round
+  int rounds = 0;  // trials per row, the cells rotating each round; 0: 1, or 5 with mitigations
   uint64_t interval_ns = 500'000'000;
   std::vector<SyncMethod> methods;          // empty: fsync
   std::vector<BackgroundKind> backgrounds;  // empty: none, random, stream
+  std::vector<Mitigation> mitigations;      // empty: none alone (rows without the suffix)
   std::string bg_command;
-  uint64_t bg_size = 0;  // stream bound; 0: min(8 GiB, a quarter of free space)
+  uint64_t bg_size = 0;      // stream bound; 0: past the dirty background threshold (fsync.cc)
+  std::string bg_size_from;  // how bg_size was chosen, for the parameters ("": no stream)
   uint64_t bg_span = 256u << 20;
   uint64_t bg_warmup_ns = 2'000'000'000;
   uint64_t sample_interval_ns = 1'000'000'000;  // telemetry

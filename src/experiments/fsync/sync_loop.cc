@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <string>
 
 #include "core/clock.h"
 #include "experiments/fsync/sync_loop.h"
@@ -39,6 +41,16 @@ int DoSync(SyncMethod m, WriteRunner& runner, uint64_t len, uint64_t* ns) {
   }
 }
 
+// One iteration's sync and total latencies and its sample (at, from the
+// loop's start); the write's is the runner's to record.
+void Record(SyncRun& run, uint64_t at, uint64_t write_ns, uint64_t sync_ns, bool separate_sync) {
+  run.end_ns = NowNs();
+  if (separate_sync) run.sync_latency.Record(sync_ns);
+  run.total_latency.Record(write_ns + sync_ns);
+  run.samples.push_back({static_cast<double>(at) / 1e9, static_cast<double>(write_ns) / 1e9,
+                         static_cast<double>(sync_ns) / 1e9});
+}
+
 // Sleeps until deadline_ns (CLOCK_MONOTONIC) or an interrupting signal.
 void SleepUntil(uint64_t deadline_ns, const RunContext& ctx) {
   timespec ts{static_cast<time_t>(deadline_ns / 1'000'000'000),
@@ -48,11 +60,32 @@ void SleepUntil(uint64_t deadline_ns, const RunContext& ctx) {
   }
 }
 
+// Axboe's 2009 loop, one iteration: fopen the test file afresh
+// (truncating it; through /proc/self/fd, the descriptor writelab made, so
+// that no name is looked up again), fprintf one line, fflush (the write),
+// fsync, fclose. 0 or -errno with *what naming the call.
+int ReopenOnce(const std::string& self, uint64_t* write_ns, uint64_t* sync_ns, const char** what) {
+  const uint64_t t0 = NowNs();
+  std::FILE* f = std::fopen(self.c_str(), "w");
+  if (!f) return *what = "fopen", -errno;
+  int rc = std::fprintf(f, "Some data here\n") < 0 || std::fflush(f) != 0 ? -errno : 0;
+  const uint64_t t1 = NowNs();
+  *write_ns = t1 - t0;
+  if (rc == 0 && fsync(fileno(f)) != 0)
+    rc = -errno, *what = "fsync";
+  else if (rc != 0)
+    *what = "fprintf";
+  *sync_ns = NowNs() - t1;
+  if (std::fclose(f) != 0 && rc == 0) rc = -errno, *what = "fclose";
+  return rc;
+}
+
 }  // namespace
 
 SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
-                          const void* data, const RunContext& ctx) {
+                          const void* data, const RunContext& ctx, int fd) {
   SyncRun run;
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);  // reopen's file
   run.samples.reserve(static_cast<size_t>(spec.count));
   WriteRunner runner(engine, run.write_latency);
   ExplainSpan explain(ctx.explainer, kFsyncExplains);
@@ -64,6 +97,18 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
       break;
     }
     const uint64_t t0 = NowNs();  // when this iteration starts, for the timeline
+    if (method.id == SyncMethod::kReopen) {
+      uint64_t write_ns = 0, sync_ns = 0;
+      const char* what = "";
+      if (int rc = ReopenOnce(self, &write_ns, &sync_ns, &what); rc != 0) {
+        run.outcome.Fail(-rc, std::string(what) + " (reopen)");
+        break;
+      }
+      run.write_latency.Record(write_ns);  // no runner: stdio makes the write
+      Record(run, t0 - start, write_ns, sync_ns, true);
+      if (i + 1 < spec.count) SleepUntil(t0 + spec.interval_ns, ctx);
+      continue;
+    }
     int rc = runner.WriteFully(data, spec.write_size, 0);
     if (rc != 0) {
       // Only the first write can say the flag is not supported.
@@ -79,12 +124,7 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
       run.outcome.Fail(-rc, method.name, i == 0 ? Feature::kSyncCall : Feature::kNone);
       break;
     }
-    run.end_ns = NowNs();
-    if (method.separate_sync) run.sync_latency.Record(sync_ns);
-    run.total_latency.Record(write_ns + sync_ns);
-    run.samples.push_back({static_cast<double>(t0 - start) / 1e9,
-                           static_cast<double>(write_ns) / 1e9,
-                           static_cast<double>(sync_ns) / 1e9});
+    Record(run, t0 - start, write_ns, sync_ns, method.separate_sync);
     if (i + 1 < spec.count) SleepUntil(t0 + spec.interval_ns, ctx);
   }
   if (auto d = explain.End())

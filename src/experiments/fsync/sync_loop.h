@@ -36,8 +36,9 @@ struct SyncRun {
 // What --explain attributes in the loop.
 inline constexpr std::initializer_list<ExplainProbe> kFsyncExplains = {
     ExplainProbe::kSyncParts, ExplainProbe::kJournal, ExplainProbe::kBlock,
-    ExplainProbe::kWriteback};
+    ExplainProbe::kWriteback, ExplainProbe::kWbt};
+// fd: the test file's descriptor, which reopen opens afresh each iteration.
 SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, WriteEngine& engine,
-                          const void* data, const RunContext& ctx);
+                          const void* data, const RunContext& ctx, int fd = -1);
 
 }  // namespace writelab

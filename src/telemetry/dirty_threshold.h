@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Where the kernel starts writing back a device's dirty pages: the dirty
+// background threshold (vm.dirty_background_bytes, or
+// vm.dirty_background_ratio of the dirtyable memory), or, where the
+// device's bdi has a byte limit (max_bytes: a test bed's dirty=SIZE,
+// fsync's bdi=SIZE), the background share of that limit. A stream that
+// dirties less than this stays in the page cache (docs/fsync.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace writelab {
+
+struct DirtyThreshold {
+  uint64_t bytes = 0;
+  std::string how;  // "10% of 21.3 GiB dirtyable memory (vm.dirty_background_ratio)"
+};
+
+// For the disk named device ("vda", "loop3"; "" for none: the global one).
+// The dirtyable memory is taken as MemAvailable, which counts the same free
+// and file pages less the kernel's reserves.
+DirtyThreshold BackgroundThreshold(const std::string& device);
+
+}  // namespace writelab
