@@ -112,8 +112,12 @@ void AddLatencies(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials
     if (h.count()) row.latencies.push_back(Latency::From(h, key, label, inc));
   };
   add(w, "write", "write", "one pwrite call");
-  add(s, "sync", std::string(m.name) == "sfr" ? "sfr+fdatasync" : m.name,
-      "the sync call after the write; for sfr, sync_file_range and fdatasync together");
+  const std::string sync = m.id == SyncMethod::kSfr      ? "sfr+fdatasync"
+                           : m.id == SyncMethod::kReopen ? "fsync"
+                                                         : m.name;
+  add(s, "sync", sync,
+      "the sync call after the write; for sfr, sync_file_range and fdatasync together; for "
+      "reopen, the fsync (its write is fopen, fprintf and fflush)");
   add(t, "total", "write+sync", "the write and sync calls together");
 }
 
