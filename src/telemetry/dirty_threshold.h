@@ -2,8 +2,10 @@
 // Where the kernel starts writing back a device's dirty pages: the dirty
 // background threshold (vm.dirty_background_bytes, or
 // vm.dirty_background_ratio of the dirtyable memory), or, where the
-// device's bdi has a byte limit (max_bytes: a test bed's dirty=SIZE,
-// fsync's bdi=SIZE), the background share of that limit. A stream that
+// device's bdi has a strict byte limit (max_bytes with strict_limit: a
+// test bed's dirty=SIZE, fsync's bdi=SIZE), the background share of that
+// limit; a limit without strict_limit is not one here (the kernel leaves
+// it aside until the global dirty pages are near the global limit). A stream that
 // dirties less than this stays in the page cache (docs/fsync.md).
 #pragma once
 
