@@ -477,22 +477,30 @@ void UndoJournalFile(int dir_fd, const std::string& name, const std::string& pat
   if (!contents) return report.errors.push_back(contents.error().Message());
   for (const std::string& m : contents->malformed) report.skipped.push_back(m);
   bool ok = true;
-  for (auto it = contents->pending.rbegin(); it != contents->pending.rend(); ++it) {
-    if (DeviceHeldByLiveRun(dir_fd, *it)) {
-      report.skipped.push_back(it->op + " " + it->path + " (a live writelab run holds " +
-                               SysfsDevice(it->path) + " now)");
-      continue;
+  auto undo = [&](const UndoStep& step) {
+    if (DeviceHeldByLiveRun(dir_fd, step)) {
+      report.skipped.push_back(step.op + " " + step.path + " (a live writelab run holds " +
+                               SysfsDevice(step.path) + " now)");
+      return;
     }
     std::string left, note;
-    if (Status s = Undo(*it, &left, &note); !s) {
+    if (Status s = Undo(step, &left, &note); !s) {
       report.errors.push_back(s.error().Message());
       ok = false;
     } else if (!left.empty()) {
-      report.skipped.push_back(it->op + " " + it->path + " (not writelab's: " + left + ")");
+      report.skipped.push_back(step.op + " " + step.path + " (not writelab's: " + left + ")");
     } else {
-      report.undone.push_back(it->op + " " + it->path + (note.empty() ? "" : " (" + note + ")"));
+      report.undone.push_back(step.op + " " + step.path + (note.empty() ? "" : " (" + note + ")"));
     }
-  }
+  };
+  // Device settings first, newest first, while a test bed's loop device is
+  // still mounted and so still bound to its image: unmounting lets an
+  // autoclear loop device go, and another program that binds it before its
+  // settings are restored would keep them (the step would be theirs then).
+  for (auto it = contents->pending.rbegin(); it != contents->pending.rend(); ++it)
+    if (it->op == "sysfs") undo(*it);
+  for (auto it = contents->pending.rbegin(); it != contents->pending.rend(); ++it)
+    if (it->op != "sysfs") undo(*it);
   if (ok) unlinkat(dir_fd, name.c_str(), 0);
 }
 
