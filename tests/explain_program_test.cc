@@ -16,6 +16,7 @@
 
 #include "browser.h"
 #include "harness.h"
+#include "test_fs.h"
 
 namespace writelab::testing {
 namespace {
@@ -46,44 +47,6 @@ void ExpectPartsWithinTheCalls(const json& doc) {
       EXPECT_LE(sum, 101) << e["name"] << " " << r["name"];
     }
 }
-
-// A loop-device ext4 of its own, with mount options and a dirty limit.
-class TestFs {
- public:
-  TestFs(const std::string& base, const std::string& options, uint64_t dirty_limit)
-      : image_(base + ".img"), mnt_(base + ".mnt") {
-    std::filesystem::create_directories(mnt_);
-    Shell("truncate -s 2G " + image_);
-    dev_ = Shell("losetup -f --show --direct-io=on " + image_ +
-                 " 2>/dev/null || losetup -f --show " + image_);
-    if (!dev_.starts_with("/dev/loop")) return;
-    if (Shell("mkfs.ext4 -q -F " + dev_ + " >/dev/null 2>&1 && mount -o " + options + " " + dev_ +
-              " " + mnt_ + " && echo ok") != "ok")
-      return;
-    mounted_ = true;
-    bdi_ = "/sys/block/" + dev_.substr(5) + "/bdi/";
-    if (dirty_limit) {
-      old_fine_ = Slurp(bdi_ + "max_ratio_fine");
-      Shell("echo 1 > " + bdi_ + "strict_limit; echo " + std::to_string(dirty_limit) + " > " +
-            bdi_ + "max_bytes");
-    }
-  }
-  ~TestFs() {
-    if (!old_fine_.empty())
-      Shell("echo " + old_fine_ + " > " + bdi_ + "max_ratio_fine; echo 0 > " + bdi_ +
-            "strict_limit");
-    if (mounted_) Shell("umount " + mnt_);
-    if (dev_.starts_with("/dev/loop")) Shell("losetup -d " + dev_);
-    std::filesystem::remove(image_);
-    std::filesystem::remove_all(mnt_);
-  }
-  bool ok() const { return mounted_; }
-  std::string Path(const std::string& name) const { return mnt_ + "/" + name; }
-
- private:
-  std::string image_, mnt_, dev_, bdi_, old_fine_;
-  bool mounted_ = false;
-};
 
 class ExplainProgram : public ::testing::Test {
  protected:
