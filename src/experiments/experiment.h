@@ -65,9 +65,10 @@ struct ExperimentDef {
   // or empty).
   std::vector<SurveyStep> (*survey)(const SurveySizes& sizes) = nullptr;
   std::vector<SurveyStep> (*survey_across_ranks)(const SurveySizes& sizes) = nullptr;
-  // The survey's recommendation from this experiment's result in doc (the
-  // first of its name), and under MPI from its aggregates.
-  Recommendation (*recommend)(const ExperimentResult& e) = nullptr;
+  // The survey's recommendation from this experiment's results in doc
+  // (every one of its name, in the order run: the survey may run one
+  // experiment in several steps), and under MPI from its aggregates.
+  Recommendation (*recommend)(const std::vector<const ExperimentResult*>& runs) = nullptr;
   Recommendation (*recommend_across_ranks)(const Document& doc) = nullptr;
 };
 

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 
+#include "core/clock.h"
 #include "io/engine.h"
 #include "io/own_files.h"
 #include "io/runner.h"
@@ -36,6 +37,8 @@ BystanderProbe::~BystanderProbe() {
 
 void BystanderProbe::Start() {
   histogram_.Reset();
+  samples_.clear();
+  samples_.reserve(kMaxSamples);
   error_ = 0;
   stop_ = false;
   std::promise<pid_t> started;
@@ -65,12 +68,14 @@ void BystanderProbe::Loop() {
   std::unique_lock lock(mu_);
   while (!stop_) {
     lock.unlock();
+    const uint64_t at = NowNs();
     int rc = runner.WriteFully(block_.data(), block_.size(), 0);
     uint64_t elapsed = runner.last_ns();
     if (rc == 0) rc = runner.Sync({SyncKind::kFdatasync});
     if (rc == 0) {
       elapsed += runner.last_ns();
       histogram_.Record(elapsed);
+      if (samples_.size() < kMaxSamples) samples_.push_back({at, elapsed});
     } else if (error_ == 0) {
       error_ = -rc;
     }

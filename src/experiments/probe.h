@@ -6,12 +6,14 @@
 #pragma once
 
 #include <sys/types.h>
+#include <array>
 #include <condition_variable>
 
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/histogram.h"
 #include "io/file.h"
@@ -29,6 +31,11 @@ class BystanderProbe {
   // 4 KiB pwrite + fdatasync, in ns) and the first error, if any.
   Histogram Stop();
   int error() const { return error_; }  // errno of a failed write or sync, 0 if none
+  // Each probe since Start(), in order: when it began (NowNs) and how long
+  // it took (ns), up to kMaxSamples (room made before the thread starts: no
+  // allocation while it probes); after Stop().
+  static constexpr size_t kMaxSamples = 1 << 16;
+  const std::vector<std::array<uint64_t, 2>>& samples() const { return samples_; }
   // The probe thread's id while it runs (from Start() on), for --explain.
   pid_t tid() const { return tid_; }
 
@@ -42,6 +49,7 @@ class BystanderProbe {
   AlignedBuffer block_;
   Histogram histogram_;
   Histogram writes_;  // the runner's per-write samples (not reported)
+  std::vector<std::array<uint64_t, 2>> samples_;
   int error_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -29,7 +29,7 @@ uint64_t RandomSpan(const Host& host, uint64_t free) {
                 static_cast<uint64_t>(host.vm.count("dirty_background_ratio")
                                           ? host.vm.at("dirty_background_ratio")
                                           : 10);
-  uint64_t span = threshold + threshold / 4;
+  uint64_t span = threshold * 5 / 2;
   span = std::clamp<uint64_t>(span, 256u << 20, std::max<uint64_t>(free / 4, 256u << 20));
   return span / 4096 * 4096;
 }

@@ -36,6 +36,13 @@ int64_t ParamInt(const ExperimentResult& e, const std::string& key) {
   return 0;
 }
 
+std::string ParamString(const ExperimentResult& e, const std::string& key) {
+  for (const Param& p : e.params)
+    if (p.key == key && std::holds_alternative<std::string>(p.value))
+      return std::get<std::string>(p.value);
+  return "";
+}
+
 std::vector<std::string> RecommendationTexts(const std::vector<Recommendation>& recs) {
   std::vector<std::string> out;
   for (const Recommendation& r : recs) out.push_back(r.text);
@@ -47,12 +54,13 @@ std::vector<Recommendation> Recommendations(const Document& doc) {
   std::vector<Recommendation> lines;
   for (const ExperimentDef* def : Experiments()) {
     if (!def->recommend) continue;
-    const ExperimentResult* e = nullptr;
+    std::vector<const ExperimentResult*> runs;
     for (const ExperimentResult& r : doc.experiments)
-      if (!e && r.name == def->name) e = &r;
+      if (r.name == def->name) runs.push_back(&r);
     lines.push_back(
-        e ? def->recommend(*e)
-          : Recommendation{std::string(def->name), {}, std::string(def->name) + ": not run"});
+        !runs.empty()
+            ? def->recommend(runs)
+            : Recommendation{std::string(def->name), {}, std::string(def->name) + ": not run"});
     std::vector<std::string>& read = lines.back().figures;  // each once, in the order read
     for (size_t i = 0; i < read.size(); ++i)
       read.erase(std::remove(read.begin() + static_cast<long>(i) + 1, read.end(), read[i]),

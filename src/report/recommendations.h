@@ -40,6 +40,8 @@ std::string ValueOf(const Row& r, FigureKey key, const std::string& unit);
 std::string WithUnit(double v, const std::string& unit);
 // An integer parameter of the result (0 when absent).
 int64_t ParamInt(const ExperimentResult& e, const std::string& key);
+// A string parameter's value ("" when absent or not a string).
+std::string ParamString(const ExperimentResult& e, const std::string& key);
 // Under MPI: the aggregate of experiment `name` over exactly `ranks`
 // measuring ranks (0: the most).
 const ExperimentResult* Aggregate(const Document& doc, std::string_view name, int ranks);

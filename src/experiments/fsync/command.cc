@@ -84,7 +84,8 @@ std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, const Run
   auto size = SizeOption("--write-size", o.write_size);
   auto interval = DurationOption("--interval", o.interval);
   auto span = SizeOption("--bg-span", o.bg_span);
-  auto warmup = DurationOption("--bg-warmup", o.bg_warmup);
+  spec.bg_warmup_auto = o.bg_warmup == "auto";
+  auto warmup = DurationOption("--bg-warmup", spec.bg_warmup_auto ? "2s" : o.bg_warmup);
   auto sample = DurationOption("--sample-interval", o.sample_interval);
   for (const auto* e : {&size, &span})
     if (!*e) return std::unexpected(e->error());
@@ -171,7 +172,9 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
                   "says how it was chosen)");
   sub->add_option("--bg-span", o->bg_span, "File size the random background writes over")
       ->capture_default_str();
-  sub->add_option("--bg-warmup", o->bg_warmup, "Background run time before measuring")
+  sub->add_option("--bg-warmup", o->bg_warmup,
+                  "Background run time before measuring; auto: 2s, then until Dirty and "
+                  "Writeback reach the writeback threshold (at most 30s)")
       ->capture_default_str();
   sub->add_option("--sample-interval", o->sample_interval, "Telemetry sampling interval")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include "experiments/fsync/def.h"
 #include "experiments/fsync/rows.h"
 #include "experiments/fsync/sync_loop.h"
+#include "experiments/fsync/warmup.h"
 #include "experiments/trials.h"
 #include "io/trusted_dir.h"
 
@@ -125,6 +126,7 @@ void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
       {"bg_size_from", spec.bg_size_from, ""},
       {"bg_span", static_cast<int64_t>(spec.bg_span), "bytes"},
       {"bg_warmup", static_cast<double>(spec.bg_warmup_ns) / 1e9, "s"},
+      {"bg_warmup_auto", spec.bg_warmup_auto, ""},
       {"sample_interval", static_cast<double>(spec.sample_interval_ns) / 1e9, "s"},
       {"listing", spec.verbose, ""},
   };
@@ -233,19 +235,6 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
 }
 
 namespace {
-
-// Waits out the warm-up; fails if the load exits meanwhile.
-std::optional<std::string> WarmUp(BackgroundLoad* load, uint64_t ns, const RunContext& ctx) {
-  uint64_t end = NowNs() + ns;
-  while (NowNs() < end && !ctx.Interrupted()) {
-    if (load)
-      if (auto why = load->Exited()) return *why;
-    usleep(10'000);
-  }
-  if (load)
-    if (auto why = load->Exited()) return *why;
-  return std::nullopt;
-}
 
 Result<UniqueFd> OpenTestFile(const FsyncSpec& spec, const SyncMethodInfo& m, std::string* path) {
   int flags = O_WRONLY | m.open_flags;
@@ -462,11 +451,13 @@ Measured MeasureMitigated(const FsyncSpec& spec, BackgroundKind bg, const Mitiga
       return refuse(PlainError("background " + bg_name + ": " + started.error().Message()), false);
     load = std::move(*started);
   }
-  if (auto why = WarmUp(load.get(), load ? spec.bg_warmup_ns : 0, ctx)) {
+  std::string warmed;
+  if (auto why = WarmUp(spec, load.get(), load ? spec.bg_warmup_ns : 0, device, ctx, &warmed)) {
     m.rc.bg_failure = "background " + bg_name + " " + *why + " during the warm-up";
     m.outcome.Fail(PlainError(m.rc.bg_failure));
     return m;
   }
+  if (warmed.find("not reached") != std::string::npos) m.notes.push_back(warmed);
   if (ctx.Interrupted()) {
     m.outcome.interrupted = true;
     return m;
@@ -563,7 +554,8 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
     if (!started) return fail_all("background " + bg_name + ": " + started.error().Message());
     load = std::move(*started);
   }
-  if (auto why = WarmUp(load.get(), spec.bg_warmup_ns, ctx))
+  std::string warmed;
+  if (auto why = WarmUp(spec, load.get(), spec.bg_warmup_ns, device, ctx, &warmed))
     return fail_all("background " + bg_name + " " + *why + " during the warm-up");
   if (ctx.Interrupted()) {
     out.status = std::unexpected(PlainError("interrupted"));
@@ -601,6 +593,8 @@ PhaseResult RunPhase(const FsyncSpec& spec, BackgroundKind bg, const RunContext&
     AddHeldRows(spec, bg_name, load.get(), all, sampler, held, end_ns, end_t, ctx, out);
   if (load) load->Stop();
   AddRows(spec, all, runs, out);
+  if (!warmed.empty())
+    for (Row& r : out.rows) r.notes.push_back(warmed);
   if (!measured && out.status) out.status = measured;
   if (ctx.team && ctx.team->stopped() && out.status && !row_failed)
     out.status = std::unexpected(ctx.team->StopReason());
@@ -675,6 +669,7 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
   if (spec.bg_size == 0 && streams)
     spec.bg_size = SizeStream(dir, out.target.device, ctx.team ? ctx.team->size() : 1, ctx, limits,
                               &spec.bg_size_from);
+  if (spec.bg_warmup_auto) spec.warmup_threshold = BackgroundThreshold(out.target.device).bytes;
   out.row_label = mitigating ? "background/method/mitigation" : "background/method";
   out.table = KeyNames(KeysOf(
       kFsyncFigures, {"write_p50_ms", "sync_p50_ms", "sync_p99_ms", "sync_max_ms", "total_p99_ms",

@@ -64,6 +64,12 @@ struct FsyncSpec {
   std::string bg_size_from;  // how bg_size was chosen, for the parameters ("": no stream)
   uint64_t bg_span = 256u << 20;
   uint64_t bg_warmup_ns = 2'000'000'000;
+  // --bg-warmup auto: after bg_warmup_ns, go on warming up until Dirty and
+  // Writeback together reach the device's dirty background threshold
+  // (writeback has begun), for at most kAutoWarmupCap; the threshold is
+  // filled in by RunFsync.
+  bool bg_warmup_auto = false;
+  uint64_t warmup_threshold = 0;
   uint64_t sample_interval_ns = 1'000'000'000;  // telemetry
   bool verbose = false;                         // per-iteration listing
   // Under MPI: --roles as given ("" for none: every rank measures), and

@@ -34,7 +34,8 @@ std::vector<SurveyStep> Survey(const SurveySizes& z) {
 
 // Synchronous direct writes into a fallocate'd file against a zero-filled
 // one, with the conversions and commits --explain counted.
-Recommendation Recommend(const ExperimentResult& e) {
+Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
+  const ExperimentResult& e = *runs.front();
   Recommendation rec{"prealloc", {kWorkload.name, kUnwrittenAfter.name}, ""};
   const Row* falloc = e.FindRow("fallocate");
   const Row* zero = e.FindRow("zero-fill");
@@ -57,8 +58,9 @@ Recommendation Recommend(const ExperimentResult& e) {
         ValueOf(*zero, kCommits, ""));
   }
   rec.text = fmt::format(
-      "preallocation: {} sync+direct writes took {} into a fallocate'd file, {} into a "
+      "preallocation ({}): {} sync+direct writes took {} into a fallocate'd file, {} into a "
       "zero-filled one ({:.1f}x; unwritten extents {} after); {}{}",
+      e.target.fs_type.empty() ? "unknown file system" : "on " + e.target.fs_type,
       ParamInt(e, "writes"), ValueOf(*falloc, kWorkload, "s"), ValueOf(*zero, kWorkload, "s"),
       ratio, ValueOf(*falloc, kUnwrittenAfter, ""), advice, cause);
   return rec;

@@ -50,7 +50,8 @@ std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
 }
 
 // The fastest method against one write() per line, and the library's.
-Recommendation Recommend(const ExperimentResult& e) {
+Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
+  const ExperimentResult& e = *runs.front();
   Recommendation rec{"records", {kLinesS.name}, ""};
   const Row* write = e.FindRow("write");
   const Row* best = nullptr;
@@ -63,9 +64,11 @@ Recommendation Recommend(const ExperimentResult& e) {
   }
   const Row* lib = e.FindRow("library");
   rec.text = fmt::format(
-      "small records: gather them — {} wrote {:.3g} lines/s, {:.0f}x one write() per line "
-      "({:.3g} lines/s){}",
-      best->name, *MedianOf(*best, kLinesS), *MedianOf(*best, kLinesS) / *MedianOf(*write, kLinesS),
+      "small records ({} of lines per method, sync {}): gather them — {} wrote {:.3g} lines/s, "
+      "{:.0f}x one write() per line ({:.3g} lines/s){}",
+      FormatBytes(static_cast<double>(ParamInt(e, "total"))),
+      ParamString(e, "sync").empty() ? "none" : ParamString(e, "sync"), best->name,
+      *MedianOf(*best, kLinesS), *MedianOf(*best, kLinesS) / *MedianOf(*write, kLinesS),
       *MedianOf(*write, kLinesS),
       lib && MedianOf(*lib, kLinesS)
           ? fmt::format("; writelab::RecordWriter: {:.3g} lines/s", *MedianOf(*lib, kLinesS))

@@ -18,6 +18,8 @@ struct StreamOptions {
   std::string size = "1G";
   std::string block = "8M";
   std::string interval = "1s";
+  std::string time_limit;  // none
+  std::string min_time;    // none
   std::vector<std::string> strategies;
   bool no_probe = false;
   OutputOptions out;
@@ -36,6 +38,17 @@ std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   spec.size = *size;
   spec.block = *block;
   spec.interval_ns = *interval;
+  if (!o.time_limit.empty()) {
+    auto limit = DurationOption("--time-limit", o.time_limit);
+    if (!limit) return std::unexpected(limit.error());
+    if (*limit == 0) return std::unexpected("--time-limit: must be greater than 0");
+    spec.time_limit_ns = *limit;
+  }
+  if (!o.min_time.empty()) {
+    auto least = DurationOption("--min-time", o.min_time);
+    if (!least) return std::unexpected(least.error());
+    spec.min_time_ns = *least;
+  }
   spec.probe = !o.no_probe;
   auto strategies = ChoicesOption("--strategy", "strategy", kStreamStrategies, o.strategies);
   if (!strategies) return std::unexpected(strategies.error());
@@ -67,6 +80,11 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
       ->delimiter(',');
   sub->add_option("--interval", o->interval, "Telemetry sampling interval, e.g. 500ms")
       ->capture_default_str();
+  sub->add_option("--time-limit", o->time_limit,
+                  "Stop each trial's writes after this long, e.g. 30s (default: write --size)");
+  sub->add_option("--min-time", o->min_time,
+                  "Write each trial's file again from the start until it has written this long, "
+                  "e.g. 3s (not with the library strategy)");
   sub->add_option("--rounds,--repeat", o->spec.rounds,
                   "Trials per strategy; the order rotates each round (--repeat: its old name)")
       ->check(Count(1, 1000))

@@ -44,6 +44,9 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
         add(key, static_cast<double>(*ns) / 1e6);
     add(StreamKey("probe_max_ms"), static_cast<double>(t.probe_latency.max()) / 1e6);
   }
+  if (spec.threshold)  // a file written over again counts once: its pages may still be dirty
+    add(StreamKey("vs_threshold"),
+        std::min(bytes, static_cast<double>(spec.size)) / static_cast<double>(spec.threshold));
   for (const auto& [key, v] : t.explained) acc.explained[key].push_back(v);
   acc.write_latency.Merge(t.write_latency);
   acc.probe_latency.Merge(t.probe_latency);
@@ -56,6 +59,21 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
   for (size_t i = 0; i < t.gib_mb_s.size(); ++i)
     gib.points.push_back({static_cast<double>(i + 1), t.gib_mb_s[i]});
   acc.series.push_back(std::move(gib));
+  // The bystander's calls over time, where writeback pressure could shape
+  // them (past the threshold): the picture of the 2009 stall.
+  if (!t.probe_points.empty() && spec.threshold && std::min(t.bytes, spec.size) >= spec.threshold) {
+    Series probe{"probe", round, 0, {{"t", "s"}, {"fdatasync", "ms"}}, {}};
+    for (const auto& [at, ms] : t.probe_points) probe.points.push_back({at, ms});
+    acc.series.push_back(std::move(probe));
+  }
+  if (t.passes)
+    acc.notes.push_back("round " + std::to_string(round + 1) + ": wrote its file " +
+                        std::to_string(t.passes + 1) + " times over, to write for " +
+                        FormatValue(static_cast<double>(spec.min_time_ns) / 1e9, "s"));
+  if (t.time_limited)
+    acc.notes.push_back("round " + std::to_string(round + 1) + ": stopped at the time limit (" +
+                        FormatValue(static_cast<double>(spec.time_limit_ns) / 1e9, "s") +
+                        ") after " + FormatBytes(bytes));
   if (!t.library_choice.empty())
     acc.notes.push_back("round " + std::to_string(round + 1) + ": library picked " +
                         t.library_choice);
@@ -63,6 +81,12 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
   if (t.probe_error)
     acc.notes.push_back("probe: a write or fdatasync failed: " +
                         ErrnoError(t.probe_error, "").Message());
+  if (t.probed && spec.threshold && std::min(t.bytes, spec.size) < spec.threshold && round == 0)
+    acc.notes.push_back(
+        "wrote " + FormatBytes(bytes) + " per trial, less than the dirty background threshold of " +
+        FormatBytes(static_cast<double>(spec.threshold)) +
+        " where the kernel starts writing back: no writeback pressure, so the bystander's "
+        "figures cannot show a stall");
 }
 
 Row StreamRow(StreamStrategy s, StreamAccumulator& acc) {

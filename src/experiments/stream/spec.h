@@ -45,6 +45,19 @@ struct StreamSpec {
   bool probe = true;
   uint64_t probe_period_ns = 100'000'000;
   int rounds = 3;  // trials of each strategy
+  // A trial stops writing after this long (0: never): the bytes written
+  // are then fewer than size, and the row says so.
+  uint64_t time_limit_ns = 0;
+  // A trial that has written size bytes before this long writes its file
+  // again from the start, pass after pass, until it has (0: never; not for
+  // the library strategy). The survey's bystander trials use it so that a
+  // fast device still gives the bystander time to probe.
+  uint64_t min_time_ns = 0;
+  // Filled by RunStream: the device's dirty background threshold
+  // (telemetry/dirty_threshold.h) and how it was found, for the parameters
+  // and vs_threshold.
+  uint64_t threshold = 0;
+  std::string threshold_from;
 };
 
 }  // namespace writelab

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/stream/stream.h"
+
 #include "experiments/stream/def.h"
 #include "io/trusted_dir.h"
+#include "telemetry/dirty_threshold.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +41,10 @@ void AddParams(const StreamSpec& spec, const std::string& path, ExperimentResult
       {"probe", spec.probe, ""},
       {"probe_period", static_cast<double>(spec.probe_period_ns) / 1e9, "s"},
       {"keep", spec.keep, ""},
+      {"time_limit", static_cast<double>(spec.time_limit_ns) / 1e9, "s"},
+      {"min_time", static_cast<double>(spec.min_time_ns) / 1e9, "s"},
+      {"writeback_threshold", static_cast<int64_t>(spec.threshold), "bytes"},
+      {"threshold_from", spec.threshold_from, ""},
   };
 }
 
@@ -77,6 +83,9 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
   if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
   if (spec.strategies.empty())
     for (const auto& info : kStreamStrategies) spec.strategies.push_back(info.id);
+  if (spec.min_time_ns &&
+      std::ranges::find(spec.strategies, StreamStrategy::kLibrary) != spec.strategies.end())
+    return std::unexpected("a minimum trial time is for the write loops, not the library");
   if (std::ranges::find(spec.strategies, StreamStrategy::kDirect) != spec.strategies.end()) {
     // The direct strategy writes whole blocks of aligned memory: refused here,
     // not as a row, unless the user drops it.
@@ -148,12 +157,16 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
 
 }  // namespace
 
-Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult& out) {
+Status RunStream(const StreamSpec& given, const RunContext& ctx, ExperimentResult& out) {
+  StreamSpec spec = given;
   const std::string dir = DirOf(spec);
   out.name = "stream";
   out.reproduces = kStreamReproduces;
   out.row_label = "strategy";
   out.target = TargetOf(ctx, dir);
+  const DirtyThreshold limit = BackgroundThreshold(out.target.device);
+  spec.threshold = limit.bytes;
+  spec.threshold_from = limit.how;
   out.table = KeyNames(KeysOf(kStreamFigures, {"mb_s", "write_mb_s", "sync_s", "dirty_peak",
                                                "cached_end", "probe_p99_ms", "probe_max_ms"}));
   AddParams(spec, spec.file.empty() ? dir : spec.file, out);

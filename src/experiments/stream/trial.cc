@@ -82,18 +82,33 @@ class RunnerWindowCalls final : public WindowCalls {
 };
 
 // The original loops: write a block, then the strategy's own calls.
+// Whether the trial has written for its --time-limit (never without one).
+bool PastLimit(const TrialEnv& env, uint64_t t0, TrialResult& r) {
+  if (!env.spec.time_limit_ns || NowNs() - t0 < env.spec.time_limit_ns) return false;
+  r.time_limited = true;
+  return true;
+}
+
 void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibClock& gib,
-               TrialResult& r) {
+               TrialResult& r, uint64_t t0) {
   const uint64_t size = env.spec.size, block = env.spec.block;
   // Torvalds' window: start writeback of each block, wait for the one
   // before; Garzik's variant then drops it (the library's implementation).
   WritebackWindow window(block, s == StreamStrategy::kWindowDrop);
   RunnerWindowCalls calls(runner);
-  for (uint64_t off = 0; off < size; off += block) {
+  uint64_t done = 0;  // bytes written in all passes
+  for (uint64_t off = 0;; off += block) {
+    if (off >= size) {  // a pass is over: another while the minimum time lasts
+      if (!env.spec.min_time_ns || NowNs() - t0 >= env.spec.min_time_ns) return;
+      off = 0;
+      ++r.passes;
+      window = WritebackWindow(block, s == StreamStrategy::kWindowDrop);  // as the background
+    }
     if (env.ctx.Interrupted()) {
       r.outcome.interrupted = true;
       return;
     }
+    if (PastLimit(env, t0, r)) return;
     uint64_t n = std::min(block, size - off);
     if (int rc = runner.WriteFully(env.data.data(), n, off); rc != 0) {
       // Only the first write can say the strategy's feature is not there.
@@ -109,7 +124,8 @@ void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibCl
       if (int rc = window.AfterWrite(calls, off, n, &what); rc < 0)
         return r.outcome.Fail(-rc, std::string(what) + " at " + std::to_string(off));
     }
-    gib.Advance(off + n);
+    done += n;
+    gib.Advance(done);
   }
 }
 
@@ -117,7 +133,8 @@ void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibCl
 // Append and Finish are library calls of several system calls each: the
 // library row's write latency and sync time are theirs (named so in stream.cc).
 void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progress, GibClock& gib,
-                 Sampler& sampler, TrialResult& r, uint64_t& sync_start, uint64_t& sync_ns) {
+                 Sampler& sampler, TrialResult& r, uint64_t t0, uint64_t& sync_start,
+                 uint64_t& sync_ns) {
   r.library = true;
   StreamWriterOptions options;
   options.window_bytes = env.spec.block;
@@ -129,10 +146,11 @@ void LibraryLoop(UniqueFd fd, const TrialEnv& env, std::atomic<uint64_t>& progre
       r.outcome.interrupted = true;
       break;
     }
+    if (PastLimit(env, t0, r)) break;
     uint64_t n = std::min(block, size - off);
-    uint64_t t0 = NowNs();
+    uint64_t at = NowNs();
     Status st = writer->Append({env.data.data(), n});
-    r.write_latency.Record(NowNs() - t0);
+    r.write_latency.Record(NowNs() - at);
     if (!st) return r.outcome.Fail(st.error());
     r.counters.bytes += n;
     ++r.counters.calls;
@@ -218,10 +236,10 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
   uint64_t sync_start = 0, sync_ns = 0;
   GibClock gib(env.spec.size, t0);
   if (s == StreamStrategy::kLibrary) {
-    LibraryLoop(UniqueFd(dup(fd)), env, progress, gib, sampler, r, sync_start, sync_ns);
+    LibraryLoop(UniqueFd(dup(fd)), env, progress, gib, sampler, r, t0, sync_start, sync_ns);
     ExplainWrites(explain, env, r, sync_start - t0);
   } else {
-    WriteLoop(s, env, runner, gib, r);
+    WriteLoop(s, env, runner, gib, r, t0);
     sync_start = NowNs();
     ExplainWrites(explain, env, r, sync_start - t0);
     sampler.SampleNow();  // Dirty peaks here, before the final fsync
@@ -236,6 +254,10 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
     r.probed = true;
     r.probe_latency = env.probe->Stop();
     r.probe_error = env.probe->error();
+    for (const auto& [at, ns] : env.probe->samples())
+      r.probe_points.push_back(
+          {static_cast<double>(static_cast<int64_t>(at - sampler.start_ns())) / 1e9,
+           static_cast<double>(ns) / 1e6});
   }
   if (env.ctx.progress) std::fprintf(env.ctx.progress, "\r\033[K");
   if (sync_start == 0) sync_start = NowNs();  // the library loop stopped early

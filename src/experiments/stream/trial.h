@@ -3,6 +3,7 @@
 // it left behind, remove it. Internal to the stream experiment.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -46,6 +47,9 @@ struct TrialResult {
   bool probed = false;
   int probe_error = 0;
   Histogram probe_latency;
+  std::vector<std::array<double, 2>> probe_points;  // t (s, on the samples' clock), ms
+  bool time_limited = false;                        // stopped at spec.time_limit_ns
+  int passes = 0;  // times the file was written again from the start (spec.min_time_ns)
   std::vector<SamplePoint> samples;
   std::vector<double> gib_mb_s;  // MB/s of each GiB written (last one may be partial)
   std::optional<CacheResidency> residency;

@@ -25,10 +25,11 @@ constexpr FigureKey kKibPerWrite = KeyOf(kStrideFigures, "device_kib_per_write")
 
 Headline StrideHeadline(const ExperimentResult&) { return {kMbS.name, false}; }
 
-// stride on a file of writelab's own, 5 rounds of 0.2 s per step.
-std::vector<SurveyStep> Survey(const SurveySizes& z) {
-  const std::string dir = z.dir;
-  SurveyRun run = [dir](const RunContext& ctx, ExperimentResult& e) {
+// stride on a file of writelab's own, 5 rounds of 0.2 s per step: psync
+// at queue depth 1 as the original, and io_uring at depth 32, where the
+// block layer has requests to merge.
+SurveyRun StrideRun(const std::string& dir, bool uring) {
+  return [dir, uring](const RunContext& ctx, ExperimentResult& e) {
     StrideSpec spec;
     // Made new (O_EXCL|O_NOFOLLOW) in the checked --dir: stride then
     // opens writelab's own file, never a name planted in a shared dir.
@@ -38,37 +39,62 @@ std::vector<SurveyStep> Survey(const SurveySizes& z) {
     spec.steps = {1, 2, 3, 4, 8, 16, 64, 512};
     spec.duration_ns = 200'000'000;
     spec.rounds = kSurveyTrials;
+    if (uring) {
+      spec.engine = "io_uring";
+      spec.qds = {32};
+    }
     Status s = ValidateStrideSpec(spec)
                    ? RunStride(spec, spec.file, ctx, e)
                    : Unexpected(PlainError("stride: invalid survey parameters"));
     RemoveOwnFile(spec.file);  // writelab's own file
     return s;
   };
-  return {{"stride", "strided direct writes", 9, run}};
+}
+
+std::vector<SurveyStep> Survey(const SurveySizes& z) {
+  return {
+      {"stride", "strided direct writes, queue depth 1", 9, StrideRun(z.dir, false)},
+      {"stride", "strided direct writes, io_uring at queue depth 32", 9, StrideRun(z.dir, true)}};
+}
+
+// One run's contiguous step against its most scattered, at its depth.
+std::string DepthText(const ExperimentResult& e, bool* merges_help) {
+  const int64_t contiguous_step = ParamInt(e, "block") / std::max<int64_t>(ParamInt(e, "unit"), 1);
+  const Row* contiguous = nullptr;
+  const Row* scattered = nullptr;
+  for (const Row& r : e.rows) {
+    if (!MedianOf(r, kMbS)) continue;
+    if (r.name == std::to_string(contiguous_step) ||
+        r.name.starts_with(std::to_string(contiguous_step) + " "))
+      contiguous = &r;
+    scattered = &r;  // rows go up in step: the last is the largest
+  }
+  const std::string engine = ParamString(e, "engine");
+  const std::string depth = engine == "io_uring" ? "io_uring at queue depth " + ParamString(e, "qd")
+                                                 : "psync at queue depth 1";
+  if (!contiguous || !scattered || scattered == contiguous) return depth + ": not measured";
+  const double ratio = *MedianOf(*contiguous, kMbS) / *MedianOf(*scattered, kMbS);
+  *merges_help |= ratio > 1.5;
+  return fmt::format(
+      "{}: back to back (step {}) {}, scattered (step {}) {} ({:.1f}x; {} vs {} KiB "
+      "per device write)",
+      depth, contiguous->name, ValueOf(*contiguous, kMbS, "MB/s"), scattered->name,
+      ValueOf(*scattered, kMbS, "MB/s"), ratio, ValueOf(*contiguous, kKibPerWrite, ""),
+      ValueOf(*scattered, kKibPerWrite, ""));
 }
 
 // Contiguous (step x unit == block: each write starts where the last ended)
-// against the most scattered step measured.
-Recommendation Recommend(const ExperimentResult& e) {
+// against the most scattered step measured, at every depth the survey ran.
+Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   Recommendation rec{"stride", {kMbS.name, kKibPerWrite.name}, ""};
-  const int64_t contiguous_step = ParamInt(e, "block") / std::max<int64_t>(ParamInt(e, "unit"), 1);
-  const Row* contiguous = e.FindRow(std::to_string(contiguous_step));
-  const Row* scattered = nullptr;
-  for (const Row& r : e.rows)
-    if (MedianOf(r, kMbS)) scattered = &r;  // rows go up in step: the last is the largest
-  if (!contiguous || !scattered || !MedianOf(*contiguous, kMbS) || scattered == contiguous) {
-    rec.text = "access pattern: not measured";
-    return rec;
-  }
-  double ratio = *MedianOf(*contiguous, kMbS) / *MedianOf(*scattered, kMbS);
-  rec.text = fmt::format(
-      "access pattern: 4 KiB direct writes back to back (step {}) ran at {}, scattered (step {}) "
-      "at {} ({:.1f}x; {} vs {} KiB per device write); {}",
-      contiguous->name, ValueOf(*contiguous, kMbS, "MB/s"), scattered->name,
-      ValueOf(*scattered, kMbS, "MB/s"), ratio, ValueOf(*contiguous, kKibPerWrite, ""),
-      ValueOf(*scattered, kKibPerWrite, ""),
-      ratio > 1.5 ? "keep writes contiguous so the block layer can merge them"
-                  : "this device absorbs scattered writes about as well as contiguous ones");
+  bool merges_help = false;
+  std::string parts;
+  for (const ExperimentResult* e : runs)
+    parts += (parts.empty() ? "" : "; ") + DepthText(*e, &merges_help);
+  rec.text = "access pattern, 4 KiB direct writes: " + parts + "; " +
+             (merges_help ? "keep writes contiguous so the block layer can merge them"
+                          : "this device absorbs scattered writes about as well as contiguous "
+                            "ones at these depths");
   return rec;
 }
 
