@@ -2,7 +2,8 @@
 # What `cmake --install` puts where, and the .deb (`cpack -G DEB`):
 #   lib/libwritelab.a (and .so with WRITELAB_SHARED), include/writelab/,
 #   lib/cmake/writelab/ (find_package), lib/pkgconfig/writelab.pc;
-#   with the tool: bin/writelab, share/man/man1/writelab.1,
+#   with the tool: bin/writelab, lib/writelab/libwritelab-run.so (`writelab
+#   run`'s preload), share/man/man1/writelab.1,
 #   share/bash-completion/completions/writelab, share/doc/writelab/.
 include(CMakePackageConfigHelpers)
 
@@ -38,6 +39,7 @@ if(NOT WRITELAB_BUILD_TOOL OR NOT PROJECT_IS_TOP_LEVEL)
 endif()
 
 install(TARGETS writelab_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tool)
+install(TARGETS writelab_run_shim LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/writelab COMPONENT tool)
 install(FILES completion/writelab.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
   RENAME writelab COMPONENT tool)
 install(DIRECTORY docs/ DESTINATION ${WRITELAB_DOC_DIR}/docs COMPONENT tool)

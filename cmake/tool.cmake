@@ -57,3 +57,22 @@ target_link_libraries(stream_exporter PRIVATE writelab)
 add_executable(wal_example examples/wal.cc)
 target_link_libraries(wal_example PRIVATE writelab)
 
+
+# libwritelab-run.so, which `writelab run` preloads into the commands it
+# runs (src/shim/run_shim.cc): the window of src/lib compiled in, nothing
+# of C++'s run time (no exceptions, no thread-safe statics), so that it
+# adds only libc to a process. The binary finds it beside itself in the
+# build tree, then where it is installed.
+add_library(writelab_run_shim MODULE src/shim/run_shim.cc src/lib/writeback_window.cc)
+set_target_properties(writelab_run_shim PROPERTIES OUTPUT_NAME writelab-run PREFIX lib
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR} LINKER_LANGUAGE C)
+target_include_directories(writelab_run_shim PRIVATE src include)
+target_compile_options(writelab_run_shim PRIVATE -fno-exceptions -fno-rtti -fno-threadsafe-statics)
+target_link_libraries(writelab_run_shim PRIVATE ${CMAKE_DL_LIBS})
+target_link_options(writelab_run_shim PRIVATE -Wl,-z,defs)
+add_dependencies(writelab_cli writelab_run_shim)
+file(RELATIVE_PATH WRITELAB_SHIM_RELATIVE ${CMAKE_INSTALL_FULL_BINDIR}
+  ${CMAKE_INSTALL_FULL_LIBDIR}/writelab/libwritelab-run.so)
+target_compile_definitions(writelab_core PUBLIC
+  WRITELAB_SHIM_INSTALLED="${CMAKE_INSTALL_FULL_LIBDIR}/writelab/libwritelab-run.so"
+  WRITELAB_SHIM_RELATIVE="${WRITELAB_SHIM_RELATIVE}")

@@ -20,7 +20,7 @@ _writelab() {
     return
   fi
   case $prev in  # options that take a path
-    --dir | --file | --json | --csv | --input | --journal-dir | -o | --output)
+    --dir | --file | --json | --csv | --input | --journal-dir | --probe-dir | -o | --output)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return
       ;;

@@ -205,10 +205,21 @@ TEST_F(ExplainProgram, AnFsyncBesideAStreamerWaitsForTheJournalAndTheDevice) {
   for (const json& r : doc["experiments"][2]["rows"])
     if (MedianOf(r, "journal_pct") + MedianOf(r, "data_pct") > 50) ++named;
   EXPECT_GE(named, 1) << "the slow calls name the journal commit and the device writes";
-  // The goal: the fsyncs' time is explained, little of it left as "other"
-  // (the whole row: a single slow call beside other tests' I/O and CPU can
-  // wait on what the split does not name; docs/explain.md).
-  EXPECT_LT(MedianOf(*fsync, "other_pct"), 20);
+  // The goal (issue 29): for calls of 10 ms and more, little of their time
+  // is left as "other": weighted by their time over the slow-call list, so
+  // that one call beside other tests' I/O and CPU, waiting on what the
+  // split does not name, does not decide it (docs/explain.md).
+  double slow_ms = 0, other_ms = 0;
+  for (const json& r : doc["experiments"][2]["rows"])
+    if (const double ms = MedianOf(r, "ms"); ms >= 10) {
+      slow_ms += ms;
+      other_ms += ms * MedianOf(r, "other_pct") / 100;
+    }
+  if (slow_ms > 0) {
+    EXPECT_LT(100 * other_ms / slow_ms, 20) << "of " << slow_ms << " ms of calls of 10 ms or more";
+  } else {
+    EXPECT_LT(MedianOf(*fsync, "other_pct"), 20) << "no call of 10 ms or more: the whole row";
+  }
   ExpectPartsWithinTheCalls(doc);
 }
 

@@ -174,7 +174,7 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run) {
   doc.finished_at = UtcNowIso8601();
   doc.label = out.label;
   if (!run) doc.errors.push_back(run.error().Message());
-  FILE* tables = ToStdout(out) ? stderr : stdout;
+  FILE* tables = ToStdout(out) || out.tables_to_stderr ? stderr : stdout;
   std::fputs(RenderText(doc).c_str(), tables);
   std::fflush(tables);
   int code = run ? kExitOk : kExitRunFailed;

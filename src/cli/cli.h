@@ -29,6 +29,9 @@ struct OutputOptions {
   std::string json;
   std::string csv;
   std::string label;  // --label: the run's name in compare and the report
+  // Not an option: the command's stdout belongs to another program (`run`
+  // passes CMD's through unchanged), so writelab's tables go to stderr.
+  bool tables_to_stderr = false;
 };
 void AddOutputOptions(CLI::App& sub, OutputOptions& out);
 // Before a run: "--json: directory '/x' does not exist", or "'/x' is a

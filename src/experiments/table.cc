@@ -7,6 +7,7 @@
 #include "experiments/prealloc/def.h"
 #include "experiments/program/def.h"
 #include "experiments/records/def.h"
+#include "experiments/run/def.h"
 #include "experiments/stream/def.h"
 #include "experiments/stride/def.h"
 
@@ -14,7 +15,8 @@ namespace writelab {
 namespace {
 
 constexpr const ExperimentDef* kExperiments[] = {&kStreamDef,   &kFsyncDef,  &kRecordsDef,
-                                                 &kPreallocDef, &kStrideDef, &kProgramDef};
+                                                 &kPreallocDef, &kStrideDef, &kProgramDef,
+                                                 &kRunDef};
 
 }  // namespace
 

@@ -39,4 +39,20 @@ int WritebackWindow::AfterWrite(WindowCalls& calls, uint64_t start, uint64_t len
   return 0;
 }
 
+int WritebackWindow::Finish(WindowCalls& calls, uint64_t end, const char** what) {
+  *what = "sync_file_range";
+  if (end <= done_) return 0;
+  if (int rc = calls.SyncRange(
+          done_, end - done_,
+          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+      rc < 0)
+    return rc;
+  if (drop_) {
+    *what = "posix_fadvise";
+    if (int rc = calls.DropCache(done_, end - done_); rc < 0) return rc;
+  }
+  done_ = end;
+  return 0;
+}
+
 }  // namespace writelab

@@ -51,6 +51,13 @@ class WritebackWindow {
   // Everything below offset is clean and dropped (after an fsync).
   void MarkDropped(uint64_t offset) { done_ = offset; }
 
+  // The end of a stream at end without an fsync: waits for the writeback of
+  // what lies between the last waited range and end (starting it first), and
+  // with drop removes it from the page cache. Makes nothing durable that
+  // writeback would not have written anyway: no device cache flush, no
+  // metadata. 0 or -errno with *what naming the call.
+  int Finish(WindowCalls& calls, uint64_t end, const char** what);
+
  private:
   uint64_t window_;
   bool drop_;

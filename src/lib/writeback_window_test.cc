@@ -65,6 +65,18 @@ TEST_F(WindowTest, DropKeepsOnlyTheNewestWindowsCached) {
   EXPECT_EQ(ResidentPages(fd_, 0, 6u << 20), 0u);
 }
 
+// Finish at the end of a stream leaves nothing of it cached with drop, and
+// nothing dirty without: what writeback would have written, waited for.
+TEST_F(WindowTest, FinishDropsTheTailWithoutAnFsync) {
+  WritebackWindow w(1 << 20, true);
+  Write(w, 8);
+  FdWindowCalls calls(fd_);
+  const char* what = "";
+  ASSERT_EQ(w.Finish(calls, 8u << 20, &what), 0) << what;
+  EXPECT_EQ(ResidentPages(fd_, 0, 8u << 20), 0u);
+  EXPECT_EQ(w.Finish(calls, 8u << 20, &what), 0) << "twice is nothing";
+}
+
 TEST_F(WindowTest, WithoutDropPagesStayButAreClean) {
   WritebackWindow w(1 << 20, false);
   Write(w, 8);

@@ -36,9 +36,15 @@ for f in bin/writelab $libdir/libwritelab.a include/writelab/record_writer.h \
   $libdir/cmake/writelab/writelabConfig.cmake $libdir/cmake/writelab/writelabConfigVersion.cmake \
   $libdir/cmake/writelab/writelabTargets.cmake $libdir/pkgconfig/writelab.pc \
   share/man/man1/writelab.1 share/bash-completion/completions/writelab \
-  share/doc/writelab/LICENSE share/doc/writelab/third_party/LICENSE-chartjs.md; do
+  share/doc/writelab/LICENSE share/doc/writelab/third_party/LICENSE-chartjs.md \
+  $libdir/writelab/libwritelab-run.so; do
   [ -f "$prefix/$f" ] || fail "cmake --install did not install $f"
 done
+# `writelab run` finds its shim where the prefix put it, wherever that is.
+out=$(cd "$work" && "$prefix/bin/writelab" run --json "$work/run.json" -- sh -c 'echo ran' 2>/dev/null) ||
+  fail "the installed writelab run"
+[ "$out" = ran ] || fail "the installed writelab run passed '$out' through"
+grep -q '"run-files"' "$work/run.json" || fail "the installed writelab run wrote no document"
 "$prefix/bin/writelab" --version | grep -q "^writelab 0.2" || fail "installed writelab --version"
 ok "cmake --install puts the binary, library, headers, CMake and pkg-config files, man page, completion"
 
@@ -97,7 +103,7 @@ run_consumer "$work/pc" pkg-config
 ok "pkg-config and a plain g++ command line"
 
 man=$prefix/share/man/man1/writelab.1
-for command in survey stream fsync records prealloc stride report compare cleanup; do
+for command in survey stream fsync records prealloc stride explain run report compare cleanup; do
   grep -q "^\.SS $command\$" "$man" || fail "writelab.1 has no section for $command"
 done
 grep -q -- "--scheduler" "$man" || fail "writelab.1 lacks stride's --scheduler"
@@ -135,6 +141,7 @@ done
 contents=$(dpkg-deb -c "$deb")
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for f in ./usr/bin/writelab ./usr/lib/$multiarch/libwritelab.a ./usr/include/writelab/record_writer.h \
+  ./usr/lib/$multiarch/writelab/libwritelab-run.so \
   ./usr/include/writelab/log_reader.h ./usr/share/man/man1/writelab.1 \
   ./usr/lib/$multiarch/pkgconfig/writelab.pc ./usr/lib/$multiarch/cmake/writelab/writelabConfig.cmake; do
   grep -q " $f\$" <<<"$contents" || fail "the .deb lacks $f"

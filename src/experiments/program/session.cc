@@ -28,6 +28,7 @@
 #include "core/clock.h"
 #include "core/histogram.h"
 #include "core/units.h"
+#include "experiments/child.h"
 #include "experiments/program/def.h"
 #include "experiments/program/figures.h"
 #include "experiments/program/rows.h"
@@ -59,90 +60,6 @@ std::optional<uint64_t> InFlight(__u32 disk) {
   uint64_t reads = 0, writes = 0;
   if (!(in >> reads >> writes)) return std::nullopt;
   return reads + writes;
-}
-
-// The credentials CMD runs with: --user, else SUDO_USER under sudo, else ours.
-struct RunAs {
-  bool change = false;
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::string name;
-};
-
-std::expected<RunAs, std::string> ResolveUser(const std::string& user) {
-  std::string name = user;
-  if (name.empty())
-    if (const char* sudo = std::getenv("SUDO_USER"); sudo && *sudo && geteuid() == 0) name = sudo;
-  if (name.empty()) return RunAs{};
-  const passwd* pw = getpwnam(name.c_str());
-  if (!pw) return std::unexpected("--user: no user " + Quoted(name));
-  return RunAs{pw->pw_uid != geteuid(), pw->pw_uid, pw->pw_gid, name};
-}
-
-// A child at a gate: it runs argv once the gate opens.
-struct Child {
-  pid_t pid = -1;
-  int gate = -1;   // write one byte to let it run
-  int error = -1;  // its exec's errno, or EOF once it ran
-};
-
-Result<Child> Spawn(const std::vector<std::string>& command, const RunAs& as) {
-  std::vector<char*> argv;  // built before the fork: the child only calls what exec needs
-  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  int gate[2], error[2];
-  if (pipe2(gate, O_CLOEXEC) != 0) return Unexpected(ErrnoError(errno, "pipe"));
-  if (pipe2(error, O_CLOEXEC) != 0) {
-    close(gate[0]), close(gate[1]);
-    return Unexpected(ErrnoError(errno, "pipe"));
-  }
-  const pid_t pid = fork();
-  if (pid < 0) return Unexpected(ErrnoError(errno, "fork"));
-  if (pid == 0) {
-    close(gate[1]);
-    close(error[0]);
-    char go = 0;
-    while (read(gate[0], &go, 1) < 0 && errno == EINTR) {
-    }
-    if (go != 'g') _exit(126);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
-    int err = 0;
-    if (as.change &&
-        (initgroups(as.name.c_str(), as.gid) != 0 || setgid(as.gid) != 0 || setuid(as.uid) != 0))
-      err = errno;
-    if (!err) {
-      execvp(argv[0], argv.data());
-      err = errno;
-    }
-    (void)!write(error[1], &err, sizeof err);
-    _exit(127);
-  }
-  close(gate[0]);
-  close(error[1]);
-  return Child{pid, gate[1], error[0]};
-}
-
-// The processes under root now (its descendants, root included).
-std::vector<pid_t> Descendants(pid_t root) {
-  std::map<pid_t, pid_t> parent;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    auto stat = ReadSmallFile("/proc/" + name + "/stat");
-    if (!stat) continue;
-    const size_t close = stat->rfind(')');
-    if (close == std::string::npos) continue;
-    int ppid = 0;
-    char state = 0;
-    if (std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) == 2)
-      parent[std::stoi(name)] = ppid;
-  }
-  std::vector<pid_t> out = {root};
-  for (size_t i = 0; i < out.size(); ++i)
-    for (const auto& [pid, pp] : parent)
-      if (pp == out[i] && std::find(out.begin(), out.end(), pid) == out.end()) out.push_back(pid);
-  return out;
 }
 
 // What the session gathers while the tracer runs.
@@ -282,15 +199,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
       waitpid(root, nullptr, 0);
       return st;
     }
-    (void)!write(child->gate, "g", 1);
-    close(child->gate);
-    int err = 0;
-    const ssize_t n = read(child->error, &err, sizeof err);
-    close(child->error);
-    if (n == static_cast<ssize_t>(sizeof err)) {
-      waitpid(root, nullptr, 0);
-      return Unexpected(ErrnoError(err, "explain: run " + spec.command.front()));
-    }
+    if (Status ran = child->Release("explain: run " + spec.command.front()); !ran) return ran;
   } else {
     for (pid_t p : Descendants(root))
       if (auto st = tracer->AddProcess(p); !st) return st;

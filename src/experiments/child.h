@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// A command writelab runs for the user (`explain -- CMD`, `run -- CMD`):
+// as the invoking user, held at a gate until writelab is ready to watch it
+// (so that its first write is seen), with what writelab adds to its
+// environment and descriptors; and the processes under it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "writelab/error.h"
+
+namespace writelab {
+
+// The credentials CMD runs with: --user, else SUDO_USER under sudo, else
+// writelab's own (change false).
+struct RunAs {
+  bool change = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string name;
+};
+std::expected<RunAs, std::string> ResolveUser(const std::string& user);
+
+struct SpawnExtras {
+  std::vector<std::string> env;  // "NAME=VALUE", replacing NAME where it is set
+  int keep_fd = -1;              // dup2'd to keep_as in CMD (kept across exec)
+  int keep_as = -1;
+};
+
+// A child at a gate: it runs the command once Release() opens the gate.
+struct Child {
+  pid_t pid = -1;
+  int gate = -1;   // write one byte to let it run
+  int error = -1;  // its exec's errno, or EOF once it ran
+  // Lets it run; waits until it has exec'd. On a failed exec it is reaped
+  // and the error names `what` ("run dd"): ENOENT, EACCES...
+  Status Release(const std::string& what);
+};
+
+// Forks command (argv[0] looked up in PATH) at a gate, with the
+// environment and descriptor of extras. Everything exec needs is built
+// before the fork: the child calls nothing that allocates.
+Result<Child> Spawn(const std::vector<std::string>& command, const RunAs& as,
+                    const SpawnExtras& extras = {});
+
+// The processes under root now (its descendants, root included), from /proc.
+std::vector<pid_t> Descendants(pid_t root);
+
+}  // namespace writelab

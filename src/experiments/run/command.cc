@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+// `writelab run --strategy S [OPTIONS] -- CMD [ARGS...]`: options -> RunSpec
+// -> RunCommand -> reporters (on stderr: stdout is CMD's); writelab exits
+// with CMD's status.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "cli/cli.h"
+#include "cli/count_option.h"
+#include "experiments/child.h"
+#include "experiments/run/def.h"
+#include "experiments/run/session.h"
+
+namespace writelab {
+namespace {
+
+struct RunOptions {
+  RunSpec spec;
+  std::string strategy = "window-drop";
+  std::string window = "8M";
+  std::string min_file = "8M";
+  std::string poll = "50ms";
+  OutputOptions out;
+};
+
+std::optional<std::string> BuildSpec(RunOptions& o) {
+  RunSpec& s = o.spec;
+  if (s.command.empty()) return "run: give a command after -- (writelab run -- CMD ARGS)";
+  const auto* strategy = FindChoice(kRunStrategies, o.strategy);
+  if (!strategy)
+    return "--strategy: unknown strategy '" + o.strategy +
+           "' (window-drop, dontcache, window, drop-behind or plain)";
+  s.strategy = strategy->id;
+  if (s.compare && s.strategy == RunStrategy::kPlain)
+    return "--compare: sets plain beside a strategy; give one (--strategy window-drop)";
+  auto window = SizeOption("--window", o.window);
+  auto min_file = SizeOption("--min-file", o.min_file);
+  auto poll = DurationOption("--poll", o.poll);
+  for (const auto* e : {&window, &min_file})
+    if (!*e) return e->error();
+  if (!poll) return poll.error();
+  if (*window < 4096) return "--window: at least 4 KiB";
+  if (*poll < 1'000'000) return "--poll: at least 1ms";
+  s.window = *window, s.min_file = *min_file, s.poll_ns = *poll;
+  if (s.rounds > 1 && !s.compare)
+    return "--rounds: with --compare (runs of plain and the strategy)";
+  if (o.out.json == "-" || o.out.csv == "-")
+    return "--json -, --csv -: stdout is CMD's; give a file";
+  if (!s.probe_dir.empty()) {
+    struct stat st;
+    if (stat(s.probe_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return "--probe-dir: '" + s.probe_dir + "' is not a directory";
+    if (!s.measure) return "--probe-dir: with --measure";
+  }
+  if (auto as = ResolveUser(s.user); !as) return as.error();
+  if (auto shim = FindShim(); !shim) return "run: " + shim.error();
+  if (s.strategy == RunStrategy::kDontcache)
+    if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir)) return *refused;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<RunOptions>();
+  o->out.tables_to_stderr = true;
+  CLI::App* sub = app.add_subcommand(
+      "run",
+      "The stream experiment's winning strategy for a program nobody can change: runs CMD "
+      "(writelab run --strategy S -- CMD ARGS) with its streaming writes to regular files "
+      "windowed, dropped or uncached, through a preloaded shim in the writer's own thread and a "
+      "supervisor that handles from outside what the shim cannot see (static binaries, "
+      "io_uring); says, per file, what it covered and the page cache left. CMD's output and "
+      "exit status pass through; writelab's tables go to stderr. See docs/run.md.");
+  sub->add_option("--strategy", o->strategy,
+                  ListHelp("How CMD's streaming writes are handled:", kRunStrategies))
+      ->capture_default_str();
+  sub->add_option("--window", o->window, "The window (default as StreamWriter's)")
+      ->capture_default_str();
+  sub->add_option("--min-file", o->min_file, "Files smaller than this are left alone")
+      ->capture_default_str();
+  sub->add_option("--path", o->spec.path_glob,
+                  "Only files whose path matches this glob (fnmatch), e.g. '/backup/*'");
+  sub->add_option("--user", o->spec.user,
+                  "Run CMD as this user (default: the invoking user; SUDO_USER under sudo)");
+  sub->add_flag("--measure", o->spec.measure,
+                "Run the stream experiment's bystander probe (4 KiB pwrite + fdatasync every "
+                "100 ms) beside CMD and report its latency");
+  sub->add_option("--probe-dir", o->spec.probe_dir,
+                  "With --measure: where the probe writes (default: the current directory; "
+                  "put it on CMD's file system)");
+  sub->add_flag("--compare", o->spec.compare,
+                "Run CMD twice, plain and with the strategy, and print both rows side by side");
+  sub->add_option("--rounds", o->spec.rounds,
+                  "With --compare: runs of each, the order rotating each round")
+      ->check(Count(1, 1000))
+      ->capture_default_str();
+  sub->add_option("--poll", o->poll, "How often the supervisor looks at CMD's files")
+      ->capture_default_str();
+  sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
+  AddOutputOptions(*sub, o->out);
+  sub->callback([o, action] {
+    *action = [o](const RunContext& ctx, Document& doc) {
+      std::optional<std::string> usage = CheckOutputs(o->out);
+      if (!usage) usage = BuildSpec(*o);
+      if (usage) return UsageError(*usage);
+      int exit_status = -1;
+      Status st = RunCommand(o->spec, ctx, doc, &exit_status);
+      if (!st && doc.experiments.empty())
+        return UsageError(st.error().Message());  // CMD could not be run
+      const int code = Finish(doc, o->out, st);
+      // CMD's status, unless CMD succeeded and writelab did not (an output).
+      if (exit_status < 0) return code;
+      return exit_status == 0 && code != kExitOk ? code : exit_status;
+    };
+  });
+}
+
+}  // namespace writelab

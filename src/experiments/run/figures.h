@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// The figures of `writelab run`: a row per strategy run (plain and the
+// strategy with --compare), and a row per file CMD wrote (docs/run.md).
+#pragma once
+
+#include "core/result.h"
+
+namespace writelab {
+
+inline constexpr FigureSpec kRunFigures[] = {
+    {"mb_s", "MB/s", "MB/s",
+     "bytes CMD and its descendants wrote to storage over CMD's wall time (from start to exit)"},
+    {"elapsed_s", "elapsed", "s", "CMD's wall time, start to exit"},
+    {"bytes", "written", "bytes",
+     "bytes the scope wrote to storage (/proc/PID/io write_bytes of CMD, its reaped "
+     "descendants included)"},
+    {"coverage_pct", "handled", "%",
+     "of the bytes written to files of at least --min-file, the share the strategy handled"},
+    {"cached_end", "left cached", "bytes",
+     "the page cache the files CMD wrote still held when it exited (cachestat)"},
+    {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty sampled while CMD ran"},
+    {"files", "files", "files", "regular files CMD wrote"},
+    {"files_handled", "files handled", "files", "files the strategy handled (shim or supervisor)"},
+    {"probe_p50_ms", "probe p50", "ms", "--measure: bystander 4 KiB pwrite + fdatasync, median"},
+    {"probe_p99_ms", "probe p99", "ms",
+     "--measure: bystander 4 KiB pwrite + fdatasync, 99th percentile"},
+    {"probe_max_ms", "probe max", "ms", "--measure: bystander 4 KiB pwrite + fdatasync, worst"},
+    {"exit_status", "exit status", "", "CMD's exit status (128 + N for a signal N)"},
+};
+
+// A row per file.
+inline constexpr FigureSpec kRunFileFigures[] = {
+    {"written", "written", "bytes",
+     "bytes written to it: as the shim counted them, else its growth while writelab watched"},
+    {"handled", "handled", "bytes", "bytes the strategy handled"},
+    {"cached_end", "left cached", "bytes", "its pages in the page cache when CMD exited"},
+    {"size", "size", "bytes", "its size when CMD exited"},
+};
+
+consteval FigureKey RunKey(std::string_view key) { return KeyOf(kRunFigures, key); }
+consteval FigureKey RunFileKey(std::string_view key) { return KeyOf(kRunFileFigures, key); }
+
+}  // namespace writelab

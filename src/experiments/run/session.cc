@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+// One run of CMD: the shim preloaded (but for plain), the supervisor
+// looking at CMD's files every --poll, the bystander probe beside it with
+// --measure; measured from the release of CMD to its exit.
+#include "experiments/run/session.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "core/clock.h"
+#include "core/units.h"
+#include "experiments/child.h"
+#include "experiments/probe.h"
+#include "experiments/run/supervisor.h"
+#include "port/linux_compat.h"
+#include "shim/protocol.h"
+#include "telemetry/pagecache.h"
+#include "telemetry/procfs.h"
+#include "telemetry/sampler.h"
+
+// Where `cmake --install` puts the shim (cmake/tool.cmake); a build that
+// does not say (the fuzz targets') looks under /usr/local.
+#ifndef WRITELAB_SHIM_INSTALLED
+#define WRITELAB_SHIM_INSTALLED "/usr/local/lib/writelab/libwritelab-run.so"
+#define WRITELAB_SHIM_RELATIVE "../lib/writelab/libwritelab-run.so"
+#endif
+
+namespace writelab {
+namespace {
+
+namespace proto = run_protocol;
+
+uint64_t RealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// write_bytes of /proc/PID/io: what PID and the children it reaped caused
+// to be written to storage (0 when unreadable).
+uint64_t WriteBytes(pid_t pid) {
+  auto text = ReadSmallFile("/proc/" + std::to_string(pid) + "/io");
+  if (!text) return 0;
+  const size_t at = text->find("\nwrite_bytes:");
+  return at == std::string::npos ? 0 : std::strtoull(text->c_str() + at + 13, nullptr, 10);
+}
+
+// What CMD's environment gets for the shim.
+SpawnExtras ShimExtras(const RunSpec& spec, RunStrategy s, const std::string& shim, int report) {
+  SpawnExtras x;
+  std::string preload = shim;
+  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  x.env = {"LD_PRELOAD=" + preload,
+           std::string(proto::kConfigEnv) + "=" + NameOf(kRunStrategies, s) + "," +
+               std::to_string(spec.window) + "," + std::to_string(spec.min_file),
+           std::string(proto::kFdEnv) + "=" + std::to_string(proto::kReportFd)};
+  if (!spec.path_glob.empty()) x.env.push_back(std::string(proto::kPathEnv) + "=" + spec.path_glob);
+  x.keep_fd = report;
+  x.keep_as = proto::kReportFd;
+  return x;
+}
+
+// How a file was handled, in words, and the bytes the strategy handled.
+std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, RunStrategy s) {
+  if (s == RunStrategy::kPlain) return {"plain: as CMD wrote it (the shim only counted)", 0};
+  const uint64_t supervised = f.supervised ? std::min(f.supervised_bytes, f.size) - f.base : 0;
+  const uint64_t handled = std::max(f.shim_handled, supervised);
+  std::string how;
+  if (f.shim_claimed)
+    how = "shim: " +
+          (f.shim_mech.empty() ? std::string("claimed, never closed (no account)") : f.shim_mech);
+  if (f.supervised) {
+    how += how.empty() ? "supervisor: " : "; supervisor first: ";
+    how += s == RunStrategy::kDontcache ? "window-drop (RWF_DONTCACHE needs the writer's own call)"
+                                        : std::string(NameOf(kRunStrategies, s));
+  }
+  if (!f.supervisor_error.empty()) how += " (failed: " + f.supervisor_error + ")";
+  if (how.empty()) {
+    if (std::max(f.size, f.shim_written) < spec.min_file)
+      how = "small: left alone (below --min-file)";
+    else if (!f.fd)
+      how = "not handled: writelab could not open it";
+    else
+      how = "not handled";
+  }
+  return {how, handled};
+}
+
+RunFile Account(WatchedFile& f, const RunSpec& spec, RunStrategy s) {
+  RunFile out;
+  out.path = f.path;
+  if (f.fd) {
+    struct stat st;
+    if (fstat(f.fd.get(), &st) == 0) f.size = static_cast<uint64_t>(st.st_size);
+    if (auto r = MeasureResidency(f.fd.get(), f.path)) out.cached = r->cached_bytes();
+  }
+  out.size = f.size;
+  out.written = f.shim_written ? f.shim_written : f.created ? f.size : f.size - f.first_size;
+  std::tie(out.how, out.handled) = How(f, spec, s);
+  out.handled = std::min(out.handled, std::max(out.written, out.size));
+  return out;
+}
+
+// Back to where a run starts, for the next one (--compare): the files'
+// pages written back and dropped (sync_file_range and fadvise only).
+void Quiesce(std::vector<WatchedFile>& files) {
+  for (WatchedFile& f : files) {
+    if (!f.fd) continue;
+    FdWindowCalls calls(f.fd.get());
+    (void)calls.SyncRange(
+        0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    (void)calls.DropCache(0, 0);
+  }
+}
+
+// Waits for CMD's exit (without reaping it), looking at its files every
+// poll; an interrupt is passed to CMD, then SIGKILL after 2 s.
+void Watch(pid_t pid, const RunSpec& spec, Supervisor& sup, const RunContext& ctx,
+           bool* interrupted) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  uint64_t signalled_at = 0;
+  const uint64_t start = NowNs();
+  for (;;) {
+    sup.Poll();
+    // Every 5 ms in the first 200 ms: a fast program's files are seen
+    // before it exits; then every --poll.
+    const uint64_t wait_ns = NowNs() - start < 200'000'000 ? 5'000'000 : spec.poll_ns;
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      poll(&p, 1, static_cast<int>(std::max<uint64_t>(wait_ns / 1'000'000, 1)));
+    } else {
+      usleep(static_cast<useconds_t>(wait_ns / 1000));
+    }
+    siginfo_t si{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        si.si_pid == pid)
+      break;
+    if (ctx.Interrupted() && !signalled_at) {
+      *interrupted = true;
+      kill(pid, SIGINT);  // the user's Ctrl-C is for both
+      signalled_at = NowNs();
+    } else if (signalled_at && NowNs() - signalled_at > 2'000'000'000) {
+      kill(pid, SIGKILL);
+    }
+  }
+  if (pidfd >= 0) close(pidfd);
+}
+
+void Notes(const Supervisor& sup, RunStrategy s, RunTrial& t) {
+  if (s != RunStrategy::kPlain)
+    for (const auto& [pid, exe] : sup.processes())
+      if (!sup.shimmed().count(pid))
+        t.notes.push_back("pid " + std::to_string(pid) + " (" + Quoted(exe) +
+                          ") ran without the shim (a static binary, or one that clears "
+                          "LD_PRELOAD): its files were the supervisor's");
+  for (const std::string& e : sup.record_errors())
+    t.notes.push_back("a record of the shim was not understood: " + e);
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> FindShim() {
+  std::vector<std::string> where;
+  if (const char* e = std::getenv("WRITELAB_RUN_SHIM"); e && *e) where.push_back(e);
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    where.push_back((exe.parent_path() / "libwritelab-run.so").string());  // the build tree
+    where.push_back((exe.parent_path() / WRITELAB_SHIM_RELATIVE).lexically_normal().string());
+  }
+  where.push_back(WRITELAB_SHIM_INSTALLED);
+  for (const std::string& path : where) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))
+      return std::unexpected(path +
+                             ": refused: the shim runs inside CMD, so it must be a regular file "
+                             "of root's (or yours) that nobody else can write");
+    return path;
+  }
+  std::string looked;
+  for (const std::string& w : where) looked += (looked.empty() ? "" : ", ") + w;
+  return std::unexpected("libwritelab-run.so not found (looked at " + looked + ")");
+}
+
+std::optional<std::string> DontcacheRefusal(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return std::nullopt;  // no unseen file here: each file's record will tell
+  char page[4096] = {};
+  iovec iov{page, sizeof page};
+  const ssize_t r = pwritev2(fd, &iov, 1, 0, RWF_DONTCACHE);
+  const int err = errno;
+  close(fd);
+  if (r >= 0) return std::nullopt;
+  if (err == EOPNOTSUPP)
+    return "dontcache: the file system of " + dir + " refuses RWF_DONTCACHE (EOPNOTSUPP)";
+  if (err == EINVAL)
+    return "dontcache: this kernel does not know RWF_DONTCACHE (EINVAL; it came in Linux 6.14)";
+  return "dontcache: a test write with RWF_DONTCACHE in " + dir + " failed: " + std::strerror(err);
+}
+
+RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& shim,
+                 const RunContext& ctx) {
+  RunTrial t;
+  t.strategy = strategy;
+  RunSpec run = spec;
+  run.strategy = strategy;  // the supervisor reads it
+  auto as = ResolveUser(spec.user);
+  if (!as) return t.outcome.Fail(PlainError(as.error())), t;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return t.outcome.Fail(errno, "pipe"), t;
+  UniqueFd report(pipe_fds[0]), report_write(pipe_fds[1]);
+  // plain too: the shim then counts and reports, and does nothing else.
+  const SpawnExtras extras = ShimExtras(spec, strategy, shim, report_write.get());
+  std::unique_ptr<BystanderProbe> probe;
+  if (spec.measure) {
+    auto made = BystanderProbe::Create(spec.probe_dir.empty() ? "." : spec.probe_dir, 100'000'000);
+    if (!made) return t.outcome.Fail(made.error()), t;
+    probe = std::move(*made);
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 1);  // a process CMD leaves behind stays in its scope
+  auto child = Spawn(spec.command, *as, extras);
+  if (!child) return t.outcome.Fail(child.error()), t;
+  report_write.Reset();  // CMD's copy is its own
+  Supervisor sup(run, child->pid, report.get(), RealtimeNs());
+  Sampler sampler("", spec.sample_interval_ns, nullptr);
+  sampler.Start();
+  if (probe) probe->Start();
+  const uint64_t t0 = NowNs();
+  if (Status ran = child->Release("run: " + spec.command.front()); !ran) {
+    if (probe) probe->Stop();
+    sampler.Stop();
+    t.started = false;
+    return t.outcome.Fail(ran.error()), t;
+  }
+  bool interrupted = false;
+  Watch(child->pid, spec, sup, ctx, &interrupted);
+  t.elapsed_s = static_cast<double>(NowNs() - t0) / 1e9;
+  t.bytes = WriteBytes(child->pid);  // not yet reaped: its children's are in it
+  int status = 0;
+  waitpid(child->pid, &status, 0);
+  t.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {  // what CMD left behind that ended
+  }
+  sup.Finish();
+  if (probe) {
+    t.probe = probe->Stop();
+    t.probe_error = probe->error();
+  }
+  for (const SamplePoint& p : sampler.Stop()) t.dirty_peak = std::max(t.dirty_peak, p.dirty);
+  for (WatchedFile& f : sup.files()) t.files.push_back(Account(f, run, strategy));
+  Notes(sup, strategy, t);
+  if (interrupted) t.notes.push_back("interrupted: CMD was stopped with SIGINT");
+  if (spec.compare) Quiesce(sup.files());
+  return t;
+}
+
+}  // namespace writelab

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// `writelab run`'s supervisor: the files CMD and its descendants write,
+// seen from outside through /proc/PID/fd, and the strategy applied to those
+// the shim does not handle (static binaries, io_uring, raw system calls,
+// stdio between two fwrites). The page cache is per inode, so
+// sync_file_range and POSIX_FADV_DONTNEED on writelab's own descriptor of
+// the same file act on CMD's pages; what it cannot do is pace the writer,
+// nor make its writes uncached (under dontcache it windows and drops, and
+// says so). It also reads the shim's records (experiments/run/records.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiments/run/records.h"
+#include "experiments/run/spec.h"
+#include "io/file.h"
+#include "lib/writeback_window.h"
+
+namespace writelab {
+
+// A file the scope wrote, and what became of it.
+struct WatchedFile {
+  uint64_t dev = 0, ino = 0;   // st_dev, st_ino
+  std::string path;            // as /proc or the shim named it
+  UniqueFd fd;                 // writelab's own (read-only), for the window and cachestat
+  bool created = false;        // born during the run (statx btime): all its bytes are CMD's
+  uint64_t first_size = 0;     // when first seen
+  uint64_t size = 0;           // the latest seen
+  uint64_t base = 0;           // where CMD's bytes begin: 0 if it created it, else first_size
+  std::vector<pid_t> writers;  // processes seen holding it open for writing (or reporting it)
+  // The shim's account (claim and done records).
+  bool shim_claimed = false;
+  uint64_t shim_written = 0, shim_handled = 0;
+  std::string shim_mech;
+  // The supervisor's.
+  int unclaimed_looks = 0;  // looks at or past --min-file without a claim
+  bool supervised = false;
+  uint64_t supervised_bytes = 0;  // up to where its window has been given the file
+  WritebackWindow window{8u << 20, true};
+  std::string supervisor_error;  // a window call that failed
+};
+
+class Supervisor {
+ public:
+  // root: CMD; report: the read end of the shim's pipe (non-blocking), or -1.
+  Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns);
+
+  // One look: the shim's records, then the scope's open files; the window
+  // given to those past --min-file the shim has not claimed.
+  void Poll();
+  // After CMD exited: the last records, and the tail of every supervised
+  // file waited for (and dropped, but under window).
+  void Finish();
+
+  std::vector<WatchedFile>& files() { return files_; }
+  // The processes of the scope seen, with their executable; those that said
+  // hello carry the shim.
+  const std::map<pid_t, std::string>& processes() const { return processes_; }
+  const std::set<pid_t>& shimmed() const { return shimmed_; }
+  const std::vector<std::string>& record_errors() const { return record_errors_; }
+
+ private:
+  void ReadRecords();
+  void Take(const ShimRecord& r);
+  void Scan(pid_t pid);
+  WatchedFile* Find(uint64_t dev, uint64_t ino);
+  WatchedFile& Add(uint64_t dev, uint64_t ino, const std::string& path, int fd_to_dup);
+  void Supervise(WatchedFile& f);
+
+  const RunSpec& spec_;
+  pid_t root_;
+  int report_;
+  uint64_t start_ns_;
+  ShimRecordReader reader_;
+  std::vector<WatchedFile> files_;
+  std::map<std::pair<uint64_t, uint64_t>, size_t> index_;
+  std::map<pid_t, std::string> processes_;
+  std::set<pid_t> shimmed_;
+  std::vector<std::string> record_errors_;
+};
+
+// The strategy's window over a file from outside: the bytes between what it
+// was given and size, then the wait (and drop) a window behind. For a test.
+int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, uint64_t from,
+                   uint64_t size, const char** what);
+
+}  // namespace writelab

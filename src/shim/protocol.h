@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// What libwritelab-run.so (the shim `writelab run` preloads into CMD) and
+// writelab say to each other. Shared by both sides; the shim includes
+// nothing else of writelab's but the window (src/lib/writeback_window.h).
+//
+// writelab -> shim, in CMD's environment:
+//   WRITELAB_RUN=STRATEGY,WINDOW,MIN_FILE   e.g. "window-drop,8388608,8388608"
+//   WRITELAB_RUN_FD=N                       the write end of writelab's pipe
+//   WRITELAB_RUN_PATH=GLOB                  only files whose path matches (fnmatch)
+// shim -> writelab, one line per record, each written with one write(2)
+// of at most kMaxRecord bytes to the pipe (atomic below PIPE_BUF):
+//   WLRUN1 hello pid=P exe=PATH
+//   WLRUN1 claim pid=P dev=D ino=I path=PATH
+//   WLRUN1 done pid=P dev=D ino=I written=B handled=H mech=M path=PATH
+//   WLRUN1 unseen pid=P dev=D ino=I path=PATH   (closed, MIN_FILE or more,
+//        open for writing, but written by no call the shim wraps: io_uring,
+//        mmap, a raw system call; the supervisor's)
+// D is st_dev as stat(2) gives it; PATH is percent-encoded (every byte
+// outside [A-Za-z0-9/._~+-] as %XX), so that a record is one line of
+// printable ASCII. M: how the bytes were handled: window, window-drop,
+// dontcache, drop-behind, dontcache+window-drop (under dontcache, bytes that
+// could not be written uncached, copy_file_range's or stdio's, went through
+// the window-drop window), refused-dontcache (the file system refused
+// RWF_DONTCACHE: plain writes), small (the file stayed below MIN_FILE),
+// plain (STRATEGY plain: --compare's plain runs, counted, nothing done).
+#pragma once
+
+#include <cstddef>
+
+namespace writelab::run_protocol {
+
+inline constexpr const char* kMagic = "WLRUN1";
+inline constexpr const char* kConfigEnv = "WRITELAB_RUN";
+inline constexpr const char* kFdEnv = "WRITELAB_RUN_FD";
+inline constexpr const char* kPathEnv = "WRITELAB_RUN_PATH";
+inline constexpr size_t kMaxRecord = 4000;  // below PIPE_BUF (4096)
+// The descriptor the pipe's write end has in CMD: high, so that a program
+// opening files does not get it, and checked before every record.
+inline constexpr int kReportFd = 1000;
+
+// Whether c is kept as it is in a record's path.
+inline bool PathByteKept(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' ||
+         c == '.' || c == '_' || c == '~' || c == '+' || c == '-';
+}
+
+}  // namespace writelab::run_protocol

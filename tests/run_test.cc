@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+// `writelab run --strategy S -- CMD` on the work directory's real file
+// system (issue 30): the strategy applied to unmodified programs (dd, cp,
+// tar), to what a preload cannot see (a static binary, io_uring), the
+// coverage said per file, the data byte-identical, CMD's output and exit
+// status passed through, SIGINT, and the refusals.
+#include <gtest/gtest.h>
+#include <sys/vfs.h>
+
+#include <nlohmann/json.hpp>
+
+#include "figures.h"
+#include "harness.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kWindow = 8 << 20;  // the default window
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    struct statfs fs;
+    ASSERT_EQ(statfs(work.path().c_str(), &fs), 0);
+    if (fs.f_type == 0x01021994) GTEST_SKIP() << "the work directory is on tmpfs: no writeback";
+  }
+  // writelab run OPTIONS -- CMD, with its document.
+  json Run(std::vector<std::string> options, const std::vector<std::string>& cmd,
+           RunResult* result = nullptr) {
+    options.insert(options.end(), {"--json", json_path, "--"});
+    options.insert(options.end(), cmd.begin(), cmd.end());
+    options.insert(options.begin(), "run");
+    RunResult r = RunWritelab(options);
+    if (result) *result = r;
+    EXPECT_TRUE(std::filesystem::exists(json_path)) << r.err << r.out;
+    if (!std::filesystem::exists(json_path)) return json::object();
+    json doc = json::parse(Slurp(json_path));
+    std::filesystem::remove(json_path);
+    return doc;
+  }
+  std::string Path(const std::string& name) const { return work.path() + "/" + name; }
+  ScratchDir work{"run"};
+  std::string json_path = work.path() + ".json";
+};
+
+const json* Result(const json& doc, const std::string& name) {
+  for (const json& e : doc["experiments"])
+    if (e["name"] == name) return &e;
+  return nullptr;
+}
+
+// The row of the file at path in run-files ("STRATEGY: " before it with
+// --compare).
+const json* FileRow(const json& doc, const std::string& path) {
+  const json* files = Result(doc, "run-files");
+  if (!files) return nullptr;
+  for (const json& r : (*files)["rows"])
+    if (r["name"].get<std::string>().ends_with(path)) return &r;
+  return nullptr;
+}
+
+std::string How(const json& row) { return row["notes"].empty() ? "" : row["notes"][0]; }
+
+std::string Sha256(const std::string& path) {
+  return Shell("sha256sum < " + path + " | cut -d' ' -f1");
+}
+
+// A file of random bytes, for copies whose result can be checked.
+void RandomFile(const std::string& path, int mib) {
+  Shell("head -c " + std::to_string(mib) + "M /dev/urandom > " + path);
+}
+
+// The strategy's promise on a file: all of it handled, at most two windows
+// left cached when CMD exited.
+void ExpectHandled(const json& doc, const std::string& path, const std::string& how) {
+  const json* row = FileRow(doc, path);
+  ASSERT_TRUE(row) << "no row for " << path << ": " << doc.dump().substr(0, 2000);
+  const auto f = Figures(*row);
+  EXPECT_NE(How(*row).find(how), std::string::npos) << How(*row);
+  EXPECT_EQ(f.at("handled"), f.at("written")) << How(*row);
+  ASSERT_TRUE(f.count("cached_end")) << "cache measured";
+  EXPECT_LE(f.at("cached_end"), 2 * kWindow) << path << ": " << How(*row);
+  const auto run = Figures((*Result(doc, "run"))["rows"].back());
+  EXPECT_EQ(run.at("coverage_pct"), 100);
+}
+
+TEST_F(RunCli, DdUnderWindowDropKeepsTwoWindowsAndWritesTheSameBytes) {
+  RandomFile(Path("src"), 64);
+  json doc = Run({"--strategy", "window-drop"},
+                 {"dd", "if=" + Path("src"), "of=" + Path("dst"), "bs=1M", "status=none"});
+  ExpectHandled(doc, Path("dst"), "shim: window-drop");
+  EXPECT_EQ(Sha256(Path("src")), Sha256(Path("dst")));
+}
+
+TEST_F(RunCli, DdUnderDontcacheWritesUncached) {
+  RandomFile(Path("src"), 64);
+  json doc = Run({"--strategy", "dontcache"},
+                 {"dd", "if=" + Path("src"), "of=" + Path("dst"), "bs=1M", "status=none"});
+  ExpectHandled(doc, Path("dst"), "shim: dontcache");
+  EXPECT_EQ(Sha256(Path("src")), Sha256(Path("dst")));
+}
+
+// cp copies with copy_file_range (coreutils 9): the kernel's copy has no
+// uncached form, so under dontcache those bytes go through the window.
+TEST_F(RunCli, CpIsHandledWhateverWayItCopies) {
+  RandomFile(Path("src"), 64);
+  json doc = Run({"--strategy", "dontcache"}, {"cp", Path("src"), Path("dst")});
+  ExpectHandled(doc, Path("dst"), "shim:");
+  EXPECT_EQ(Sha256(Path("src")), Sha256(Path("dst")));
+}
+
+TEST_F(RunCli, TarIsHandled) {
+  std::filesystem::create_directories(Path("tree"));
+  RandomFile(Path("tree/big"), 48);
+  Shell("for i in 1 2 3 4 5; do echo $i > " + Path("tree") + "/small$i; done");
+  json doc =
+      Run({"--strategy", "window-drop"}, {"tar", "cf", Path("out.tar"), "-C", Path("tree"), "."});
+  ExpectHandled(doc, Path("out.tar"), "shim: window-drop");
+  EXPECT_EQ(Shell("tar xOf " + Path("out.tar") + " ./big | sha256sum | cut -d' ' -f1"),
+            Sha256(Path("tree/big")));
+}
+
+// What no preload sees: a static binary, and writes through io_uring. The
+// supervisor handles them from outside, and the rows say so.
+TEST_F(RunCli, AStaticWriterIsTheSupervisors) {
+  RunResult r;
+  json doc = Run({"--strategy", "window-drop"},
+                 {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectHandled(doc, Path("out"), "supervisor: window-drop");
+  const json& row = (*Result(doc, "run"))["rows"][0];
+  EXPECT_NE(row["notes"].dump().find("ran without the shim"), std::string::npos) << row["notes"];
+}
+
+TEST_F(RunCli, AnIoUringWriterIsTheSupervisors) {
+  json doc =
+      Run({"--strategy", "dontcache"}, {WRITELAB_WRITERS_BINARY, "uring", Path("out"), "256"});
+  ExpectHandled(doc, Path("out"), "supervisor: window-drop (RWF_DONTCACHE needs");
+}
+
+// Below --min-file a file is left alone, whichever way it is written.
+TEST_F(RunCli, ASmallFileIsLeftAlone) {
+  json doc = Run({"--strategy", "window-drop"},
+                 {WRITELAB_WRITERS_BINARY, "fwrite", Path("small"), "1000", "100"});
+  const json* row = FileRow(doc, Path("small"));
+  ASSERT_TRUE(row);
+  EXPECT_NE(How(*row).find("small: left alone"), std::string::npos) << How(*row);
+  EXPECT_EQ(Figures(*row).at("handled"), 0);
+}
+
+// Big stdio files: fwrite's bytes are passed on per batch and at fclose.
+TEST_F(RunCli, AnFwriteStreamIsHandledThroughTheShim) {
+  json doc = Run({"--strategy", "window-drop"},
+                 {WRITELAB_WRITERS_BINARY, "fwrite", Path("big"), "200000", "512"});
+  ExpectHandled(doc, Path("big"), "shim: window-drop");
+}
+
+// plain and the strategy side by side: the strategy's files leave (almost)
+// nothing cached, plain's the whole file.
+TEST_F(RunCli, CompareRunsPlainBesideTheStrategy) {
+  json doc =
+      Run({"--strategy", "window-drop", "--compare", "--measure", "--probe-dir", work.path()},
+          {"dd", "if=/dev/zero", "of=" + Path("dst"), "bs=1M", "count=64", "status=none"});
+  const json* run = Result(doc, "run");
+  ASSERT_TRUE(run);
+  ASSERT_EQ((*run)["rows"].size(), 2u);
+  const auto plain = Figures((*run)["rows"][0]), window = Figures((*run)["rows"][1]);
+  EXPECT_EQ((*run)["rows"][0]["name"], "plain");
+  EXPECT_GE(plain.at("cached_end"), 60 << 20) << "plain leaves the file cached";
+  EXPECT_LE(window.at("cached_end"), 2 * kWindow);
+  EXPECT_TRUE(window.count("probe_max_ms")) << "the bystander probed";
+  EXPECT_NEAR(plain.at("bytes"), window.at("bytes"), window.at("bytes") / 100);
+}
+
+TEST_F(RunCli, OutputAndExitStatusPassThrough) {
+  RunResult r;
+  json doc =
+      Run({"--strategy", "window-drop"}, {"sh", "-c", "echo hello; echo oops >&2; exit 7"}, &r);
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(r.out, "hello\n") << "stdout is CMD's alone";
+  EXPECT_NE(r.err.find("oops"), std::string::npos);
+  EXPECT_EQ(Figures((*Result(doc, "run"))["rows"][0]).at("exit_status"), 7);
+}
+
+// Ctrl-C: CMD gets it too, what was measured is written, nothing is left.
+TEST_F(RunCli, SigintStopsCmdAndKeepsWhatWasMeasured) {
+  const std::string marker = Path("endless");
+  RunResult r = RunWritelab(
+      {"run", "--json", json_path, "--", WRITELAB_WRITERS_BINARY, "stream", marker, "1000000"},
+      1500, SIGINT);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(ProcessesMentioning(marker).empty()) << "CMD stopped with writelab";
+  ASSERT_TRUE(std::filesystem::exists(json_path)) << r.err;
+  json doc = json::parse(Slurp(json_path));
+  std::filesystem::remove(json_path);
+  EXPECT_NE(doc.dump().find("interrupted"), std::string::npos);
+  const json* row = FileRow(doc, marker);
+  ASSERT_TRUE(row);
+  EXPECT_GT(Figures(*row).at("written"), 0);
+  std::filesystem::remove(marker);
+  for (const std::string& e : work.Entries())
+    EXPECT_EQ(e.find("writelab-"), std::string::npos) << e << " left behind";
+}
+
+TEST(RunRefusals, BadInputIsOneLineAndExitTwo) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "--strategy", "fast", "--", "true"},
+        std::vector<std::string>{"run", "--window", "1", "--", "true"},
+        std::vector<std::string>{"run", "--strategy", "plain", "--compare", "--", "true"},
+        std::vector<std::string>{"run"},
+        std::vector<std::string>{"run", "--", "/nonexistent/program"},
+        std::vector<std::string>{"run", "--json", "-", "--", "true"},
+        std::vector<std::string>{"run", "--rounds", "3", "--", "true"},
+        std::vector<std::string>{"run", "--user", "no-such-user-here", "--", "true"}}) {
+    RunResult r = RunWritelab(args);
+    EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace writelab::testing
