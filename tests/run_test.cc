@@ -160,9 +160,8 @@ TEST_F(RunCli, AnFwriteStreamIsHandledThroughTheShim) {
 // plain and the strategy side by side: the strategy's files leave (almost)
 // nothing cached, plain's the whole file.
 TEST_F(RunCli, CompareRunsPlainBesideTheStrategy) {
-  json doc =
-      Run({"--strategy", "window-drop", "--compare", "--measure", "--probe-dir", work.path()},
-          {"dd", "if=/dev/zero", "of=" + Path("dst"), "bs=1M", "count=64", "status=none"});
+  json doc = Run({"--strategy", "window-drop", "--compare"},
+                 {"dd", "if=/dev/zero", "of=" + Path("dst"), "bs=1M", "count=64", "status=none"});
   const json* run = Result(doc, "run");
   ASSERT_TRUE(run);
   ASSERT_EQ((*run)["rows"].size(), 2u);
@@ -170,8 +169,23 @@ TEST_F(RunCli, CompareRunsPlainBesideTheStrategy) {
   EXPECT_EQ((*run)["rows"][0]["name"], "plain");
   EXPECT_GE(plain.at("cached_end"), 60 << 20) << "plain leaves the file cached";
   EXPECT_LE(window.at("cached_end"), 2 * kWindow);
-  EXPECT_TRUE(window.count("probe_max_ms")) << "the bystander probed";
   EXPECT_NEAR(plain.at("bytes"), window.at("bytes"), window.at("bytes") / 100);
+}
+
+// --measure: the bystander probes while CMD runs and until what it left
+// dirty is written back (none here: window-drop waited for it at close).
+TEST_F(RunCli, MeasureProbesBesideCmdUntilItsPagesSettle) {
+  json doc = Run({"--strategy", "window-drop", "--measure", "--probe-dir", work.path()},
+                 {"sh", "-c",
+                  "dd if=/dev/zero of=" + Path("dst") +
+                      " bs=1M count=64 status=none; "
+                      "sleep 0.5"});
+  const auto f = Figures((*Result(doc, "run"))["rows"][0]);
+  EXPECT_TRUE(f.count("probe_max_ms")) << "the bystander probed";
+  ASSERT_TRUE(f.count("settle_s"));
+  EXPECT_LT(f.at("settle_s"), 5) << "window-drop left nothing dirty to wait for";
+  for (const std::string& e : work.Entries())
+    EXPECT_EQ(e.find("writelab-probe"), std::string::npos) << e << " left behind";
 }
 
 TEST_F(RunCli, OutputAndExitStatusPassThrough) {

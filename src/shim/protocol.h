@@ -22,7 +22,9 @@
 // could not be written uncached, copy_file_range's or stdio's, went through
 // the window-drop window), refused-dontcache (the file system refused
 // RWF_DONTCACHE: plain writes), small (the file stayed below MIN_FILE),
-// plain (STRATEGY plain: --compare's plain runs, counted, nothing done).
+// plain (STRATEGY plain: --compare's plain runs, counted, nothing done),
+// failed (a sync_file_range or fadvise call failed: from then on the file
+// was left as the program wrote it; handled says how far it got).
 #pragma once
 
 #include <cstddef>

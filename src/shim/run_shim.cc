@@ -67,6 +67,7 @@ struct Config {
   ino_t report_ino = 0;
 };
 Config g_config;
+bool g_active = false;  // a strategy is configured (set once, by the constructor)
 
 // What is passed to the window at a time: a call per MiB, not per write.
 constexpr uint64_t kBatch = 1u << 20;
@@ -83,6 +84,7 @@ struct FdState {
   bool claimed = false;
   bool dontcache = false;  // writes go out with RWF_DONTCACHE
   bool refused = false;    // the file system refused RWF_DONTCACHE
+  bool failed = false;     // a window call failed: the rest as the program wrote it
   bool cached = false;     // under dontcache, bytes it could not write uncached
                            // (copy_file_range, stdio): those went through the window
   uint64_t pos = 0;        // the file position, for write() and writev()
@@ -110,10 +112,12 @@ F Real(const char* name) {
 
 // The real functions, looked up at load (and on first use, for a call made
 // before the constructor ran: another library's constructor).
-#define WL_REAL(type, name)                  \
-  static type real_##name() {                \
-    static const type f = Real<type>(#name); \
-    return f;                                \
+#define WL_REAL(type, name)                                                       \
+  type g_real_##name = nullptr;                                                   \
+  inline type real_##name() {                                                     \
+    type f = g_real_##name;                                                       \
+    if (__builtin_expect(f == nullptr, 0)) f = g_real_##name = Real<type>(#name); \
+    return f;                                                                     \
   }
 using WriteFn = ssize_t (*)(int, const void*, size_t);
 using PwriteFn = ssize_t (*)(int, const void*, size_t, off_t);
@@ -222,6 +226,7 @@ void Report(const char* type, const FdState& s, int fd) {
     Put(buf, &n,
         st == Strategy::kPlain        ? "plain"
         : !s.claimed                  ? "small"
+        : s.failed                    ? "failed"
         : s.refused                   ? "refused-dontcache"
         : s.cached                    ? "dontcache+window-drop"
         : st == Strategy::kWindow     ? "window"
@@ -262,7 +267,7 @@ FdState* Follow(int fd) {
       s.pos = pos >= 0 ? static_cast<uint64_t>(pos) : 0;
       s.next = s.pending = s.dropped = s.pos;
       s.end = static_cast<uint64_t>(st.st_size);
-      s.claimed = s.dontcache = s.refused = s.cached = false;
+      s.claimed = s.dontcache = s.refused = s.cached = s.failed = false;
       s.written = s.handled = 0;
       s.stdio.store(0, std::memory_order_relaxed);
       s.window = WritebackWindow(g_config.window, DropInWindow());
@@ -281,35 +286,36 @@ void Unlock(FdState* s) {
   if (s) pthread_mutex_unlock(&s->mu);
 }
 
-// Gives [s.pending, s.next) to the window (all of it with force).
+// Gives [s.pending, s.next) to the window (all of it with force). A call
+// that fails stops the strategy on this file, and its done record says so.
 void Pass(FdState& s, int fd, bool force) {
   const uint64_t len = s.next - s.pending;
   if (len == 0 || (!force && len < kBatch)) return;
   FdWindowCalls calls(fd);
   const char* what = "";
   const int saved = errno;
+  int rc = 0;
   switch (g_config.strategy) {
     case Strategy::kWindow:
     case Strategy::kWindowDrop:
-      (void)s.window.AfterWrite(calls, s.pending, len, &what);
-      s.handled += len;
+      rc = s.failed ? 0 : s.window.AfterWrite(calls, s.pending, len, &what);
       break;
     case Strategy::kDropBehind:
-      if (s.next > s.dropped + g_config.window) {
-        (void)calls.DropCache(s.dropped, s.next - g_config.window - s.dropped);
+      if (!s.failed && s.next > s.dropped + g_config.window) {
+        rc = calls.DropCache(s.dropped, s.next - g_config.window - s.dropped);
         s.dropped = s.next - g_config.window;
       }
-      s.handled += len;
       break;
     case Strategy::kDontcache:  // bytes written cached (copy_file_range, stdio): window-drop
-      (void)s.window.AfterWrite(calls, s.pending, len, &what);
-      s.handled += len;
+      rc = s.failed ? 0 : s.window.AfterWrite(calls, s.pending, len, &what);
       s.cached = true;
       break;
     case Strategy::kOff:
     case Strategy::kPlain:
       break;
   }
+  s.failed |= rc < 0;
+  if (!s.failed) s.handled += len;
   s.pending = s.next;
   errno = saved;
 }
@@ -377,10 +383,10 @@ void Finish(int fd) {
     FdWindowCalls calls(fd);
     const char* what = "";
     const int saved = errno;
-    if (g_config.strategy == Strategy::kDropBehind)
-      (void)calls.DropCache(0, 0);  // starts writeback of the tail, drops what is clean
-    else
-      (void)s.window.Finish(calls, s.next, &what);
+    if (!s.failed && g_config.strategy == Strategy::kDropBehind)
+      s.failed = calls.DropCache(0, 0) < 0;  // starts writeback of the tail, drops what is clean
+    else if (!s.failed && (!s.dontcache || s.cached))
+      s.failed = s.window.Finish(calls, s.next, &what) < 0;
     errno = saved;
   }
   if (s.written) Report("done", s, fd);
@@ -414,19 +420,11 @@ ssize_t Vectored(FdState* s, int fd, const iovec* iov, int count, off_t offset, 
   return r;
 }
 
-// fwrite's bytes: passed on once a batch has gone by (the kernel's position
-// says how far stdio has written). Below a batch, no lock and no call.
-void StdioWrote(FILE* f, size_t bytes) {
-  const int fd = fileno(f);
-  if (fd < 0 || fd >= kMaxFds || g_config.strategy == Strategy::kOff) return;
-  FdState& fast = g_fds[fd];
-  const uint8_t kind = fast.kind.load(std::memory_order_acquire);
-  if (kind == kIgnored) return;
-  if (kind == kTracked) {
-    const uint64_t now = fast.stdio.load(std::memory_order_relaxed) + bytes;
-    fast.stdio.store(now, std::memory_order_relaxed);
-    if (now < kBatch) return;
-  }
+// fwrite's bytes, counted before the call (what counts is when to look):
+// once a batch has gone by, the kernel's position says how far stdio has
+// written, and that is passed on. The common case is inline, with no lock
+// and no call: a program of small fwrites pays a few loads and a store.
+__attribute__((noinline)) void StdioBatch(int fd, size_t bytes, uint8_t kind) {
   FdState* s = Follow(fd);
   if (!s) return;
   if (kind == kUnknown) s->stdio.store(bytes, std::memory_order_relaxed);
@@ -437,6 +435,20 @@ void StdioWrote(FILE* f, size_t bytes) {
       Wrote(*s, fd, s->next, static_cast<uint64_t>(pos) - s->next, false);
   }
   Unlock(s);
+}
+
+inline void StdioWrote(FILE* f, size_t bytes) {
+  const int fd = f->_fileno;  // glibc's FILE; -1 for a stream without a descriptor
+  if (!g_active || fd < 0 || fd >= kMaxFds) return;
+  FdState& fast = g_fds[fd];
+  const uint8_t kind = fast.kind.load(std::memory_order_relaxed);
+  if (kind == kIgnored) return;
+  if (kind == kTracked) {
+    const uint64_t now = fast.stdio.load(std::memory_order_relaxed) + bytes;
+    fast.stdio.store(now, std::memory_order_relaxed);
+    if (now < kBatch) return;
+  }
+  StdioBatch(fd, bytes, kind);
 }
 
 Strategy ParseStrategy(const char* text, size_t n) {
@@ -475,6 +487,7 @@ __attribute__((constructor)) void Init() {
   g_config.window = window;
   g_config.min_file = min_file;
   g_config.strategy = ParseStrategy(config, static_cast<size_t>(comma - config));
+  g_active = g_config.strategy != Strategy::kOff;
   char buf[proto::kMaxRecord + 1];
   size_t n = 0;
   Put(buf, &n, proto::kMagic);
@@ -644,15 +657,13 @@ int fclose(FILE* f) {
 }
 
 size_t fwrite(const void* p, size_t size, size_t n, FILE* f) {
-  const size_t r = real_fwrite()(p, size, n, f);
-  if (r) StdioWrote(f, r * size);
-  return r;
+  StdioWrote(f, size * n);
+  return real_fwrite()(p, size, n, f);  // a tail call
 }
 
 size_t fwrite_unlocked(const void* p, size_t size, size_t n, FILE* f) {
-  const size_t r = real_fwrite_unlocked()(p, size, n, f);
-  if (r) StdioWrote(f, r * size);
-  return r;
+  StdioWrote(f, size * n);
+  return real_fwrite_unlocked()(p, size, n, f);
 }
 
 }  // extern "C"

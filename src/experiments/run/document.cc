@@ -49,6 +49,7 @@ void Keep(const RunSpec& spec, RunTrial& t, RunRow& row) {
   auto add = [&](FigureKey key, double v) { row.values[key.name].push_back(v); };
   add(RunKey("mb_s"), t.elapsed_s > 0 ? static_cast<double>(t.bytes) / t.elapsed_s / 1e6 : 0);
   add(RunKey("elapsed_s"), t.elapsed_s);
+  if (t.probe) add(RunKey("settle_s"), t.settle_s);
   add(RunKey("bytes"), static_cast<double>(t.bytes));
   const auto [written, handled] = Covered(t.files, spec.min_file);
   if (t.strategy != RunStrategy::kPlain && written)
@@ -88,8 +89,9 @@ Row MakeRunRow(RunRow& r) {
   Row row = MakeRow(NameOf(kRunStrategies, r.strategy), r.outcome);
   AddFigures(row.figures, kRunFigures, r.values);
   if (r.probe)
-    row.latencies.push_back(Latency::From(*r.probe, "probe", "bystander 4 KiB pwrite + fdatasync",
-                                          "while CMD ran, every 100 ms (--measure)"));
+    row.latencies.push_back(Latency::From(
+        *r.probe, "probe", "bystander 4 KiB pwrite + fdatasync",
+        "while CMD ran and its dirty pages were written back, every 100 ms (--measure)"));
   row.notes = r.notes;
   std::map<std::string, int> hows;
   for (const RunFile& f : r.files) ++hows[f.how];
@@ -168,9 +170,9 @@ Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int
   run.row_label = "strategy";
   run.target = IdentifyTarget(BusiestDir(rows));
   run.params = Params(spec);
-  run.table =
-      KeyNames(KeysOf(kRunFigures, {"mb_s", "elapsed_s", "bytes", "coverage_pct", "cached_end",
-                                    "dirty_peak", "probe_p99_ms", "probe_max_ms", "exit_status"}));
+  run.table = KeyNames(
+      KeysOf(kRunFigures, {"mb_s", "elapsed_s", "bytes", "coverage_pct", "cached_end", "dirty_peak",
+                           "settle_s", "probe_p99_ms", "probe_max_ms", "exit_status"}));
   run.compare_figure = RunKey("mb_s").name;
   files.name = kRunFilesName;
   files.reproduces = kRunReproduces;

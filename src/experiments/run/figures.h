@@ -11,6 +11,9 @@ inline constexpr FigureSpec kRunFigures[] = {
     {"mb_s", "MB/s", "MB/s",
      "bytes CMD and its descendants wrote to storage over CMD's wall time (from start to exit)"},
     {"elapsed_s", "elapsed", "s", "CMD's wall time, start to exit"},
+    {"settle_s", "settle", "s",
+     "--measure: after CMD exited, until the pages it left dirty were written back (the "
+     "bystander probes through it)"},
     {"bytes", "written", "bytes",
      "bytes the scope wrote to storage (/proc/PID/io write_bytes of CMD, its reaped "
      "descendants included)"},
@@ -18,10 +21,13 @@ inline constexpr FigureSpec kRunFigures[] = {
      "of the bytes written to files of at least --min-file, the share the strategy handled"},
     {"cached_end", "left cached", "bytes",
      "the page cache the files CMD wrote still held when it exited (cachestat)"},
-    {"dirty_peak", "peak Dirty", "bytes", "largest system-wide Dirty sampled while CMD ran"},
+    {"dirty_peak", "peak Dirty", "bytes",
+     "largest system-wide Dirty sampled while CMD ran (with --measure, and its pages settled)"},
     {"files", "files", "files", "regular files CMD wrote"},
     {"files_handled", "files handled", "files", "files the strategy handled (shim or supervisor)"},
-    {"probe_p50_ms", "probe p50", "ms", "--measure: bystander 4 KiB pwrite + fdatasync, median"},
+    {"probe_p50_ms", "probe p50", "ms",
+     "--measure: bystander 4 KiB pwrite + fdatasync while CMD ran and its dirty pages were "
+     "written back, median"},
     {"probe_p99_ms", "probe p99", "ms",
      "--measure: bystander 4 KiB pwrite + fdatasync, 99th percentile"},
     {"probe_max_ms", "probe max", "ms", "--measure: bystander 4 KiB pwrite + fdatasync, worst"},

@@ -114,7 +114,8 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
                                                   "dontcache+window-drop",
                                                   "refused-dontcache",
                                                   "small",
-                                                  "plain"};
+                                                  "plain",
+                                                  "failed"};
     bool known = false;
     for (std::string_view m : kMechs) known |= mech != fields.end() && mech->second == m;
     if (!known) return std::unexpected("'mech' is not one the shim says");

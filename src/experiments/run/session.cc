@@ -80,8 +80,11 @@ std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, 
   const uint64_t handled = std::max(f.shim_handled, supervised);
   std::string how;
   if (f.shim_claimed)
-    how = "shim: " +
-          (f.shim_mech.empty() ? std::string("claimed, never closed (no account)") : f.shim_mech);
+    how = "shim: " + (f.shim_mech.empty() ? std::string("claimed, never closed (no account)")
+                      : f.shim_mech == "failed"
+                          ? std::string("failed (a sync_file_range or fadvise call "
+                                        "failed: from then on as CMD wrote it)")
+                          : f.shim_mech);
   if (f.supervised) {
     how += how.empty() ? "supervisor: " : "; supervisor first: ";
     how += s == RunStrategy::kDontcache ? "window-drop (RWF_DONTCACHE needs the writer's own call)"
@@ -126,6 +129,29 @@ void Quiesce(std::vector<WatchedFile>& files) {
   }
 }
 
+constexpr uint64_t kSettleCap = 60'000'000'000;
+constexpr const char* kNotSettled =
+    "settle: the files' dirty pages were not all written back within 60 s of CMD's exit (or "
+    "the kernel has no cachestat to tell): the bystander stopped there";
+
+// Waits until no page of files is dirty or under writeback (cachestat),
+// at most kSettleCap; false if it came first or cachestat cannot tell.
+bool Settle(std::vector<WatchedFile>& files, const RunContext& ctx) {
+  const uint64_t start = NowNs();
+  while (!ctx.Interrupted() && NowNs() - start < kSettleCap) {
+    bool clean = true;
+    for (WatchedFile& f : files) {
+      if (!f.fd) continue;
+      auto r = MeasureResidency(f.fd.get(), f.path);
+      if (!r || !r->dirty_pages || !r->writeback_pages) return false;
+      clean &= *r->dirty_pages + *r->writeback_pages == 0;
+    }
+    if (clean) return true;
+    usleep(50'000);
+  }
+  return false;
+}
+
 // Waits for CMD's exit (without reaping it), looking at its files every
 // poll; an interrupt is passed to CMD, then SIGKILL after 2 s.
 void Watch(pid_t pid, const RunSpec& spec, Supervisor& sup, const RunContext& ctx,
@@ -133,10 +159,15 @@ void Watch(pid_t pid, const RunSpec& spec, Supervisor& sup, const RunContext& ct
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   uint64_t signalled_at = 0;
   const uint64_t start = NowNs();
+  uint64_t last_full = 0;
   for (;;) {
-    sup.Poll();
-    // Every 5 ms in the first 200 ms: a fast program's files are seen
-    // before it exits; then every --poll.
+    // Every 5 ms in the first 200 ms, so that a fast program's files are
+    // seen before it exits, but all of /proc read only every --poll: a
+    // look at the processes known is cheap, a walk of /proc is not.
+    const uint64_t now = NowNs();
+    const bool full = now - last_full >= spec.poll_ns;
+    if (full) last_full = now;
+    sup.Poll(full);
     const uint64_t wait_ns = NowNs() - start < 200'000'000 ? 5'000'000 : spec.poll_ns;
     if (pidfd >= 0) {
       pollfd p{pidfd, POLLIN, 0};
@@ -256,12 +287,17 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   while (waitpid(-1, nullptr, WNOHANG) > 0) {  // what CMD left behind that ended
   }
   sup.Finish();
+  for (WatchedFile& f : sup.files()) t.files.push_back(Account(f, run, strategy));
   if (probe) {
+    // What CMD left dirty stalls the others after it exits too (plain's
+    // gigabytes): the bystander probes on until it is written back.
+    const uint64_t exited = NowNs();
+    if (!Settle(sup.files(), ctx)) t.notes.push_back(kNotSettled);
+    t.settle_s = static_cast<double>(NowNs() - exited) / 1e9;
     t.probe = probe->Stop();
     t.probe_error = probe->error();
   }
   for (const SamplePoint& p : sampler.Stop()) t.dirty_peak = std::max(t.dirty_peak, p.dirty);
-  for (WatchedFile& f : sup.files()) t.files.push_back(Account(f, run, strategy));
   Notes(sup, strategy, t);
   if (interrupted) t.notes.push_back("interrupted: CMD was stopped with SIGINT");
   if (spec.compare) Quiesce(sup.files());

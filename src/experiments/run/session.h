@@ -34,7 +34,8 @@ struct RunTrial {
   RunStrategy strategy = RunStrategy::kPlain;
   int exit_status = -1;  // 128 + N for signal N
   double elapsed_s = 0;
-  uint64_t bytes = 0;  // /proc/PID/io write_bytes of the scope
+  double settle_s = 0;  // --measure: after CMD's exit, until its files were written back
+  uint64_t bytes = 0;   // /proc/PID/io write_bytes of the scope
   uint64_t dirty_peak = 0;
   std::vector<RunFile> files;
   std::optional<Histogram> probe;  // --measure

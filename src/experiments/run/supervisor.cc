@@ -162,9 +162,16 @@ void Supervisor::Supervise(WatchedFile& f) {
   f.supervised_bytes = std::max(f.supervised_bytes, f.size);
 }
 
-void Supervisor::Poll() {
+void Supervisor::Poll(bool full) {
   ReadRecords();
-  for (pid_t pid : Descendants(root_)) Scan(pid);
+  if (full) {
+    for (pid_t pid : Descendants(root_)) Scan(pid);
+  } else {
+    std::vector<pid_t> known = {root_};
+    for (const auto& [pid, exe] : processes_)
+      if (pid != root_) known.push_back(pid);
+    for (pid_t pid : known) Scan(pid);
+  }
   if (spec_.strategy == RunStrategy::kPlain) return;
   for (WatchedFile& f : files_) {
     if (f.shim_claimed && !f.supervised) continue;

@@ -54,8 +54,10 @@ class Supervisor {
   Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns);
 
   // One look: the shim's records, then the scope's open files; the window
-  // given to those past --min-file the shim has not claimed.
-  void Poll();
+  // given to those past --min-file the shim has not claimed. full: find
+  // the scope's processes anew in all of /proc (a static child says no
+  // hello); else look only at those already known (cheap, for fast looks).
+  void Poll(bool full = true);
   // After CMD exited: the last records, and the tail of every supervised
   // file waited for (and dropped, but under window).
   void Finish();
