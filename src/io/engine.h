@@ -72,8 +72,9 @@ class WriteEngine {
   virtual Submit Queue(IoRequest& req) = 0;
   // Async engines submit what Queue() gathered.
   virtual Status Commit() { return {}; }
-  // Async engines: waits for at least min completions, stores them in done,
-  // returns how many (or -errno).
+  // Async engines: submits what Queue() gathered and Commit() did not (a
+  // request that was never submitted cannot complete), waits for at least
+  // min completions, stores them in done, returns how many (or -errno).
   virtual int Reap(int min, std::span<IoRequest*> done) {
     (void)min;
     (void)done;
@@ -131,7 +132,8 @@ Result<std::unique_ptr<WriteEngine>> MakeStdioEngine(int fd, StdioCall call, int
 
 // io_uring through liburing, queue depth qd: Queue() prepares a write (or
 // writev for vectored requests) with rwf_flags and returns kQueued, or kBusy
-// when qd requests are in flight; Commit() submits; Reap() waits. Fails with
+// when qd requests are in flight; Commit() submits; Reap() submits what is
+// left and waits, in one io_uring_enter when nothing is ready. Fails with
 // the errno of io_uring_queue_init (ENOSYS, EPERM when io_uring is disabled).
 Result<std::unique_ptr<WriteEngine>> MakeUringEngine(int fd, unsigned qd, int rwf_flags);
 

@@ -143,9 +143,13 @@ int AsyncRunner::Issue(unsigned slot, const void* buf, uint64_t len, uint64_t of
 }
 
 // Reaps at least one completion; requeues short or interrupted writes. What
-// is prepared is submitted first: nothing unsubmitted can complete.
+// is prepared is submitted by the engine's Reap, in the same system call as
+// the wait when nothing is ready (the minimal loop's submit-and-wait).
 int AsyncRunner::ReapSome() {
-  if (int rc = SubmitPrepared(); rc < 0) return rc;
+  if (prepared_ > 0) {
+    prepared_ = 0;
+    ++submits_;
+  }
   int n = engine_.Reap(1, done_);
   if (n < 0) return n;
   for (int i = 0; i < n; ++i) {

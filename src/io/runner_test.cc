@@ -246,8 +246,9 @@ TEST(FaultInjector, CountsInOneEngineWhenTold) {
   EXPECT_EQ(rb.WriteFully(c, 8, 8), -EIO);
 }
 
-// An async engine that records what each Commit submitted and completes
-// requests only when Reap is asked, oldest first.
+// An async engine that records what each submission (Commit, or Reap with
+// requests prepared) submitted and completes requests only when Reap is
+// asked, oldest first.
 class RecordingAsyncEngine final : public WriteEngine {
  public:
   explicit RecordingAsyncEngine(unsigned depth) : depth_(depth) {}
@@ -263,8 +264,10 @@ class RecordingAsyncEngine final : public WriteEngine {
     return {};
   }
   int Reap(int min, std::span<IoRequest*> done) override {
-    // Completes `reap_per_call` of what was submitted (at least min): never
-    // something only prepared.
+    // Submits what is prepared (the contract: nothing unsubmitted can
+    // complete), then completes `reap_per_call` of what was submitted (at
+    // least min).
+    if (!prepared_.empty()) (void)Commit();
     int n = 0;
     while (n < static_cast<int>(done.size()) && !submitted_.empty() &&
            (n < min || n < reap_per_call)) {
@@ -278,7 +281,7 @@ class RecordingAsyncEngine final : public WriteEngine {
   EngineCaps caps() const override { return {.async = true}; }
   std::string_view name() const override { return "recording-async"; }
 
-  std::vector<unsigned> commits_;  // requests submitted by each Commit
+  std::vector<unsigned> commits_;  // requests submitted by each submission
   int reap_per_call = 1;
 
  private:

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# writelab stride's io_uring path against the physical limit (issue 31): the
+# minimal liburing loop (bench/bare_uring.cc) on the same job, 4 KiB
+# O_DIRECT writes at STEP x 512 bytes, on one raw loop device (direct I/O)
+# over a fully written file, under mq-deadline. For every step of STEPS and
+# depth of QDS, the two run alternately for ROUNDS rounds (the order
+# flipping each round); the script prints the median MB/s and device merges
+# per write of each, and writelab / loop. Goal: at least 0.95x at every step
+# and depth, and at least the loop's merges at step 8.
+#
+# Usage: bench/stride_vs_bare.sh [BUILD_DIR] (default build). Root: it makes a
+# loop device of its own and removes it at exit.
+# Env: ROUNDS (3), SECONDS_PER_RUN (1), SIZE (1G), STEPS ("1 2 4 8 9 16 64 512"),
+# QDS ("8 32 128"), BATCH (writelab's --batch; default: its own default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+rounds=${ROUNDS:-3}
+secs=${SECONDS_PER_RUN:-1}
+size=${SIZE:-1G}
+read -r -a steps <<<"${STEPS:-1 2 4 8 9 16 64 512}"
+read -r -a qds <<<"${QDS:-8 32 128}"
+writelab=$build/writelab
+bare=$build/bench/bare_uring
+for tool in jq losetup awk; do
+  command -v "$tool" >/dev/null || { echo "stride_vs_bare: $tool is missing" >&2; exit 2; }
+done
+[ -x "$writelab" ] && [ -x "$bare" ] || { echo "stride_vs_bare: build first" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "stride_vs_bare: needs root (a loop device)" >&2; exit 2; }
+
+work=$(mktemp -d /var/tmp/writelab-stride-bare.XXXXXX)
+dev=""
+cleanup() { [ -n "$dev" ] && losetup -d "$dev"; rm -rf "$work"; }
+trap cleanup EXIT
+bytes=$(numfmt --from=iec "$size")
+dd if=/dev/zero of="$work/disk.img" bs=1M count=$((bytes / 1048576)) conv=fsync status=none
+dev=$(losetup -f --show --direct-io=on "$work/disk.img")
+name=${dev#/dev/}
+echo mq-deadline >"/sys/block/$name/queue/scheduler"
+stat_of() { awk '{print $5, $6}' "/sys/block/$name/stat"; }  # writes, write merges
+
+run_writelab() {  # STEP QD -> "MB/s MERGES_PER_WRITE"
+  local batch=()
+  [ -n "${BATCH:-}" ] && batch=(--batch "$BATCH")
+  "$writelab" stride --device "$dev" --force --engine io_uring --qd "$2" "${batch[@]}" \
+    --steps "$1" --span "$bytes" --duration "${secs}s" --json "$work/wl.json" >/dev/null 2>&1
+  jq -r '.experiments[0].rows[0].figures as $f
+         | ([$f[] | select(.key=="mb_s") | .value.median][0]) as $mb
+         | ([$f[] | select(.key=="cycles") | .value.median][0]) as $ops
+         | ([$f[] | select(.key=="device_merges") | .value.median][0]) as $m
+         | "\($mb) \($m / $ops)"' "$work/wl.json"
+}
+
+run_bare() {  # STEP QD -> "MB/s MERGES_PER_WRITE"
+  local before after out
+  before=$(stat_of)
+  out=$("$bare" "$dev" "$1" "$2" "$secs" "$bytes")
+  after=$(stat_of)
+  awk -v o="$out" -v b="$before" -v a="$after" 'BEGIN {
+    split(o, x, " "); split(b, y, " "); split(a, z, " ");
+    printf "%s %.4f\n", x[1], (z[2] - y[2]) / x[2] }'
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+for qd in "${qds[@]}"; do
+  for step in "${steps[@]}"; do
+    : >"$work/wl.$qd.$step"
+    : >"$work/bare.$qd.$step"
+    for ((r = 0; r < rounds; r++)); do
+      if ((r % 2 == 0)); then
+        run_writelab "$step" "$qd" >>"$work/wl.$qd.$step"
+        run_bare "$step" "$qd" >>"$work/bare.$qd.$step"
+      else
+        run_bare "$step" "$qd" >>"$work/bare.$qd.$step"
+        run_writelab "$step" "$qd" >>"$work/wl.$qd.$step"
+      fi
+    done
+  done
+done
+
+echo "stride (io_uring) vs the minimal liburing loop, median of $rounds rounds of ${secs}s, $dev (mq-deadline):"
+printf "%-5s %-6s %12s %12s %7s %14s %14s\n" qd step "writelab MB/s" "loop MB/s" ratio \
+  "merges/write" "(loop)"
+worst=9
+for qd in "${qds[@]}"; do
+  for step in "${steps[@]}"; do
+    wl=$(awk '{print $1}' "$work/wl.$qd.$step" | median)
+    bl=$(awk '{print $1}' "$work/bare.$qd.$step" | median)
+    wm=$(awk '{print $2}' "$work/wl.$qd.$step" | median)
+    bm=$(awk '{print $2}' "$work/bare.$qd.$step" | median)
+    ratio=$(awk -v a="$wl" -v b="$bl" 'BEGIN {printf "%.2f", a / b}')
+    worst=$(awk -v a="$ratio" -v w="$worst" 'BEGIN {print (a < w) ? a : w}')
+    printf "%-5s %-6s %12.0f %12.0f %7s %14.3f %14.3f\n" "$qd" "$step" "$wl" "$bl" "$ratio" "$wm" "$bm"
+  done
+done
+echo "lowest ratio: $worst (goal: at least 0.95)"
