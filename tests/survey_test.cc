@@ -27,11 +27,27 @@ bool HasUnsupportedRow(const json& doc) {
   return false;
 }
 
+// What every chart drawn must be (issue 32): a caption that says what to
+// look at, legends in words (no key with "_"), no series that is 0
+// throughout.
+void ExpectReadable(const json& c) {
+  const std::string title = c["title"];
+  EXPECT_GE(c["caption"].get<std::string>().size(), 20u) << title << ": no caption";
+  for (const json& item : c["legend"]) {
+    const std::string text = item;
+    EXPECT_EQ(text.find('_'), std::string::npos) << title << ": a key in the legend: " << text;
+  }
+  EXPECT_EQ(c["zero_series"], 0) << title << ": a series 0 throughout is drawn";
+}
+
 // The survey's page in headless Chromium, as a new user opens it: no script
-// or console error, the recommendations before any chart, every line chart
-// with at least 5 points, no axis in raw bytes, rows not measured marked. A
-// screenshot of each experiment's main picture goes to the build directory,
-// and to docs/img with WRITELAB_UPDATE_SCREENSHOTS=1.
+// or console error, the recommendations before any chart, at most 40 charts
+// open on load (the rest folded under each experiment's closed "more
+// charts"), each readable (above), every line chart with at least 5 points,
+// no axis in raw bytes, rows not measured marked. Then every chart, the
+// folded ones opened (#all), draws without an error. A screenshot of each
+// experiment's main picture goes to the build directory, and to docs/img
+// with WRITELAB_UPDATE_SCREENSHOTS=1.
 void CheckPageInBrowser(const std::string& page, const json& doc, const std::string& scratch) {
   std::string why;
   json check = BrowserCheck(page, scratch + "/profile", &why);
@@ -39,8 +55,13 @@ void CheckPageInBrowser(const std::string& page, const json& doc, const std::str
   EXPECT_EQ(check["errors"], json::array()) << check["errors"].dump();
   EXPECT_TRUE(check["recommendations_first"]) << "recommendations must come before the charts";
   ASSERT_GE(check["rendered"].size(), 5u);
+  EXPECT_LE(check["open_on_load"].get<int>(), 40) << "charts open on load";
+  EXPECT_GT(check["folded"].get<int>(), 0) << "nothing folded: the short rows' timelines?";
+  std::cout << "survey page: " << check["open_on_load"] << " charts open on load, "
+            << check["folded"] << " folded\n";
   for (const json& c : check["rendered"]) {
     std::string title = c["title"];
+    ExpectReadable(c);
     EXPECT_GT(c["pixels"].get<int>(), 1000) << title << " is blank";
     if (c["kind"] != "bar") {
       EXPECT_GE(c["points"].get<int>(), 5) << title;
@@ -54,6 +75,15 @@ void CheckPageInBrowser(const std::string& page, const json& doc, const std::str
   }
   if (HasUnsupportedRow(doc)) {
     EXPECT_GT(check["unsupported_marked"].get<int>(), 0) << "a row not measured is not marked";
+  }
+  json all = BrowserCheck(page + "#all", scratch + "/profile-all", &why);
+  ASSERT_TRUE(all.is_object()) << "no self-check with every chart open: " << why;
+  EXPECT_EQ(all["errors"], json::array()) << all["errors"].dump();
+  EXPECT_EQ(all["folded"], 0);
+  EXPECT_EQ(all["rendered"].size(), check["charts"].get<size_t>()) << "every chart drawn";
+  for (const json& c : all["rendered"]) {
+    ExpectReadable(c);
+    EXPECT_GT(c["pixels"].get<int>(), 1000) << c["title"] << " is blank (opened)";
   }
   const char* update = std::getenv("WRITELAB_UPDATE_SCREENSHOTS");
   std::string dir = update && *update == '1' ? WRITELAB_DOCS_IMG_DIR : WRITELAB_ARTIFACT_DIR;

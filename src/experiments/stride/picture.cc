@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +40,15 @@ json StrideChart(const std::vector<const RunPlan*>& runs, const std::string& key
   json c = spec::Picture(title, "line", spec::Axis("x", "step (x unit)", "logarithmic"), id);
   c["covers"] = json::array({key});
   c["rows_on_x"] = true;
+  // A line is named by its queue depth ("qd32"); by its run too only where
+  // two runs have the same one (a line per test bed or scheduler).
+  std::map<std::string, int> runs_with;
+  for (const RunPlan* p : runs) {
+    std::set<std::string> mine;
+    for (const Row& r : p->run->rows)
+      if (auto [step, line] = StepOf(r.name); step > 0) mine.insert(line);
+    for (const std::string& line : mine) ++runs_with[line];
+  }
   for (const RunPlan* p : runs) {
     std::vector<std::string> lines;
     for (const Row& r : p->run->rows)
@@ -52,8 +63,8 @@ json StrideChart(const std::vector<const RunPlan*>& runs, const std::string& key
         const Figure* f = spec::FigureOf(r, key);
         if (l != line || step <= 0 || !f) continue;
         if (d.empty())
-          d = spec::Dataset(spec::RunPrefix(runs, *p) + line, spec::YAxisFor(c, f->unit),
-                            json::array());
+          d = spec::Dataset((runs_with[line] > 1 ? spec::RunPrefix(runs, *p) : "") + line,
+                            spec::YAxisFor(c, f->unit), json::array());
         json point = {{"data", json::array()}};
         spec::AddValue(point, f);
         d["data"].push_back(json::array({step, point["data"][0]}));
@@ -69,8 +80,13 @@ json StrideChart(const std::vector<const RunPlan*>& runs, const std::string& key
 
 void StridePictures(const std::vector<const RunPlan*>& runs, std::vector<json>& out) {
   out.push_back(StrideChart(runs, StrideKey("mb_s").name, "stride: MB/s against step", "stride"));
+  out.back()["caption"] =
+      "MB/s against the step between 4 KiB direct writes (log x), a line per queue depth: "
+      "throughput falls where the step keeps writes from merging into larger requests.";
   out.push_back(StrideChart(runs, StrideKey("device_merges").name,
                             "stride: device write merges per step", "stride-merges"));
+  out.back()["caption"] =
+      "Requests the block layer merged per step: where merges stop, every request stays 4 KiB.";
 }
 
 }  // namespace writelab
