@@ -169,11 +169,13 @@
     return n;
   }
 
-  // Datasets drawn whose every value is 0: a line on 0 says nothing.
+  // Datasets drawn whose every value (and min-max whisker) is 0: a line on
+  // 0 says nothing.
   function zeroSeries(chart) {
     var n = 0;
     chart.data.datasets.forEach(function (d) {
       var values = (d.data || []).map(function (v) { return v !== null && typeof v === "object" ? v.y : v; })
+        .concat(d.writelabLo || [], d.writelabHi || [])
         .filter(function (v) { return v !== null && v !== undefined; });
       if (values.length > 0 && values.every(function (v) { return v === 0; })) n++;
     });

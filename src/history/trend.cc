@@ -171,7 +171,8 @@ std::string RenderTrendText(const TrendQuery& q, const std::vector<TrendPoint>& 
   std::string unit = points.empty() ? "" : points.front().unit;
   std::set<int64_t> runs;
   for (const TrendPoint& p : points) runs.insert(p.run_id);
-  std::string out = fmt::format("{} {} ({}, {}){}: {} runs\n", q.experiment, q.figure, label, unit,
+  const std::string what = label == unit || unit.empty() ? label : label + ", " + unit;
+  std::string out = fmt::format("{} {} ({}){}: {} runs\n", q.experiment, q.figure, what,
                                 q.row.empty() ? "" : ", row " + q.row, runs.size());
   TextTable t(
       {"run", "started", "kernel", "label", "row", "median", "min – max", "n", "vs previous"});
@@ -198,7 +199,18 @@ std::string RenderTrendHtml(const TrendQuery& q, const std::vector<TrendPoint>& 
   const std::string label = points.empty() ? q.figure : points.front().figure_label;
   json c = spec::Chart(q.experiment + ": " + label + " across runs", "line",
                        spec::Axis("x", "run (kernel, label)", "category"));
-  std::string y = spec::YAxisFor(c, points.empty() ? "" : points.front().unit, "linear", label);
+  c["picture"] = "trend";  // the page's one chart, drawn the page's width
+  // A log axis where the rows' medians differ by more than 50x, so that the
+  // slow rows' steps show beside the fast ones.
+  double low = 0, high = 0;
+  for (const TrendPoint& p : points)
+    if (std::isfinite(p.median) && p.median > 0) {
+      low = low == 0 ? p.median : std::min(low, p.median);
+      high = std::max(high, p.median);
+    }
+  const bool log = low > 0 && high / low > 50;
+  std::string y = spec::YAxisFor(c, points.empty() ? "" : points.front().unit,
+                                 log ? "logarithmic" : "linear", label);
   for (int64_t id : runs)
     for (const TrendPoint& p : points)
       if (p.run_id == id) {

@@ -9,6 +9,7 @@
 #include <cctype>
 
 #include "core/units.h"
+#include "experiments/table.h"
 #include "report/html_plan.h"
 #include "report/text.h"
 #include "writelab/error.h"
@@ -99,8 +100,12 @@ std::string HtmlCell(const Figure& f) {
 // The figure table of the text reporter as an HTML table.
 std::string FigureTable(const ExperimentResult& e) {
   std::string out = "<table><tr><th>" + EscapeHtml(e.row_label) + "</th>";
+  const ExperimentDef* def = FindExperiment(e.name);
   for (const std::string& key : e.table) {
-    std::string label = key;
+    std::string label = key;  // a figure no row has: its label from the definition
+    if (def)
+      for (const FigureSpec& s : def->figures)
+        if (key == s.key) label = s.label;
     for (const Row& r : e.rows)
       if (const Figure* f = r.FindFigure(key)) label = f->label;
     out += "<th>" + EscapeHtml(label) + "</th>";

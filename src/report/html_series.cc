@@ -55,7 +55,7 @@ constexpr ColumnName kColumnNames[] = {
 // What a series key is about, in a title: "over time".
 constexpr ColumnName kSeriesNames[] = {
     {"timeline", "over time"},
-    {"probe", "the bystander's fdatasync over time"},
+    {"probe", "over time"},
     {"iterations", "per iteration"},
     {"per_gib", "per GiB written"},
     {"request_sizes", "requests per size"},
@@ -203,7 +203,7 @@ void AddSeriesCharts(const ExperimentResult& e, const std::string& run, std::vec
     size_t width = shape.columns.size();
     if (width < 2) continue;
     const std::string trials = TrialsNote(e, key);
-    const std::string short_why = "rows shorter than 1 s or 20 samples";
+    const std::string short_why = "rows shorter than 1 s or of fewer than 20 samples";
     // Rows side by side on the first value column.
     if (rows.size() > 1 || width == 2) {
       json c = Chart(e.name + ": " + ColumnLabel(shape.columns[1].name) + " per " + e.row_label +
