@@ -179,10 +179,6 @@ bool WriteOutput(const std::string& path, const std::string& text) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // Appends the run to its history. Nothing here changes what the run
 // writes or its exit code: a failure is one line on stderr.
 void RecordInHistory(const OutputOptions& out, const Document& doc, const std::string& text,

@@ -78,7 +78,8 @@ int RunList(const HistoryOptions& o) {
               r.record.kernel, r.record.hostname, r.record.target_fingerprint,
               r.record.errors ? std::to_string(r.record.errors) : ""});
   std::printf("%s: %zu runs\n", store->path().c_str(), runs->size());
-  if (!runs->empty()) std::fputs(t.Render().c_str(), stdout);
+  // A history is input: a label of another machine's may hold escapes.
+  if (!runs->empty()) std::fputs(Printable(t.Render(), true).c_str(), stdout);
   return kExitOk;
 }
 

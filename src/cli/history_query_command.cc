@@ -121,11 +121,14 @@ int RunCheck(const CheckOptions& o) {
   auto base = Baseline(*store, o, **newest, &why);
   if (!base) return UsageError(base.error());
   if (!*base) {
-    std::printf(
-        "history check: %s is the first %s run on this host and target (%s; %s): "
-        "nothing to check it against\n",
-        Named(**newest).c_str(), (*newest)->record.command.c_str(),
-        (*newest)->record.host_fingerprint.c_str(), (*newest)->record.target_fingerprint.c_str());
+    const RunRecord& r = (*newest)->record;
+    // What the history holds is input: printed without its control characters.
+    std::fputs(Printable("history check: " + Named(**newest) + " is the first " + r.command +
+                             " run on this host and target (" + r.host_fingerprint + "; " +
+                             r.target_fingerprint + "): nothing to check it against\n",
+                         true)
+                   .c_str(),
+               stdout);
     return kExitOk;
   }
   auto a = DocumentOf(*store, **base);
@@ -136,8 +139,11 @@ int RunCheck(const CheckOptions& o) {
   if (!c)
     return UsageError("history check: run " + std::to_string((*base)->id) + " and run " +
                       std::to_string((*newest)->id) + ": " + c.error());
-  std::printf("history check: %s against %s, %s\n", Named(**newest).c_str(), Named(**base).c_str(),
-              why.c_str());
+  std::fputs(Printable("history check: " + Named(**newest) + " against " + Named(**base) + ", " +
+                           why + "\n",
+                       true)
+                 .c_str(),
+             stdout);
   std::fputs(RenderComparisonText(*c).c_str(), stdout);
   auto worse = Regressions(*c, o.fail_on_regression);
   for (const FigureComparison* f : worse)
