@@ -281,6 +281,43 @@ TEST(HistoryStore, DefaultDirectoriesAreCreatedPrivate) {
   EXPECT_FALSE(named.has_value()) << "a named file's directory is not made up";
 }
 
+// What the fuzz target does (tests/fuzz/history_fuzz.cc), on its seed and
+// on damaged copies of it: every query answers or says why.
+TEST(HistoryStore, ADatabaseFromBytesIsReadWithChecks) {
+  const std::string seed =
+      Slurp(std::string(WRITELAB_GOLDEN_DIR) + "/../fuzz/corpus/history/two-runs.sqlite");
+  ASSERT_GT(seed.size(), 4096u);
+  auto store = HistoryStore::FromBytes(seed);
+  ASSERT_OK(store);
+  auto runs = store->List({});
+  ASSERT_OK(runs);
+  ASSERT_EQ(runs->size(), 2u);
+  for (const StoredRun& r : *runs) {
+    auto text = store->DocumentText(r.id);
+    ASSERT_OK(text);
+    EXPECT_OK(FromJson(*text));
+  }
+  int answered = 0, refused = 0;
+  for (size_t at = 100; at < seed.size(); at += 211) {
+    std::string damaged = seed;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x5a);
+    auto copy = HistoryStore::FromBytes(damaged);
+    if (!copy) {
+      ++refused;
+      EXPECT_FALSE(copy.error().Message().empty());
+      continue;
+    }
+    auto listed = copy->List({});
+    if (listed)
+      for (const StoredRun& r : *listed)
+        if (auto text = copy->DocumentText(r.id); text) (void)FromJson(*text);
+    auto points = copy->Trend({"prealloc", "workload_s", "", {}});
+    answered += listed.has_value() && points.has_value();
+    refused += !listed.has_value() || !points.has_value();
+  }
+  EXPECT_GT(answered + refused, 100);
+}
+
 // As root: a small tmpfs of the test's own, filled, then made read-only.
 TEST(HistoryStore, AFullOrReadOnlyFileSystemFailsTheAppendAndKeepsTheRest) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: mounts a 512 KiB tmpfs";
