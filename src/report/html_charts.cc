@@ -186,8 +186,9 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
                      : Chart(title, "bar", Axis("x", first.row_label, "category"));
     c["figure"] = key;
     c["caption"] = shape->label + " per " + first.row_label +
-                   ": the median of the trials, the whisker their min–max (" + shape->includes +
-                   "). Whiskers that overlap mean the trials cannot tell those rows apart.";
+                   ": the median of the trials, the whisker their min–max" +
+                   (shape->includes.empty() ? "" : " (" + shape->includes + ")") +
+                   ". Whiskers that overlap mean the trials cannot tell those rows apart.";
     c["rows_on_x"] = numeric;
     std::string y = YAxisFor(c, shape->unit);
     for (const RunPlan* p : runs) {
