@@ -5,14 +5,15 @@
 # Everything the tool is made of, minus main().
 file(GLOB WRITELAB_CORE_SOURCES CONFIGURE_DEPENDS
   src/core/*.cc src/io/*.cc src/telemetry/*.cc src/testbed/*.cc src/experiments/*.cc src/experiments/*/*.cc
-  src/mpi/*.cc src/report/*.cc src/cli/*.cc)
+  src/mpi/*.cc src/report/*.cc src/history/*.cc src/cli/*.cc)
 # src/mpi/team_mpi.cc or team_off.cc: cmake/mpi.cmake picks one.
 list(FILTER WRITELAB_CORE_SOURCES EXCLUDE REGEX "(_test\\.cc|/main\\.cc|/team_(mpi|off)\\.cc)$")
 add_library(writelab_core STATIC ${WRITELAB_CORE_SOURCES})
 target_include_directories(writelab_core PUBLIC src)
 target_compile_definitions(writelab_core PUBLIC WRITELAB_VERSION="${PROJECT_VERSION}")
 target_link_libraries(writelab_core PUBLIC writelab fmt::fmt nlohmann_json::nlohmann_json
-  CLI11::CLI11 PkgConfig::URING PkgConfig::MOUNT PkgConfig::BLKID Threads::Threads)
+  CLI11::CLI11 PkgConfig::URING PkgConfig::MOUNT PkgConfig::BLKID PkgConfig::SQLITE3
+  Threads::Threads)
 
 # The HTML report's charting library (third_party/chartjs, in the repository)
 # and its glue script, embedded into the binary so that `writelab report`

@@ -1,36 +1,59 @@
 # SPDX-License-Identifier: MIT
-# bash completion for writelab(1): commands, then each command's options.
-# Both are read from the binary's own --help, so they follow the binary.
+# bash completion for writelab(1): commands, a command's own subcommands
+# (history list, trend, check...), then each one's options. All are read
+# from the binary's own --help, so they follow the binary.
+_writelab_subcommands() {  # the names under "Subcommands:" in a --help
+  sed -n '/^Subcommands:/,$s/^  \([a-z][a-z]*\) .*/\1/p'
+}
 _writelab() {
-  local cur prev cmd i
+  local cur prev cmd sub i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD - 1]}
   cmd=
+  sub=
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
       -*) ;;
-      *) cmd=${COMP_WORDS[i]}; break ;;
+      *)
+        if [[ -z $cmd ]]; then
+          cmd=${COMP_WORDS[i]}
+        elif [[ -z $sub && $cmd != help ]]; then
+          sub=${COMP_WORDS[i]}
+          break
+        fi
+        ;;
     esac
   done
   if [[ -z $cmd || ($cmd == help && $prev == help) ]]; then
     local commands
-    commands=$("$1" --help 2>/dev/null | sed -n '/^Subcommands:/,$s/^  \([a-z][a-z]*\) .*/\1/p')
+    commands=$("$1" --help 2>/dev/null | _writelab_subcommands)
     [[ $cmd == help ]] || commands+=" help --help --version"
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return
   fi
   case $prev in  # options that take a path
-    --dir | --file | --json | --csv | --input | --journal-dir | --probe-dir | -o | --output)
+    --dir | --file | --json | --csv | --input | --journal-dir | --probe-dir | -o | --output | --history | --html)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return
       ;;
   esac
+  # A command with subcommands of its own (history): those first.
+  local subcommands
+  subcommands=$("$1" "$cmd" --help 2>/dev/null | _writelab_subcommands)
+  if [[ -n $subcommands && -z $sub && $cur != -* ]]; then
+    mapfile -t COMPREPLY < <(compgen -W "$subcommands" -- "$cur")
+    return
+  fi
   if [[ $cur == -* ]]; then
     local options
-    options=$("$1" "$cmd" --help 2>/dev/null | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+    if [[ -n $subcommands && -n $sub ]]; then
+      options=$("$1" "$cmd" "$sub" --help 2>/dev/null | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+    else
+      options=$("$1" "$cmd" --help 2>/dev/null | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+    fi
     mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
     return
   fi
-  mapfile -t COMPREPLY < <(compgen -f -- "$cur")  # report and compare take files
+  mapfile -t COMPREPLY < <(compgen -f -- "$cur")  # report, compare and history import take files
 }
 complete -o filenames -F _writelab writelab

@@ -13,6 +13,7 @@ profile=${1:-test}
 run_packages=(
   build-essential cmake pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev liburing-dev libblkid-dev libmount-dev
+  libsqlite3-dev  # the results history (writelab history, docs/history.md)
   help2man  # the writelab(1) man page, made from the commands' help at build time
   clang bpftool libbpf-dev  # --explain's BPF programs (cmake -DWRITELAB_EXPLAIN=OFF builds without)
   e2fsprogs xfsprogs btrfs-progs util-linux  # --testbed file systems and loop devices

@@ -16,7 +16,8 @@ Document FixedDocument() {
               "x86_64",
               2,
               25'000'000'000ull,
-              {{"dirty_ratio", 20}, {"dirty_background_ratio", 10}}};
+              {{"dirty_ratio", 20}, {"dirty_background_ratio", 10}},
+              ""};
   ExperimentResult e;
   e.name = "stream";
   e.reproduces = "overwrite.c (2009)";

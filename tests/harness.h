@@ -48,11 +48,27 @@ inline std::string Slurp(const std::string& path) {
   return s.str();
 }
 
+// The environment a program under test runs in: this process's, with
+// WRITELAB_HISTORY=off unless the test set WRITELAB_HISTORY itself, so that
+// no test appends to the real history of whoever runs the tests (tests of
+// the history pass --history FILE, which goes before the variable).
+inline std::vector<std::string> TestEnvironment() {
+  std::vector<std::string> env;
+  bool history = false;
+  for (char** e = environ; *e; ++e) {
+    env.emplace_back(*e);
+    history |= env.back().starts_with("WRITELAB_HISTORY=");
+  }
+  if (!history) env.emplace_back("WRITELAB_HISTORY=off");
+  return env;
+}
+
 // Runs binary with args; stdout and stderr are captured through files of
 // this process's own (tests run in parallel). setup, if given, runs in the
 // child before exec (a seccomp filter, another uid) and returns 0, or an exit
 // code for the child to end with. With signal_after_ms > 0, sends sig to the
-// program that long after it started.
+// program that long after it started. The program's environment is
+// TestEnvironment().
 using ChildSetup = int (*)();
 inline RunResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
                             ChildSetup setup = nullptr, int signal_after_ms = 0, int sig = SIGINT) {
@@ -64,6 +80,10 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<std::string> env_text = TestEnvironment();
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
     int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
@@ -71,7 +91,7 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
     if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(125);
     if (setup)
       if (int code = setup(); code != 0) _exit(code);
-    execv(binary.c_str(), argv.data());
+    execve(binary.c_str(), argv.data(), envp.data());
     _exit(127);
   }
   RunResult r;

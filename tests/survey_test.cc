@@ -6,9 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "browser.h"
 #include "harness.h"
@@ -27,11 +30,47 @@ bool HasUnsupportedRow(const json& doc) {
   return false;
 }
 
+// The names in a document that have a "_" and are names, not keys: its
+// rows' ("fwrite_unlocked") and its parameters' values (engine "io_uring").
+std::vector<std::string> NamesWithUnderscores(const json& doc) {
+  std::vector<std::string> names;
+  for (const json& e : doc["experiments"]) {
+    for (const json& r : e["rows"])
+      if (r["name"].get<std::string>().find('_') != std::string::npos) names.push_back(r["name"]);
+    for (const json& p : e["params"])
+      if (p["value"].is_string() && p["value"].get<std::string>().find('_') != std::string::npos)
+        names.push_back(p["value"]);
+  }
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return a.size() > b.size();  // the longest first
+  });
+  return names;
+}
+
+// What every chart drawn must be (issue 32): a caption that says what to
+// look at, legends in words (no "_" once the names above are taken out: a
+// "_" left is a key such as device_in_flight), no series that is 0
+// throughout.
+void ExpectReadable(const json& c, const std::vector<std::string>& names) {
+  const std::string title = c["title"];
+  EXPECT_GE(c["caption"].get<std::string>().size(), 20u) << title << ": no caption";
+  for (const json& item : c["legend"]) {
+    std::string text = item;
+    for (const std::string& name : names)
+      for (size_t at; (at = text.find(name)) != std::string::npos;) text.erase(at, name.size());
+    EXPECT_EQ(text.find('_'), std::string::npos) << title << ": a key in the legend: " << item;
+  }
+  EXPECT_EQ(c["zero_series"], 0) << title << ": a series 0 throughout is drawn";
+}
+
 // The survey's page in headless Chromium, as a new user opens it: no script
-// or console error, the recommendations before any chart, every line chart
-// with at least 5 points, no axis in raw bytes, rows not measured marked. A
-// screenshot of each experiment's main picture goes to the build directory,
-// and to docs/img with WRITELAB_UPDATE_SCREENSHOTS=1.
+// or console error, the recommendations before any chart, at most 40 charts
+// open on load (the rest folded under each experiment's closed "more
+// charts"), each readable (above), every line chart with at least 5 points,
+// no axis in raw bytes, rows not measured marked. Then every chart, the
+// folded ones opened (#all), draws without an error. A screenshot of each
+// experiment's main picture goes to the build directory, and to docs/img
+// with WRITELAB_UPDATE_SCREENSHOTS=1.
 void CheckPageInBrowser(const std::string& page, const json& doc, const std::string& scratch) {
   std::string why;
   json check = BrowserCheck(page, scratch + "/profile", &why);
@@ -39,8 +78,14 @@ void CheckPageInBrowser(const std::string& page, const json& doc, const std::str
   EXPECT_EQ(check["errors"], json::array()) << check["errors"].dump();
   EXPECT_TRUE(check["recommendations_first"]) << "recommendations must come before the charts";
   ASSERT_GE(check["rendered"].size(), 5u);
+  EXPECT_LE(check["open_on_load"].get<int>(), 40) << "charts open on load";
+  EXPECT_GT(check["folded"].get<int>(), 0) << "nothing folded: the short rows' timelines?";
+  std::cout << "survey page: " << check["open_on_load"] << " charts open on load, "
+            << check["folded"] << " folded\n";
+  const std::vector<std::string> names = NamesWithUnderscores(doc);
   for (const json& c : check["rendered"]) {
     std::string title = c["title"];
+    ExpectReadable(c, names);
     EXPECT_GT(c["pixels"].get<int>(), 1000) << title << " is blank";
     if (c["kind"] != "bar") {
       EXPECT_GE(c["points"].get<int>(), 5) << title;
@@ -54,6 +99,15 @@ void CheckPageInBrowser(const std::string& page, const json& doc, const std::str
   }
   if (HasUnsupportedRow(doc)) {
     EXPECT_GT(check["unsupported_marked"].get<int>(), 0) << "a row not measured is not marked";
+  }
+  json all = BrowserCheck(page + "#all", scratch + "/profile-all", &why);
+  ASSERT_TRUE(all.is_object()) << "no self-check with every chart open: " << why;
+  EXPECT_EQ(all["errors"], json::array()) << all["errors"].dump();
+  EXPECT_EQ(all["folded"], 0);
+  EXPECT_EQ(all["rendered"].size(), check["charts"].get<size_t>()) << "every chart drawn";
+  for (const json& c : all["rendered"]) {
+    ExpectReadable(c, names);
+    EXPECT_GT(c["pixels"].get<int>(), 1000) << c["title"] << " is blank (opened)";
   }
   const char* update = std::getenv("WRITELAB_UPDATE_SCREENSHOTS");
   std::string dir = update && *update == '1' ? WRITELAB_DOCS_IMG_DIR : WRITELAB_ARTIFACT_DIR;

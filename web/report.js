@@ -2,8 +2,11 @@
 // writelab's HTML report: draws the charts specified in the JSON of
 // the script element writelab-charts (one entry per div with data-chart=N) with
 // Chart.js, then writes a self-check into the hidden element writelab-check: per chart
-// its painted pixels and points, and every error caught on the page. The
-// browser test reads that element from the dumped DOM.
+// its painted pixels and points, legend, caption and series that are 0
+// throughout, how many charts are open on load, and every error caught on
+// the page. The browser test reads that element from the dumped DOM. A
+// chart inside a closed <details> (an experiment's "more charts") is drawn
+// when the details is opened, not on load.
 (function () {
   "use strict";
   var errors = window.writelabErrors || [];
@@ -50,8 +53,14 @@
     }
   };
 
+  // A color with transparency, for a min-max band.
+  function faint(hex) {
+    var n = parseInt(hex.slice(1), 16);
+    return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + ",0.15)";
+  }
+
   function dataset(spec, d, i) {
-    var color = palette[i % palette.length];
+    var color = palette[(d.color === undefined ? i : d.color) % palette.length];
     var category = spec.x.type === "category";
     var out = {
       label: d.label,
@@ -68,6 +77,13 @@
     if (d.points) {  // a cloud of points (each call of explain's timeline), no line
       out.type = "scatter";
       out.showLine = false;
+    }
+    if (d.band) {  // a min-max band: "upper" then "lower", filled between, no legend
+      out.borderWidth = 0;
+      out.pointRadius = 0;
+      out.writelabBand = true;
+      out.fill = d.band === "lower" ? "-1" : false;
+      out.backgroundColor = faint(color);
     }
     if (d.marks) {  // percentile marks: points, no line, named in the tooltip
       out.type = "scatter";
@@ -117,6 +133,9 @@
         scales: scales,
         plugins: {
           title: { display: true, text: spec.title },
+          legend: {
+            labels: { filter: function (item, data) { return !data.datasets[item.datasetIndex].writelabBand; } }
+          },
           tooltip: {
             callbacks: {
               label: function (item) {
@@ -150,31 +169,65 @@
     return n;
   }
 
-  var check = { charts: 0, rendered: [], errors: errors };
+  // Datasets drawn whose every value (and min-max whisker) is 0: a line on
+  // 0 says nothing.
+  function zeroSeries(chart) {
+    var n = 0;
+    chart.data.datasets.forEach(function (d) {
+      var values = (d.data || []).map(function (v) { return v !== null && typeof v === "object" ? v.y : v; })
+        .concat(d.writelabLo || [], d.writelabHi || [])
+        .filter(function (v) { return v !== null && v !== undefined; });
+      if (values.length > 0 && values.every(function (v) { return v === 0; })) n++;
+    });
+    return n;
+  }
+
+  function draw(div, specs) {
+    var spec = specs[Number(div.getAttribute("data-chart"))];
+    var canvas = document.createElement("canvas");
+    div.appendChild(canvas);
+    var caption = div.parentNode.querySelector("figcaption");
+    var entry = { chart: Number(div.getAttribute("data-chart")), pixels: 0, points: 0,
+                  kind: "", title: "", axes: [], legend: [], zero_series: 0,
+                  caption: caption ? caption.textContent : "" };
+    try {
+      entry.kind = spec.kind;
+      entry.title = spec.title;
+      var chart = new Chart(canvas, config(spec));
+      entry.axes = axes(chart);
+      chart.data.datasets.forEach(function (d, i) {
+        chart.getDatasetMeta(i).data.forEach(function (e) {
+          if (e && !e.skip && isFinite(e.x) && isFinite(e.y)) entry.points++;
+        });
+      });
+      entry.legend = (chart.legend && chart.legend.legendItems || []).map(function (item) { return item.text; });
+      entry.zero_series = zeroSeries(chart);
+      entry.pixels = painted(canvas);
+    } catch (e) {
+      errors.push("chart " + entry.chart + ": " + e);
+    }
+    return entry;
+  }
+
+  var check = { charts: 0, rendered: [], open_on_load: 0, folded: 0, errors: errors };
+  // report.html#all: every "more charts" opened first (the browser test).
+  if (/#all$/.test(window.location.hash)) {
+    document.querySelectorAll("details.more").forEach(function (d) { d.open = true; });
+  }
   try {
     var specs = JSON.parse(document.getElementById("writelab-charts").textContent);
     check.charts = specs.length;
     document.querySelectorAll("div[data-chart]").forEach(function (div) {
-      var spec = specs[Number(div.getAttribute("data-chart"))];
-      var canvas = document.createElement("canvas");
-      div.appendChild(canvas);
-      var entry = { chart: Number(div.getAttribute("data-chart")), pixels: 0, points: 0,
-                    kind: "", title: "", axes: [] };
-      try {
-        entry.kind = spec.kind;
-        entry.title = spec.title;
-        var chart = new Chart(canvas, config(spec));
-        entry.axes = axes(chart);
-        chart.data.datasets.forEach(function (d, i) {
-          chart.getDatasetMeta(i).data.forEach(function (e) {
-            if (e && !e.skip && isFinite(e.x) && isFinite(e.y)) entry.points++;
-          });
+      var closed = div.closest("details:not([open])");
+      if (closed) {  // drawn when opened, once
+        check.folded++;
+        closed.addEventListener("toggle", function () {
+          if (closed.open && !div.firstChild) draw(div, specs);
         });
-        entry.pixels = painted(canvas);
-      } catch (e) {
-        errors.push("chart " + entry.chart + ": " + e);
+        return;
       }
-      check.rendered.push(entry);
+      check.open_on_load++;
+      check.rendered.push(draw(div, specs));
     });
   } catch (e) {
     errors.push(String(e));

@@ -19,6 +19,8 @@
 #include "core/units.h"
 #include "experiments/context.h"
 #include "experiments/table.h"
+#include "history/location.h"
+#include "history/store.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "mpi/session.h"
@@ -104,7 +106,9 @@ std::optional<std::string> CheckOutputs(const OutputOptions& out) {
   if (out.json == "-" && out.csv == "-") return "--json - and --csv -: only one can be stdout";
   if (out.json != "-")
     if (auto e = CheckOutputFile("--json", out.json)) return e;
-  if (out.csv != "-") return CheckOutputFile("--csv", out.csv);
+  if (out.csv != "-")
+    if (auto e = CheckOutputFile("--csv", out.csv)) return e;
+  if (!out.history.empty() && !out.no_history) return CheckOutputFile("--history", out.history);
   return std::nullopt;
 }
 
@@ -137,6 +141,13 @@ void AddOutputOptions(CLI::App& sub, OutputOptions& out) {
                  "Name this run in compare and the report, e.g. \"6.18 bfq\" (default: host and "
                  "kernel)")
       ->option_text("TEXT");
+  auto* history = sub.add_option("--history", out.history,
+                                 "Append the results to this history database instead of the "
+                                 "default (writelab help history)")
+                      ->option_text("FILE");
+  sub.add_flag("--no-history", out.no_history,
+               "Do not append this run to the results history (also WRITELAB_HISTORY=off)")
+      ->excludes(history);
 }
 
 std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text) {
@@ -168,6 +179,23 @@ bool WriteOutput(const std::string& path, const std::string& text) {
   return true;
 }
 
+// Appends the run to its history. Nothing here changes what the run
+// writes or its exit code: a failure is one line on stderr.
+void RecordInHistory(const OutputOptions& out, const Document& doc, const std::string& text,
+                     FILE* info) {
+  auto where = ChooseHistory(out.history, out.no_history);
+  if (!where) return PrintError("history: " + where.error() + ": this run is not recorded");
+  if (!*where) return;
+  auto store = HistoryStore::Open(**where, true);
+  auto appended = store ? store->Append(text, doc, "run")
+                        : Result<HistoryStore::Appended>(std::unexpected(store.error()));
+  if (!appended)
+    return PrintError(appended.error().Message() + ": this run is not recorded in the history");
+  std::fprintf(info, "history: run %lld in %s\n", static_cast<long long>(appended->id),
+               store->path().c_str());
+  std::fflush(info);
+}
+
 }  // namespace
 
 int Finish(Document& doc, const OutputOptions& out, const Status& run) {
@@ -178,9 +206,13 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run) {
   std::fputs(RenderText(doc).c_str(), tables);
   std::fflush(tables);
   int code = run ? kExitOk : kExitRunFailed;
-  if (!out.json.empty() && !WriteOutput(out.json, ToJson(doc))) code = kExitRunFailed;
+  // One text for the file and the history: `history export` gives back the
+  // file's bytes.
+  const std::string json = !out.json.empty() || !out.no_history ? ToJson(doc) : std::string();
+  if (!out.json.empty() && !WriteOutput(out.json, json)) code = kExitRunFailed;
   if (!out.csv.empty() && !WriteOutput(out.csv, RenderCsv(doc))) code = kExitRunFailed;
   if (!run) PrintError(run.error().Message());
+  RecordInHistory(out, doc, json, tables);
   return code;
 }
 
@@ -221,7 +253,8 @@ int RunCommandLine(int argc, char** argv, Team* team) {
       UnderMpiList() +
       " run on every rank (docs/mpi.md).\n"
       "Exit codes: 0 ok, 1 run failed or interrupted (results so far are still written), "
-      "2 usage error."};
+      "2 usage error, 3 a significant regression (compare --fail-on-regression, history check). "
+      "Every run is also kept in the results history (writelab help history)."};
   app.name("writelab");
   app.set_version_flag("--version", std::string("writelab ") + WRITELAB_VERSION);
   app.require_subcommand(1);
@@ -231,6 +264,7 @@ int RunCommandLine(int argc, char** argv, Team* team) {
   AddReportCommand(app, &action);
   AddCompareCommand(app, &action);
   AddCleanupCommand(app, &action);
+  AddHistoryCommand(app, &action);
   std::optional<std::string> refusal;  // a usage error
   auto args = Rewrite(app, argc, argv);
   std::vector<std::string> words_text;

@@ -28,7 +28,9 @@ namespace writelab {
 struct OutputOptions {
   std::string json;
   std::string csv;
-  std::string label;  // --label: the run's name in compare and the report
+  std::string label;        // --label: the run's name in compare and the report
+  std::string history;      // --history FILE: the results history to append to
+  bool no_history = false;  // --no-history
   // Not an option: the command's stdout belongs to another program (`run`
   // passes CMD's through unchanged), so writelab's tables go to stderr.
   bool tables_to_stderr = false;
@@ -85,7 +87,11 @@ struct ExclusivePair {
 };
 void AddExclusivePair(CLI::App& sub, const char* group_help, const ExclusivePair& pair);
 
-// Prints the document, writes --json/--csv, and maps a run error to exit 1.
+// Prints the document, writes --json/--csv, appends the document to the
+// results history (docs/history.md), and maps a run error to exit 1. The
+// history never changes the exit code: when it cannot be written (a full
+// disk, a read-only or damaged file) one line on stderr says so, after the
+// result files are written.
 int Finish(Document& doc, const OutputOptions& out, const Status& run);
 
 // The commands that are not experiments (each experiment adds its own:
@@ -95,6 +101,7 @@ void AddSurveyCommand(CLI::App& app, CommandAction* action);
 void AddReportCommand(CLI::App& app, CommandAction* action);
 void AddCompareCommand(CLI::App& app, CommandAction* action);
 void AddCleanupCommand(CLI::App& app, CommandAction* action);
+void AddHistoryCommand(CLI::App& app, CommandAction* action);
 
 int RunCli(int argc, char** argv);
 

@@ -55,11 +55,17 @@ std::expected<std::string, std::string> ReadInput(const std::string& path) {
 }  // namespace
 
 std::expected<Document, std::string> ReadDocumentFile(const std::string& path) {
+  auto file = ReadDocumentFileText(path);
+  if (!file) return std::unexpected(file.error());
+  return std::move(file->doc);
+}
+
+std::expected<DocumentFile, std::string> ReadDocumentFileText(const std::string& path) {
   auto text = ReadInput(path);
   if (!text) return std::unexpected(path + ": " + text.error());
   auto doc = FromJson(*text);
   if (!doc) return std::unexpected(path + ": " + doc.error());  // FromJson names the problem
-  return doc;
+  return DocumentFile{std::move(*text), std::move(*doc)};
 }
 
 }  // namespace writelab

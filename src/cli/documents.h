@@ -22,4 +22,12 @@ inline constexpr uint64_t kMaxDocumentBytes = uint64_t{1} << 30;
 // kMaxDocumentBytes. Standard input may be a pipe; it is read up to the limit.
 std::expected<Document, std::string> ReadDocumentFile(const std::string& path);
 
+// The same, with the file's text as it was read (history import keeps it
+// byte for byte).
+struct DocumentFile {
+  std::string text;
+  Document doc;
+};
+std::expected<DocumentFile, std::string> ReadDocumentFileText(const std::string& path);
+
 }  // namespace writelab

@@ -3,7 +3,7 @@
 //   0  success
 //   1  run failed or interrupted (results measured before it are still written)
 //   2  usage: bad option, bad value, missing directory
-//   3  compare --fail-on-regression found one
+//   3  compare --fail-on-regression or history check found a regression
 #pragma once
 
 namespace writelab {

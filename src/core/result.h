@@ -163,6 +163,7 @@ struct Host {
   int cpus = 0;
   uint64_t memory_bytes = 0;
   std::map<std::string, int64_t> vm;  // vm.dirty_* sysctls, as the kernel reports them
+  std::string cpu_model;              // /proc/cpuinfo's first "model name" ("" where it has none)
 };
 
 struct Target {
@@ -174,6 +175,7 @@ struct Target {
   std::string device;              // whole block device under the file system: "vda"; "" if none
   std::vector<std::string> stack;  // how it was found: "vda1 (partition of vda)", "loop0 -> /x.img"
   std::string model;
+  std::string firmware;                 // the device's firmware revision, where sysfs has it
   std::string scheduler;                // active scheduler
   std::vector<std::string> schedulers;  // offered
   std::optional<bool> rotational;
@@ -235,7 +237,7 @@ struct Document {
   std::string finished_at;
   Host host;
   std::vector<ExperimentResult> experiments;
-  std::vector<std::string> errors;           // why a run stopped early; what was measured is kept
+  std::vector<std::string> errors;  // why a run stopped early; what was measured is kept
   std::vector<Recommendation> recommendations;  // survey: advice, each with its numbers
   // Under MPI: the library ("Open MPI v4.1.4") and every rank, rank 0 first;
   // empty for a run on one machine.

@@ -9,6 +9,7 @@
 #include <cctype>
 
 #include "core/units.h"
+#include "experiments/table.h"
 #include "report/html_plan.h"
 #include "report/text.h"
 #include "writelab/error.h"
@@ -37,6 +38,8 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: 12px; }
 div.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(500px, 1fr)); gap: 1em; }
 div.chart { position: relative; height: 300px; margin: .5em 0; }
 figure { margin: 0; } figure.picture { grid-column: 1 / -1; }
+figcaption { font-size: 12px; color: #555; }
+details.more { margin: 1em 0; } details.more > summary { cursor: pointer; color: #555; }
 figcaption.unsupported, td.unsupported { color: #a33; font-size: 12px; }
 figcaption.changed { font-size: 12px; font-weight: 600; } tr.significant td { font-weight: 600; }
 ol.recommendations li { margin: .3em 0; } ol.recommendations a { color: inherit; }
@@ -97,8 +100,12 @@ std::string HtmlCell(const Figure& f) {
 // The figure table of the text reporter as an HTML table.
 std::string FigureTable(const ExperimentResult& e) {
   std::string out = "<table><tr><th>" + EscapeHtml(e.row_label) + "</th>";
+  const ExperimentDef* def = FindExperiment(e.name);
   for (const std::string& key : e.table) {
-    std::string label = key;
+    std::string label = key;  // a figure no row has: its label from the definition
+    if (def)
+      for (const FigureSpec& s : def->figures)
+        if (key == s.key) label = s.label;
     for (const Row& r : e.rows)
       if (const Figure* f = r.FindFigure(key)) label = f->label;
     out += "<th>" + EscapeHtml(label) + "</th>";
@@ -122,16 +129,27 @@ std::string FigureTable(const ExperimentResult& e) {
   return out + "</table>\n";
 }
 
+}  // namespace
+
 // The divs the charts are drawn in, in the order of ChartSpecsJson. A
 // picture has an id (#picture-stride) and notes under it (rows not measured).
-std::string Charts(const std::vector<nlohmann::json>& charts, int& next) {
+std::string ChartsHtml(const std::vector<nlohmann::json>& charts, int& next) {
+  std::vector<const nlohmann::json*> all;
+  for (const nlohmann::json& c : charts) all.push_back(&c);
+  return ChartsHtml(all, next);
+}
+
+std::string ChartsHtml(const std::vector<const nlohmann::json*>& charts, int& next) {
   if (charts.empty()) return "";
   std::string out = "<div class=\"charts\">\n";
-  for (const nlohmann::json& c : charts) {
+  for (const nlohmann::json* chart : charts) {
+    const nlohmann::json& c = *chart;
     std::string id = c.value("picture", "");
     out += fmt::format("<figure{}><div class=\"chart\" data-chart=\"{}\"></div>",
                        id.empty() ? "" : " id=\"picture-" + EscapeHtml(id) + "\" class=\"picture\"",
                        next++);
+    if (c.contains("caption"))
+      out += "<figcaption>" + EscapeHtml(c["caption"].get<std::string>()) + "</figcaption>";
     for (const auto& note : c["notes"])
       out += "<figcaption class=\"unsupported\">" + EscapeHtml(note.get<std::string>()) +
              "</figcaption>";
@@ -142,6 +160,33 @@ std::string Charts(const std::vector<nlohmann::json>& charts, int& next) {
     out += "</figure>\n";
   }
   return out + "</div>\n";
+}
+
+namespace {
+
+std::string Charts(const std::vector<const nlohmann::json*>& charts, int& next) {
+  return ChartsHtml(charts, next);
+}
+
+// The group's folded charts (and the charts not drawn at all) under one
+// closed <details>: the page reads picture, table and CDF first.
+std::string MoreCharts(const GroupPlan& g, int& next) {
+  std::vector<const nlohmann::json*> folded = FoldedCharts(g);
+  if (folded.empty() && g.gone.empty()) return "";
+  std::vector<std::string> why;
+  for (const nlohmann::json* c : folded) {
+    std::string w = c->value("fold_why", "");
+    if (!w.empty() && std::find(why.begin(), why.end(), w) == why.end()) why.push_back(w);
+  }
+  std::string out = "<details class=\"more\"><summary>" + std::to_string(folded.size()) +
+                    " more charts of " + EscapeHtml(g.name) +
+                    (why.empty() ? "" : ": " + EscapeHtml(ListInWords(why))) + "</summary>\n";
+  if (!g.gone.empty()) {
+    out += "<p>Not drawn, every line 0 throughout:</p><ul>";
+    for (const std::string& line : g.gone) out += "<li>" + EscapeHtml(line) + "</li>";
+    out += "</ul>\n";
+  }
+  return out + Charts(folded, next) + "</details>\n";
 }
 
 // A target is described in full once; later runs on the same one link to it.
@@ -165,7 +210,7 @@ std::string RunHtml(const RunPlan& p, const std::string& anchor, int& next,
   if (!e.table.empty()) out += FigureTable(e);
   out += "<details><summary>tables as in the terminal</summary><pre>" +
          EscapeHtml(RenderExperimentText(e)) + "</pre></details>\n";
-  return out + Charts(p.charts, next);
+  return out + Charts(OpenCharts(p.charts), next);
 }
 
 }  // namespace
@@ -230,14 +275,41 @@ HtmlAssets EmbeddedHtmlAssets() {
   return a;
 }
 
+namespace {
+
+std::string PageHead(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         "<title>" +
+         EscapeHtml(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n<script>" +
+         kErrorTrap + "</script>\n</head><body>\n<h1>" + EscapeHtml(title) + "</h1>\n";
+}
+
+// The chart specs, the library and the glue script that draws them.
+std::string PageTail(const std::string& specs_json, const HtmlAssets& assets) {
+  std::string out =
+      "<pre id=\"writelab-check\"></pre>\n<script id=\"writelab-charts\" "
+      "type=\"application/json\">" +
+      JsonForScript(specs_json) + "</script>\n";
+  out += "<script>" + ScriptText(assets.chart_js) + "</script>\n";
+  return out + "<script>" + ScriptText(assets.report_js) + "</script>\n</body></html>\n";
+}
+
+}  // namespace
+
+std::string RenderChartsPage(const std::string& title, const std::string& intro,
+                             const std::vector<nlohmann::json>& charts, const std::string& outro,
+                             const HtmlAssets& assets) {
+  int next = 0;
+  std::string out = PageHead(title) + intro + ChartsHtml(charts, next) + outro;
+  nlohmann::json all = nlohmann::json::array();
+  for (const nlohmann::json& c : charts) all.push_back(c);
+  return out + PageTail(all.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace), assets);
+}
+
 std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets,
                        const Comparison* comparison) {
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>writelab report</title>\n<style>" +
-      std::string(kStyle) + "</style>\n<script>" + kErrorTrap +
-      "</script>\n</head><body>\n<h1>writelab report</h1>\n";
+  std::string out = PageHead("writelab report");
   std::vector<GroupPlan> groups = PlanReport(docs, comparison);
   if (comparison) out += ComparisonHtml(*comparison);
   out += TopHtml(docs, groups);
@@ -247,20 +319,14 @@ std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& asse
     const ExperimentResult& first = *g.runs.front().run;
     out += "<section id=\"exp-" + EscapeHtml(g.name) + "\">\n<h2>" + EscapeHtml(g.name) +
            "</h2>\n<p>reproduces " + EscapeHtml(first.reproduces) + "</p>\n";
-    out += Charts(g.pictures, next);
-    out += Charts(g.charts, next);
+    out += Charts(OpenCharts(g.pictures), next);
+    out += Charts(OpenCharts(g.charts), next);
     for (size_t i = 0; i < g.runs.size(); ++i)
       out += RunHtml(g.runs[i], "run-" + EscapeHtml(g.name) + "-" + std::to_string(i + 1), next,
                      targets);
-    out += "</section>\n";
+    out += MoreCharts(g, next) + "</section>\n";
   }
-  out +=
-      "<pre id=\"writelab-check\"></pre>\n<script id=\"writelab-charts\" "
-      "type=\"application/json\">" +
-      JsonForScript(ChartSpecsJson(groups)) + "</script>\n";
-  out += "<script>" + ScriptText(assets.chart_js) + "</script>\n";
-  out += "<script>" + ScriptText(assets.report_js) + "</script>\n</body></html>\n";
-  return out;
+  return out + PageTail(ChartSpecsJson(groups), assets);
 }
 
 }  // namespace writelab

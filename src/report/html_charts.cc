@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -88,88 +89,6 @@ using spec::Chart;
 using spec::Dataset;
 using spec::YAxisFor;
 
-std::string AxisTitle(const Column& c) {
-  return c.unit.empty() ? c.name : c.name + " (" + c.unit + ")";
-}
-
-// Points (x, column) of one series; non-finite values are left out.
-json XY(const Series& s, size_t column) {
-  json data = json::array();
-  for (const auto& p : s.points)
-    if (p.size() > column && std::isfinite(p[0]) && std::isfinite(p[column]))
-      data.push_back(json::array({p[0], p[column]}));
-  return data;
-}
-
-// A line needs this many points to be worth drawing: a timeline of 2
-// samples over a 0.5 s row says nothing. Per GiB: more than two.
-size_t kMinPoints(const std::string& key) { return key == "per_gib" ? 3 : 5; }
-
-// Rows beyond which each row's own telemetry charts are left out (stride's
-// steps): the comparison chart and the tables still show every row.
-constexpr size_t kMaxRowCharts = 8;
-
-// The first trial's series of each row with the given key.
-std::vector<std::pair<const Row*, const Series*>> FirstTrials(const ExperimentResult& e,
-                                                              const std::string& key) {
-  std::vector<std::pair<const Row*, const Series*>> out;
-  for (const Row& r : e.rows) {
-    const Series* first = nullptr;
-    for (const Series& s : r.series)
-      if (s.key == key && (!first || s.trial < first->trial)) first = &s;
-    if (first && !first->columns.empty() && first->points.size() >= kMinPoints(key))
-      out.push_back({&r, first});
-  }
-  return out;
-}
-
-void AddSeriesCharts(const ExperimentResult& e, const std::string& run, std::vector<json>& out) {
-  std::vector<std::string> keys;
-  for (const Row& r : e.rows)
-    for (const Series& s : r.series)
-      if (std::find(keys.begin(), keys.end(), s.key) == keys.end()) keys.push_back(s.key);
-  for (const std::string& key : keys) {
-    auto rows = FirstTrials(e, key);
-    if (rows.empty()) continue;
-    const Series& shape = *rows.front().second;
-    size_t width = shape.columns.size();
-    if (width < 2) continue;
-    int trials = 0;
-    for (const Row& r : e.rows)
-      for (const Series& s : r.series)
-        if (s.key == key) trials = std::max(trials, s.trial + 1);
-    std::string suffix = trials > 1 ? " (first of " + std::to_string(trials) + " trials)" : "";
-    // Rows side by side on the first value column.
-    if (rows.size() > 1 || width == 2) {
-      json c = Chart(e.name + " " + key + ": " + shape.columns[1].name + " per " + e.row_label +
-                         suffix + " — " + run,
-                     "line", Axis("x", AxisTitle(shape.columns[0]), "linear"));
-      std::string y = YAxisFor(c, shape.columns[1].unit);
-      for (const auto& [r, s] : rows) c["datasets"].push_back(Dataset(r->name, y, XY(*s, 1)));
-      out.push_back(std::move(c));
-    }
-    if (width == 2 || rows.size() > kMaxRowCharts) continue;
-    // Each row with all its columns: a chart per two units (a y axis each on
-    // the left and right), so throughput shares a chart with Dirty/Writeback.
-    std::vector<std::string> units;
-    for (size_t i = 1; i < width; ++i)
-      if (std::find(units.begin(), units.end(), shape.columns[i].unit) == units.end())
-        units.push_back(shape.columns[i].unit);
-    for (const auto& [r, s] : rows) {
-      for (size_t u = 0; u < units.size(); u += 2) {
-        json c = Chart(e.name + " " + key + ": " + r->name + suffix + " — " + run, "line",
-                       Axis("x", AxisTitle(s->columns[0]), "linear"));
-        for (size_t i = 1; i < s->columns.size(); ++i) {
-          const std::string& unit = s->columns[i].unit;
-          if (unit == units[u] || (u + 1 < units.size() && unit == units[u + 1]))
-            c["datasets"].push_back(Dataset(s->columns[i].name, YAxisFor(c, unit), XY(*s, i)));
-        }
-        if (!c["datasets"].empty()) out.push_back(std::move(c));
-      }
-    }
-  }
-}
-
 std::string PercentileLabel(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "p%g", p);
@@ -222,6 +141,9 @@ void AddLatencyCharts(const ExperimentResult& e, const std::string& run, std::ve
     }
     if (c["datasets"].empty()) continue;
     if (!marks["data"].empty()) c["datasets"].push_back(std::move(marks));
+    c["caption"] =
+        "How many calls (y) took at most this long (x, log scale), all trials together: a line "
+        "further left is faster, and its top right is the slowest calls (p99 and p99.9 marked).";
     out.push_back(std::move(c));
   }
 }
@@ -263,6 +185,10 @@ std::vector<json> FigureCharts(const std::vector<const RunPlan*>& runs) {
     json c = numeric ? Chart(title, "line", Axis("x", first.row_label, "logarithmic"))
                      : Chart(title, "bar", Axis("x", first.row_label, "category"));
     c["figure"] = key;
+    c["caption"] = shape->label + " per " + first.row_label +
+                   ": the median of the trials, the whisker their min–max" +
+                   (shape->includes.empty() ? "" : " (" + shape->includes + ")") +
+                   ". Whiskers that overlap mean the trials cannot tell those rows apart.";
     c["rows_on_x"] = numeric;
     std::string y = YAxisFor(c, shape->unit);
     for (const RunPlan* p : runs) {
@@ -328,6 +254,9 @@ void AddExplainCharts(const ExperimentResult& e, const std::string& run, std::ve
                    Axis("x", e.row_label, "category"));
     c["labels"] = rows;
     c["stacked"] = true;
+    c["caption"] =
+        "Where each row's time went, counted in the kernel (--explain, docs/explain.md): "
+        "the largest share is what to look at first.";
     std::string y = YAxisFor(c, fam.unit);
     for (const Part& part : fam.parts) {
       json data = json::array();
@@ -341,6 +270,14 @@ void AddExplainCharts(const ExperimentResult& e, const std::string& run, std::ve
     }
     out.push_back(std::move(c));
   }
+}
+
+// Whether the runs of a group differ in what a figure chart compares: the
+// file they come from, the test bed or the scheduler.
+bool ComparesRuns(const std::vector<const RunPlan*>& runs) {
+  std::set<std::tuple<size_t, std::string, std::string>> kinds;
+  for (const RunPlan* p : runs) kinds.insert({p->doc, p->run->testbed, p->run->scheduler});
+  return kinds.size() > 1;
 }
 
 std::string RunLabel(const ExperimentResult& e, const std::vector<Document>& docs, size_t doc) {
@@ -482,18 +419,27 @@ void MarkChanges(json& chart, const std::string& experiment, const Comparison& c
 
 }  // namespace
 
-void FinishCharts(std::vector<json>& charts) {
+void ScaleAxes(json& c) {
+  if (c["x"]["type"] != "category") ScaleAxis(c, c["x"], true);
+  for (json& a : c["y"]) ScaleAxis(c, a, false);
+}
+
+void FinishCharts(std::vector<json>& charts, std::vector<std::string>* gone) {
   for (json& c : charts) {
+    DropZeroSeries(c);
+    if (gone && c["datasets"].empty() && c.contains("zero")) {
+      std::string list;
+      for (const json& name : c["zero"])
+        list += (list.empty() ? "" : ", ") + name.get<std::string>();
+      gone->push_back(c["title"].get<std::string>() + ": " + list + " 0 throughout");
+    }
     SortByX(c);
     if (c["kind"] == "line" && Points(c) < 5 && c.value("rows_on_x", false)) AsBars(c);
   }
   std::erase_if(charts, [](const json& c) {
     return Points(c) == 0 || (c["kind"] == "line" && Points(c) < 5);
   });
-  for (json& c : charts) {
-    if (c["x"]["type"] != "category") ScaleAxis(c, c["x"], true);
-    for (json& a : c["y"]) ScaleAxis(c, a, false);
-  }
+  for (json& c : charts) ScaleAxes(c);
 }
 
 std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Comparison* comparison) {
@@ -509,6 +455,7 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Compa
       }
       RunPlan run;
       run.run = &e;
+      run.doc = d;
       run.label = RunLabel(e, docs, d);
       AddSeriesCharts(e, run.label, run.charts);
       AddLatencyCharts(e, run.label, run.charts);
@@ -521,9 +468,17 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Compa
     for (const RunPlan& r : g.runs) runs.push_back(&r);
     g.pictures = ExperimentPictures(runs);
     g.charts = FigureCharts(runs);
-    FinishCharts(g.pictures);
-    FinishCharts(g.charts);
-    for (RunPlan& r : g.runs) FinishCharts(r.charts);
+    // Drawn open where they compare what no single table holds (runs of
+    // several files, test beds or schedulers, or compare -o); else folded:
+    // the run's table above has the same numbers.
+    if (!comparison && !ComparesRuns(runs))
+      for (json& c : g.charts) {
+        c["fold"] = true;
+        c["fold_why"] = "the figures of the table above, as bars";
+      }
+    FinishCharts(g.pictures, &g.gone);
+    FinishCharts(g.charts, &g.gone);
+    for (RunPlan& r : g.runs) FinishCharts(r.charts, &g.gone);
     if (comparison) {
       for (json& c : g.charts) MarkChanges(c, g.name, *comparison);
       continue;
@@ -543,13 +498,31 @@ std::string ChartSpecsJson(const std::vector<Document>& docs, const Comparison* 
   return ChartSpecsJson(PlanReport(docs, comparison));
 }
 
+std::vector<const json*> OpenCharts(const std::vector<json>& charts) {
+  std::vector<const json*> out;
+  for (const json& c : charts)
+    if (!c.value("fold", false)) out.push_back(&c);
+  return out;
+}
+
+std::vector<const json*> FoldedCharts(const GroupPlan& g) {
+  std::vector<const json*> out;
+  for (const json& c : g.charts)
+    if (c.value("fold", false)) out.push_back(&c);
+  for (const RunPlan& r : g.runs)
+    for (const json& c : r.charts)
+      if (c.value("fold", false)) out.push_back(&c);
+  return out;
+}
+
 std::string ChartSpecsJson(const std::vector<GroupPlan>& groups) {
   json all = json::array();
   for (const GroupPlan& g : groups) {
-    for (const json& c : g.pictures) all.push_back(c);
-    for (const json& c : g.charts) all.push_back(c);
+    for (const json* c : OpenCharts(g.pictures)) all.push_back(*c);
+    for (const json* c : OpenCharts(g.charts)) all.push_back(*c);
     for (const RunPlan& r : g.runs)
-      for (const json& c : r.charts) all.push_back(c);
+      for (const json* c : OpenCharts(r.charts)) all.push_back(*c);
+    for (const json* c : FoldedCharts(g)) all.push_back(*c);
   }
   return all.dump(-1, ' ', true, json::error_handler_t::replace);
 }

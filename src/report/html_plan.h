@@ -13,11 +13,16 @@
 
 #include "core/result.h"
 #include "report/compare.h"
+#include "report/html.h"
 
 namespace writelab {
 
+// A chart spec may say "fold": true (drawn under the experiment's closed
+// "more charts", html.cc) with "fold_why", and carries a "caption" that
+// says what to look at.
 struct RunPlan {
   const ExperimentResult* run = nullptr;
+  size_t doc = 0;                      // the document it comes from
   std::string label;                   // "ext4:data=ordered/bfq", "/home/x (file 2)"
   std::vector<nlohmann::json> charts;  // series and latency charts of this run
 };
@@ -27,7 +32,14 @@ struct GroupPlan {
   std::vector<nlohmann::json> pictures;  // what the original post is about (html_pictures.cc)
   std::vector<nlohmann::json> charts;    // figures compared across the runs
   std::vector<RunPlan> runs;
+  std::vector<std::string> gone;  // charts not drawn: every series 0 throughout
 };
+
+// A group's charts in page order: open ones where the page draws them
+// (pictures, cross-run charts, each run's), then the folded ones under the
+// group's "more charts". The page (html.cc) and the specs follow it.
+std::vector<const nlohmann::json*> OpenCharts(const std::vector<nlohmann::json>& charts);
+std::vector<const nlohmann::json*> FoldedCharts(const GroupPlan& g);
 
 // With a comparison: figures are drawn with both runs side by side even where
 // a picture draws them per run, and significant changes are marked.
@@ -85,8 +97,35 @@ std::string HtmlItem(const std::string& term, const std::string& value);
 // its host and kernel.
 std::string DocLabel(const std::vector<Document>& docs, size_t d);
 
+// The charts of a run's series (html_series.cc): a line per row per
+// series key, and each row's columns; each marked "fold" when it shows no
+// more than the tables (see there), with a "caption".
+void AddSeriesCharts(const ExperimentResult& e, const std::string& run,
+                     std::vector<nlohmann::json>& out);
+// A series column for a person: "Dirty (page cache)" for "dirty".
+std::string ColumnLabel(const std::string& key);
+// Takes out of a chart each dataset that is 0 throughout (a line on 0 of a
+// -1..1 axis says nothing a caption cannot), and the axes left without one,
+// and says so in its caption ("Not drawn, 0 throughout: device write
+// merges."); its "zero" lists them.
+void DropZeroSeries(nlohmann::json& chart);
+
 // Units a person reads, per axis: bytes as KiB..TiB, ms as µs or s, chosen by
 // the largest value; drops line charts with fewer than 5 points.
-void FinishCharts(std::vector<nlohmann::json>& charts);
+// A chart whose every series was 0 throughout is not drawn at all: gone,
+// if given, gets a line for it ("TITLE: X, Y 0 throughout").
+void FinishCharts(std::vector<nlohmann::json>& charts, std::vector<std::string>* gone = nullptr);
+// The units part of FinishCharts, for one chart.
+void ScaleAxes(nlohmann::json& chart);
+
+// The divs the charts are drawn in, numbered from next on (the chart's place
+// in the page's specs), each with its captions.
+std::string ChartsHtml(const std::vector<nlohmann::json>& charts, int& next);
+std::string ChartsHtml(const std::vector<const nlohmann::json*>& charts, int& next);
+// A page of the report's kind around charts of another command's making
+// (history trend): intro, the charts, then outro (HTML, escaped by the caller).
+std::string RenderChartsPage(const std::string& title, const std::string& intro,
+                             const std::vector<nlohmann::json>& charts, const std::string& outro,
+                             const HtmlAssets& assets);
 
 }  // namespace writelab

@@ -63,23 +63,30 @@ TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
   Document doc;
   doc.experiments.push_back(Unknown("m"));
   json specs = json::parse(ChartSpecsJson({doc}));
-  // 2 table figures (bars), curve: 1 overlay, mix: 1 overlay + 2 per row,
-  // 1 latency CDF; "short" (2 points a row) is not drawn.
+  // In page order: the latency CDF (open), then folded under "more charts":
+  // 2 table figures (bars: one run, so the table has their numbers), curve:
+  // 1 overlay, mix: 1 overlay + 1 per row (rows of 6 samples: no shape);
+  // "short" (2 points a row) is not drawn.
   ASSERT_EQ(specs.size(), 7u);
-  EXPECT_EQ(specs[0]["kind"], "bar");
-  EXPECT_EQ(specs[0]["labels"], json({"m0", "m1"}));
-  EXPECT_EQ(specs[0]["datasets"][0]["data"], json({1.5, 2.5}));  // medians
-  EXPECT_EQ(specs[0]["datasets"][0]["lo"], json({1.0, 2.0}));    // min-max whiskers
-  EXPECT_EQ(specs[0]["datasets"][0]["hi"], json({2.0, 3.0}));
-  EXPECT_EQ(specs[1]["y"][0]["title"], "ms");  // 0.5 s drawn in ms
-  EXPECT_EQ(specs[1]["datasets"][0]["data"], json({500.0, 500.0}));
-  EXPECT_EQ(specs[2]["datasets"].size(), 2u);  // a line per row
-  EXPECT_EQ(specs[4]["y"].size(), 2u);         // MB/s and bytes axes
-  EXPECT_EQ(specs[4]["y"][1]["title"], "GiB");
-  EXPECT_NEAR(specs[4]["datasets"][1]["data"][0][1].get<double>(), 3e9 / (1 << 30), 1e-9);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    EXPECT_EQ(specs[i].value("fold", false), i > 0) << i << ": " << specs[i]["title"];
+    EXPECT_FALSE(specs[i].value("caption", "").empty()) << specs[i]["title"];
+  }
+  EXPECT_EQ(specs[1]["kind"], "bar");
+  EXPECT_EQ(specs[1]["labels"], json({"m0", "m1"}));
+  EXPECT_EQ(specs[1]["datasets"][0]["data"], json({1.5, 2.5}));  // medians
+  EXPECT_EQ(specs[1]["datasets"][0]["lo"], json({1.0, 2.0}));    // min-max whiskers
+  EXPECT_EQ(specs[1]["datasets"][0]["hi"], json({2.0, 3.0}));
+  EXPECT_EQ(specs[2]["y"][0]["title"], "ms");  // 0.5 s drawn in ms
+  EXPECT_EQ(specs[2]["datasets"][0]["data"], json({500.0, 500.0}));
+  EXPECT_EQ(specs[3]["datasets"].size(), 2u);  // a line per row
+  EXPECT_EQ(specs[5]["y"].size(), 2u);         // MB/s and bytes axes
+  EXPECT_EQ(specs[5]["y"][1]["title"], "GiB");
+  EXPECT_NEAR(specs[5]["datasets"][1]["data"][0][1].get<double>(), 3e9 / (1 << 30), 1e-9);
+  EXPECT_EQ(specs[5]["datasets"][1]["label"], "Dirty (page cache)") << "a label, not the key";
   for (const json& c : specs)
     EXPECT_EQ(c["title"].get<std::string>().find("short"), std::string::npos);
-  const json& cdf = specs[6];
+  const json& cdf = specs[0];
   EXPECT_EQ(cdf["x"]["type"], "logarithmic");
   EXPECT_EQ(cdf["x"]["title"], "latency (ms)");
   EXPECT_EQ(cdf["datasets"][0]["data"].back()[1], 100.0);  // every sample at or below the last
@@ -88,6 +95,72 @@ TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
   EXPECT_EQ(Count(page, "data-chart=\""), 7);
   EXPECT_NE(page.find("<th>ops/s</th><th>cost</th>"), std::string::npos);
   EXPECT_NE(page.find("tables as in the terminal"), std::string::npos);
+  // One closed "more charts" holding the six folded ones, after the open one.
+  const size_t more = page.find("<details class=\"more\"><summary>6 more charts of novel");
+  ASSERT_NE(more, std::string::npos);
+  EXPECT_LT(page.find("data-chart=\"0\""), more);
+  EXPECT_GT(page.find("data-chart=\"1\""), more);
+  EXPECT_EQ(Count(page, "<details class=\"more\""), 1);
+}
+
+// A row long enough to have a shape (1 s, 20 samples) keeps its timeline
+// open; a series 0 throughout is left out and the caption says so; a chart
+// of nothing but zeros is not drawn and the page says so.
+TEST(Html, LongRowsStayOpenAndZeroSeriesAreNotDrawn) {
+  ExperimentResult e;
+  e.name = "novel";
+  e.row_label = "mode";
+  Row r;
+  r.name = "long";
+  Series s{"timeline",
+           0,
+           0.1,
+           {{"t", "s"},
+            {"throughput", "MB/s"},
+            {"written", "bytes"},
+            {"device_write_merges", "merges"},
+            {"device_in_flight", "requests"}},
+           {}};
+  for (int t = 1; t <= 30; ++t) s.points.push_back({0.1 * t, 100.0 + t, 1e6 * t, 0, 0});
+  r.series = {s};
+  e.rows = {r};
+  Document doc;
+  doc.experiments.push_back(e);
+  json specs = json::parse(ChartSpecsJson({doc}));
+  ASSERT_EQ(specs.size(), 1u) << specs.dump();
+  EXPECT_FALSE(specs[0].value("fold", true)) << "3 s, 30 samples: a shape";
+  ASSERT_EQ(specs[0]["datasets"].size(), 2u);
+  EXPECT_EQ(specs[0]["datasets"][0]["label"], "writer throughput");
+  std::string page = RenderHtml({doc}, kStubAssets);
+  EXPECT_NE(page.find("device write merges, device requests in flight 0 throughout"),
+            std::string::npos)
+      << "the chart of zeros is named in the more charts";
+  for (const json& d : specs[0]["datasets"])
+    EXPECT_EQ(d["label"].get<std::string>().find('_'), std::string::npos);
+  // A zero series beside others: left out of its chart, named in the caption.
+  e.rows[0].series[0].columns[3] = {"device_writes", "MB/s"};
+  doc.experiments[0] = e;
+  specs = json::parse(ChartSpecsJson({doc}));
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0]["datasets"].size(), 2u) << "device writes, 0 throughout, is not drawn";
+  EXPECT_NE(specs[0]["caption"].get<std::string>().find("Not drawn, 0 throughout: device "
+                                                        "writes completed."),
+            std::string::npos)
+      << specs[0]["caption"];
+}
+
+// Several test beds: the figure charts compare what no one table holds,
+// and stay open.
+TEST(Html, FigureChartsComparingTestBedsStayOpen) {
+  Document doc;
+  for (const char* bed : {"ext4", "xfs"}) {
+    doc.experiments.push_back(Unknown("m"));
+    doc.experiments.back().testbed = bed;
+  }
+  json specs = json::parse(ChartSpecsJson({doc}));
+  int open_bars = 0;
+  for (const json& c : specs) open_bars += c["kind"] == "bar" && !c.value("fold", false);
+  EXPECT_EQ(open_bars, 2);
 }
 
 TEST(Html, FixedDocumentHasAChartPerSeriesAndLatency) {
@@ -278,7 +351,10 @@ TEST(Html, HostileNamesAreEscaped) {
   EXPECT_NE(page.find("&lt;/script&gt;&lt;script&gt;alert(1)"), std::string::npos);
   EXPECT_NE(page.find("\\u003c/script\\u003e"), std::string::npos);  // in the chart JSON
   // The JSON still parses back to the original names.
-  EXPECT_EQ(SpecsOf(page)[0]["labels"][0], "</script><script>alert(1)</script>&'\"0");
+  json bars;
+  for (const json& c : SpecsOf(page))
+    if (c["kind"] == "bar" && bars.is_null()) bars = c;
+  EXPECT_EQ(bars["labels"][0], "</script><script>alert(1)</script>&'\"0");
 }
 
 TEST(Html, EscapingHelpers) {

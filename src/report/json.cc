@@ -47,6 +47,7 @@ void to_json(json& j, const Host& h) {
        {"cpus", h.cpus},
        {"memory_bytes", h.memory_bytes},
        {"vm", h.vm}};
+  if (!h.cpu_model.empty()) j["cpu_model"] = h.cpu_model;
 }
 
 void to_json(json& j, const Target& t) {
@@ -60,6 +61,7 @@ void to_json(json& j, const Target& t) {
        {"model", t.model},
        {"scheduler", t.scheduler},
        {"schedulers", t.schedulers}};
+  if (!t.firmware.empty()) j["firmware"] = t.firmware;
   WriteOptional(j, "rotational", t.rotational);
   WriteOptional(j, "logical_block_size", t.logical_block_size);
   WriteOptional(j, "physical_block_size", t.physical_block_size);

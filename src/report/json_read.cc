@@ -314,6 +314,7 @@ Target ReadTarget(const Node& n) {
   n.IfPresent("device", [&](const Node& v) { t.device = v.String(); });
   n.IfPresent("stack", [&](const Node& v) { t.stack = v.Strings(); });
   n.IfPresent("model", [&](const Node& v) { t.model = v.String(); });
+  n.IfPresent("firmware", [&](const Node& v) { t.firmware = v.String(); });
   n.IfPresent("scheduler", [&](const Node& v) { t.scheduler = v.String(); });
   n.IfPresent("schedulers", [&](const Node& v) { t.schedulers = v.Strings(); });
   n.IfPresent("rotational", [&](const Node& v) { t.rotational = OptionalBool(v); });
@@ -357,6 +358,7 @@ Host ReadHost(const Node& n) {
   h.machine = n["machine"].String();
   h.cpus = n["cpus"].SmallInt(0, kMaxCount);
   h.memory_bytes = n["memory_bytes"].Uint();
+  n.IfPresent("cpu_model", [&](const Node& v) { h.cpu_model = v.String(); });
   n["vm"].Members([&](const std::string& key, const Node& v) { h.vm[key] = v.Int(); });
   return h;
 }

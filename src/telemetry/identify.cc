@@ -30,6 +30,27 @@ std::optional<uint64_t> ReadNumber(const std::string& path) {
   }
 }
 
+// The first "model name" of /proc/cpuinfo (x86; other architectures name
+// their CPUs otherwise and get "").
+std::string CpuModel() {
+  auto text = ReadSmallFile("/proc/cpuinfo");
+  if (!text) return "";
+  const std::string key = "model name";
+  for (size_t at = 0; at < text->size();) {
+    size_t end = text->find('\n', at);
+    if (end == std::string::npos) end = text->size();
+    std::string_view line(text->data() + at, end - at);
+    at = end + 1;
+    if (!line.starts_with(key)) continue;
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    line.remove_prefix(colon + 1);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    return std::string(line);
+  }
+  return "";
+}
+
 void FillMount(const std::string& path, Target& t) {
   libmnt_table* table = mnt_new_table_from_file("/proc/self/mountinfo");
   if (!table) return;
@@ -91,6 +112,10 @@ std::string ResolveDevice(std::string name, Target& t) {
 void FillQueue(const std::string& dev, Target& t) {
   std::string q = "/sys/block/" + dev + "/queue/";
   t.model = ReadLine("/sys/block/" + dev + "/device/model").value_or("");
+  // NVMe says firmware_rev, SCSI and ATA (through libata) say rev.
+  for (const char* name : {"firmware_rev", "rev"})
+    if (t.firmware.empty())
+      t.firmware = ReadLine("/sys/block/" + dev + "/device/" + name).value_or("");
   if (auto sched = ReadLine(q + "scheduler")) {
     size_t pos = 0;
     while (pos < sched->size()) {
@@ -125,6 +150,7 @@ Host IdentifyHost() {
     h.machine = u.machine;
   }
   h.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  h.cpu_model = CpuModel();
   if (auto text = ReadSmallFile("/proc/meminfo"))
     if (auto m = ParseMeminfo(*text)) h.memory_bytes = m->total;
   for (const char* knob :

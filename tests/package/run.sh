@@ -103,9 +103,11 @@ run_consumer "$work/pc" pkg-config
 ok "pkg-config and a plain g++ command line"
 
 man=$prefix/share/man/man1/writelab.1
-for command in survey stream fsync records prealloc stride explain run report compare cleanup; do
+for command in survey stream fsync records prealloc stride explain run report compare cleanup \
+  history "history list" "history trend" "history check"; do
   grep -q "^\.SS $command\$" "$man" || fail "writelab.1 has no section for $command"
 done
+grep -q -- "--fail-on-regression" "$man" || fail "writelab.1 lacks history check's --fail-on-regression"
 grep -q -- "--scheduler" "$man" || fail "writelab.1 lacks stride's --scheduler"
 ok "writelab(1) has a section per command with its options"
 
@@ -122,6 +124,11 @@ complete_words writelab stride --sch | grep -qx -- --scheduler || fail "completi
 complete_words writelab records --com | grep -qx -- --commit-time || fail "completion of 'records --com'"
 [ "$(complete_words writelab help st | sort | tr '\n' ' ')" = "stream stride " ] ||
   fail "completion of 'writelab help st'"
+[ "$(complete_words writelab history t | tr '\n' ' ')" = "trend " ] ||
+  fail "completion of 'writelab history t': $(complete_words writelab history t | tr '\n' ' ')"
+complete_words writelab history trend --fig | grep -qx -- --figure ||
+  fail "completion of 'history trend --fig'"
+complete_words writelab records --no-h | grep -qx -- --no-history || fail "completion of 'records --no-h'"
 # The public headers compile with clang too, as C++20 and as C++2b (whose
 # libstdc++ <expected> clang 14 cannot use).
 for std in c++20 c++2b; do
@@ -135,7 +142,7 @@ rm -f "$build"/writelab_*.deb
 quiet cpack -G DEB -B "$build" --config "$build/CPackConfig.cmake"
 deb=$(ls "$build"/writelab_0.2.0_*.deb)
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libc6 libstdc++6 liburing2 libmount1 libblkid1 libfmt9; do
+for lib in libc6 libstdc++6 liburing2 libmount1 libblkid1 libfmt9 libsqlite3-0; do
   [[ $depends == *"$lib"* ]] || fail "the .deb does not depend on $lib: $depends"
 done
 contents=$(dpkg-deb -c "$deb")

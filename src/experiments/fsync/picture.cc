@@ -18,6 +18,9 @@ void FsyncPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& o
   for (const RunPlan* p : runs) {
     json c = spec::Picture("fsync: write+sync per iteration — " + p->label, "line",
                            spec::Axis("x", "iteration", "linear"), out.empty() ? "fsync" : "");
+    c["caption"] =
+        "Each point is one write+sync (log scale), in order through the trials: a background "
+        "that makes it jump from milliseconds to seconds is the 2009 stall.";
     std::string y = spec::YAxisFor(c, "s", "logarithmic", "write+sync");
     for (const Row& r : p->run->rows) {
       json data = json::array();

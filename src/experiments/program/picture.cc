@@ -28,6 +28,10 @@ json Timeline(const RunPlan& p, const std::vector<const RunPlan*>& runs, bool fi
   json c = spec::Picture("explain: each slow or durability call over time, by what it waited for " +
                              std::string(runs.size() > 1 ? "— " + p.label : ""),
                          "line", spec::Axis("x", "time (s)", "linear"), first ? "explain" : "");
+  c["caption"] =
+      "Each point is one call, colored by what most of its time waited for: clusters high up "
+      "are the stalls, and their color says whether the journal, a cache flush or the device "
+      "held them.";
   const std::string y = spec::YAxisFor(c, "ms", "logarithmic", "call");
   std::array<json, kCauses.size()> points;
   for (json& d : points) d = json::array();
@@ -56,6 +60,9 @@ json Split(const RunPlan& p, const std::vector<const RunPlan*>& runs) {
                              std::string(runs.size() > 1 ? "— " + p.label : ""),
                          "bar", spec::Axis("x", "call", "category"), "");
   c["stacked"] = true;
+  c["caption"] =
+      "Each type of call's time, split by what it waited for: the largest share is "
+      "what to change first (docs/explain.md).";
   const std::string y = spec::YAxisFor(c, "%", "linear", "share of the calls' time");
   const FigureKey keys[] = {ProgramKey("journal_pct"), ProgramKey("flush_pct"),
                             ProgramKey("data_pct"), ProgramKey("throttled_pct"),

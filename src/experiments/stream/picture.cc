@@ -42,6 +42,10 @@ json BystanderOverTime(const RunPlan& p) {
   if (!plain || !series(*plain, "probe")) return nullptr;
   json c = spec::Picture("stream: the bystander's fdatasync while each writer runs — " + p.label,
                          "line", spec::Axis("x", "time (s)", "linear"), "stream-bystander");
+  c["caption"] =
+      "A bystander's small fdatasync (left, log scale) while plain and the best strategy write "
+      "(right): with plain, look for the fdatasync stalling once writeback of the writer's dirty "
+      "pages begins.";
   const std::string lat = spec::YAxisFor(c, "ms", "logarithmic", "bystander fdatasync");
   const std::string mbs = spec::YAxisFor(c, "MB/s", "linear", "writer throughput");
   for (const Row* r : {plain, best}) {
@@ -80,7 +84,12 @@ void StreamPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& 
                             {p99 ? StreamKey("probe_p99_ms").name : StreamKey("probe_max_ms").name,
                              p99 ? "bystander fsync p99" : "bystander fsync max"}},
                            out.empty() ? "stream" : "");
-    if (!c.is_null()) out.push_back(std::move(c));
+    if (c.is_null()) continue;
+    c["caption"] =
+        "Per strategy: its throughput, the page cache it leaves behind and the bystander's "
+        "fsync. The one to pick keeps throughput near plain's while leaving little cache and "
+        "stalling the bystander little.";
+    out.push_back(std::move(c));
   }
 }
 

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+// `writelab history trend` and `writelab history check`: a figure across
+// the runs kept, and the newest run against a baseline with compare's
+// significance test (docs/history.md).
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/cli.h"
+#include "cli/history_command.h"
+#include "core/units.h"
+#include "history/trend.h"
+#include "report/atomic_file.h"
+#include "report/compare.h"
+#include "report/json.h"
+
+namespace writelab {
+namespace {
+
+struct TrendOptions {
+  std::string file;
+  TrendQuery query;
+  std::string html;  // -o
+};
+
+// Why a trend has no points: the experiments or figures there are.
+std::string NothingToDraw(const HistoryStore& store, const TrendQuery& q) {
+  std::string why = "history trend: no figure '" + q.figure + "' of experiment '" + q.experiment +
+                    "'" + (q.row.empty() ? "" : " in row '" + q.row + "'") + " in " + store.path();
+  auto experiments = store.Known("");
+  if (experiments &&
+      std::find(experiments->begin(), experiments->end(), q.experiment) == experiments->end())
+    return why + " (experiments there: " + ListInWords(*experiments) + ")";
+  auto figures = store.Known(q.experiment);
+  if (figures && !figures->empty() &&
+      std::find(figures->begin(), figures->end(), q.figure) == figures->end())
+    return why + " (its figures: " + ListInWords(*figures) + ")";
+  return why;
+}
+
+int RunTrend(const TrendOptions& o) {
+  if (!o.html.empty())
+    if (auto bad = CheckOutputFile("--output", o.html)) return UsageError(*bad);
+  auto store = OpenHistoryFor(o.file, false);
+  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto points = store->Trend(o.query);
+  if (!points) return PrintError(points.error().Message()), kExitRunFailed;
+  if (points->empty()) return UsageError(NothingToDraw(*store, o.query));
+  std::fputs(Printable(RenderTrendText(o.query, *points), true).c_str(), stdout);
+  if (o.html.empty()) return kExitOk;
+  if (Status s =
+          WriteFileAtomically(o.html, RenderTrendHtml(o.query, *points, EmbeddedHtmlAssets()));
+      !s)
+    return PrintError(s.error().Message()), kExitRunFailed;
+  std::printf("trend: %s (open it in a browser; it works offline)\n", o.html.c_str());
+  return kExitOk;
+}
+
+struct CheckOptions {
+  std::string file;
+  std::string baseline;  // LABEL or RUN
+  double fail_on_regression = 0;
+};
+
+// The baseline the newest run is checked against, and why that one; an
+// error line, or nullopt with a note when there is nothing to check against.
+std::expected<std::optional<StoredRun>, std::string> Baseline(const HistoryStore& store,
+                                                              const CheckOptions& o,
+                                                              const StoredRun& newest,
+                                                              std::string* why) {
+  if (o.baseline.empty()) {
+    auto prev = store.PreviousOnSameMachine(newest);
+    if (!prev) return std::unexpected(prev.error().Message());
+    *why = "the previous " + newest.record.command + " run on this host and target (" +
+           newest.record.host_fingerprint + "; " + newest.record.target_fingerprint + ")";
+    return *prev;
+  }
+  if (auto id = ParseRunId(o.baseline);
+      id && o.baseline.find_first_not_of("0123456789") == std::string::npos) {
+    auto run = store.Get(*id);
+    if (!run) return std::unexpected("history check: --baseline: " + run.error().Message());
+    if (run->id == newest.id)
+      return std::unexpected("history check: --baseline: run " + o.baseline +
+                             " is the newest run itself");
+    *why = "run " + o.baseline + " (--baseline)";
+    return std::optional<StoredRun>(*run);
+  }
+  auto run = store.LatestLabelled(o.baseline, newest);
+  if (!run) return std::unexpected(run.error().Message());
+  if (!*run)
+    return std::unexpected("history check: --baseline: no run labelled '" + o.baseline +
+                           "' before run " + std::to_string(newest.id) + " in " + store.path());
+  *why = "the latest run labelled '" + o.baseline + "'";
+  return *run;
+}
+
+std::string Named(const StoredRun& r) {
+  std::string out = "run " + std::to_string(r.id) + " (" + r.record.command;
+  if (!r.record.label.empty()) out += ", " + r.record.label;
+  return out + ", " + r.record.kernel + ", " + r.record.started_at + ")";
+}
+
+std::expected<Document, std::string> DocumentOf(const HistoryStore& store, const StoredRun& r) {
+  auto text = store.DocumentText(r.id);
+  if (!text) return std::unexpected(text.error().Message());
+  auto doc = FromJson(*text);
+  if (!doc)
+    return std::unexpected(store.path() + ": run " + std::to_string(r.id) + ": " + doc.error());
+  return doc;
+}
+
+int RunCheck(const CheckOptions& o) {
+  auto store = OpenHistoryFor(o.file, false);
+  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto newest = store->Newest();
+  if (!newest) return PrintError(newest.error().Message()), kExitRunFailed;
+  if (!*newest) return PrintError("history check: no run in " + store->path()), kExitRunFailed;
+  std::string why;
+  auto base = Baseline(*store, o, **newest, &why);
+  if (!base) return UsageError(base.error());
+  if (!*base) {
+    const RunRecord& r = (*newest)->record;
+    // What the history holds is input: printed without its control characters.
+    std::fputs(Printable("history check: " + Named(**newest) + " is the first " + r.command +
+                             " run on this host and target (" + r.host_fingerprint + "; " +
+                             r.target_fingerprint + "): nothing to check it against\n",
+                         true)
+                   .c_str(),
+               stdout);
+    return kExitOk;
+  }
+  auto a = DocumentOf(*store, **base);
+  if (!a) return PrintError(a.error()), kExitRunFailed;
+  auto b = DocumentOf(*store, **newest);
+  if (!b) return PrintError(b.error()), kExitRunFailed;
+  auto c = Compare(*a, *b);
+  if (!c)
+    return UsageError("history check: run " + std::to_string((*base)->id) + " and run " +
+                      std::to_string((*newest)->id) + ": " + c.error());
+  std::fputs(Printable("history check: " + Named(**newest) + " against " + Named(**base) + ", " +
+                           why + "\n",
+                       true)
+                 .c_str(),
+             stdout);
+  std::fputs(RenderComparisonText(*c).c_str(), stdout);
+  auto worse = Regressions(*c, o.fail_on_regression);
+  for (const FigureComparison* f : worse)
+    std::fprintf(stderr, "writelab: regression: %s: %s %s %s (p %.3g)\n", f->experiment.c_str(),
+                 f->row.c_str(), f->label.c_str(), PercentChange(f->a, f->b).c_str(), *f->p);
+  if (worse.empty())
+    std::printf("no headline figure significantly worse by more than %g%%\n", o.fail_on_regression);
+  return worse.empty() ? kExitOk : kExitRegression;
+}
+
+}  // namespace
+
+void AddHistoryQueryCommands(CLI::App& history, CommandAction* action) {
+  auto t = std::make_shared<TrendOptions>();
+  CLI::App* trend = history.add_subcommand(
+      "trend",
+      "One figure across the runs, oldest first: its median, min-max and trials per run and "
+      "row, and each step's change with compare's significance test; -o draws it");
+  AddHistoryFileOption(*trend, t->file);
+  trend->add_option("--experiment", t->query.experiment, "The experiment, e.g. fsync")
+      ->required()
+      ->option_text("NAME");
+  trend
+      ->add_option("--figure", t->query.figure,
+                   "The figure's key, e.g. sync_max_ms (the keys "
+                   "are in docs/results.md and each --json)")
+      ->required()
+      ->option_text("KEY");
+  trend->add_option("--row", t->query.row, "Only this row, e.g. stream/fdatasync")
+      ->option_text("ROW");
+  trend->add_option("--host", t->query.runs.host, "Only runs on this host name")
+      ->option_text("HOST");
+  trend
+      ->add_option("--kernel", t->query.runs.kernel,
+                   "Only runs on this kernel ('6.1*' for a prefix)")
+      ->option_text("KERNEL");
+  trend->add_option("--label", t->query.runs.label, "Only runs with this label")
+      ->option_text("LABEL");
+  trend
+      ->add_option("-o,--output", t->html,
+                   "Also write the trend as an HTML page (one offline file): a line per row, "
+                   "its min-max band, each run named by kernel and label")
+      ->option_text("FILE");
+  trend->callback(
+      [t, action] { *action = [t](const RunContext&, Document&) { return RunTrend(*t); }; });
+
+  auto c = std::make_shared<CheckOptions>();
+  CLI::App* check = history.add_subcommand(
+      "check",
+      "The newest run against a baseline (default: the previous run of the same command on the "
+      "same host and target), with compare's significance test; exit 3 when a headline figure "
+      "got significantly worse by more than --fail-on-regression percent");
+  AddHistoryFileOption(*check, c->file);
+  check
+      ->add_option("--baseline", c->baseline,
+                   "A run id, or a label: the latest run with that --label")
+      ->option_text("LABEL|RUN");
+  check
+      ->add_option("--fail-on-regression", c->fail_on_regression,
+                   "Exit 3 only for a significant regression beyond PCT percent (default 0: any)")
+      ->option_text("PCT")
+      ->check(CLI::NonNegativeNumber);
+  check->callback(
+      [c, action] { *action = [c](const RunContext&, Document&) { return RunCheck(*c); }; });
+}
+
+}  // namespace writelab

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+// `writelab history` end to end: runs recorded as they finish, listed,
+// exported byte for byte, imported once, followed by trend, and a
+// regression that a physical change makes found by check (exit 3). And what
+// the history must never do: cost a run its result file or its exit code.
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "harness.h"
+
+namespace writelab::testing {
+namespace {
+
+// A file of `lines` lines of `width` bytes each (newline included).
+void WriteLines(const std::string& path, int lines, int width) {
+  std::ofstream out(path);
+  std::string line(static_cast<size_t>(width - 1), 'x');
+  for (int i = 0; i < lines; ++i) out << line << '\n';
+}
+
+// One `records` run of the write method over input, recorded in history.
+RunResult Records(const std::string& dir, const std::string& input, const std::string& label,
+                  const std::string& history, const std::string& json = "") {
+  std::vector<std::string> args = {"records",  "--dir",   dir,       "--input",   input,
+                                   "--method", "write",   "--total", "2M",        "--rounds",
+                                   "5",        "--label", label,     "--history", history};
+  if (!json.empty()) args.insert(args.end(), {"--json", json});
+  return RunWritelab(args);
+}
+
+// Three runs of 512-byte lines, then one of 8-byte lines: the same 2 MiB
+// take 64 times the write system calls, a slowdown no noise makes (each
+// pwrite costs about the same whatever its length). Check finds it against
+// the previous run and against a label; trend shows it as a significant step.
+TEST(History, ChecksFindTheRegressionOfAPhysicallySlowerRun) {
+  ScratchDir work("history");
+  const std::string dir = work.path() + "/dir";
+  std::filesystem::create_directory(dir);
+  const std::string history = work.path() + "/history.sqlite";
+  const std::string wide = work.path() + "/wide.txt", narrow = work.path() + "/narrow.txt";
+  WriteLines(wide, 4096, 512);
+  WriteLines(narrow, 262144, 8);
+  for (int i = 1; i <= 3; ++i) {
+    const std::string json = work.path() + "/run" + std::to_string(i) + ".json";
+    RunResult r = Records(dir, wide, "base-" + std::to_string(i), history, json);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("history: run " + std::to_string(i) + " in " + history), std::string::npos)
+        << r.out;
+  }
+  RunResult list = RunWritelab({"history", "list", "--history", history});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find(history + ": 3 runs"), std::string::npos) << list.out;
+  for (const char* label : {"base-1", "base-2", "base-3"})
+    EXPECT_NE(list.out.find(label), std::string::npos) << list.out;
+  RunResult exported = RunWritelab({"history", "export", "1", "--history", history});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(exported.out, Slurp(work.path() + "/run1.json")) << "not byte for byte";
+  RunResult again =
+      RunWritelab({"history", "import", work.path() + "/run2.json", "--history", history});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("already in the history as run 2"), std::string::npos) << again.out;
+  // Between equal runs, no regression of 5x.
+  RunResult steady =
+      RunWritelab({"history", "check", "--history", history, "--fail-on-regression", "400"});
+  EXPECT_EQ(steady.exit_code, 0) << steady.out << steady.err;
+  EXPECT_NE(steady.out.find("against run 2"), std::string::npos) << steady.out;
+
+  RunResult slow = Records(dir, narrow, "narrow", history);
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  RunResult check =
+      RunWritelab({"history", "check", "--history", history, "--fail-on-regression", "400"});
+  EXPECT_EQ(check.exit_code, 3) << check.out << check.err;
+  EXPECT_NE(check.out.find("run 4 (records, narrow"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("against run 3"), std::string::npos) << check.out;
+  EXPECT_NE(check.err.find("regression: records: write"), std::string::npos) << check.err;
+  RunResult labelled = RunWritelab({"history", "check", "--history", history, "--baseline",
+                                    "base-1", "--fail-on-regression", "400"});
+  EXPECT_EQ(labelled.exit_code, 3) << labelled.out << labelled.err;
+  EXPECT_NE(labelled.out.find("against run 1"), std::string::npos) << labelled.out;
+
+  const std::string page = work.path() + "/trend.html";
+  RunResult trend = RunWritelab({"history", "trend", "--history", history, "--experiment",
+                                 "records", "--figure", "mb_s", "--row", "write", "-o", page});
+  ASSERT_EQ(trend.exit_code, 0) << trend.err;
+  EXPECT_NE(trend.out.find("4 runs"), std::string::npos) << trend.out;
+  EXPECT_NE(trend.out.find("narrow"), std::string::npos) << trend.out;
+  const std::string last = trend.out.substr(trend.out.rfind("narrow"));
+  EXPECT_NE(last.find("(significant"), std::string::npos) << "the last step: " << last;
+  const std::string html = Slurp(page);
+  EXPECT_NE(html.find("<script id=\"writelab-charts\""), std::string::npos);
+  EXPECT_NE(html.find("run 4 "), std::string::npos) << "points named by run, kernel and label";
+  RunResult unknown = RunWritelab(
+      {"history", "trend", "--history", history, "--experiment", "records", "--figure", "nope"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("its figures: "), std::string::npos) << unknown.err;
+  EXPECT_EQ(CountLines(unknown.err), 1) << unknown.err;
+
+  RunResult forget = RunWritelab({"history", "forget", "4", "--history", history});
+  EXPECT_EQ(forget.exit_code, 0) << forget.err;
+  EXPECT_EQ(RunWritelab({"history", "show", "4", "--history", history}).exit_code, 2);
+  RunResult show = RunWritelab({"history", "show", "3", "--history", history});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("label:"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("base-3"), std::string::npos) << show.out;
+}
+
+// A damaged history: the run reports it with the path, in one line, and
+// writes its result file and exits as it would have; the history is left.
+TEST(History, ADamagedHistoryCostsOneLineNotTheResult) {
+  ScratchDir work("history-damaged");
+  const std::string history = work.path() + "/history.sqlite";
+  const std::string garbage(4096, '\x42');
+  std::ofstream(history) << garbage;
+  chmod(history.c_str(), 0600);
+  const std::string json = work.path() + "/r.json";
+  RunResult r = RunWritelab({"records", "--dir", work.path(), "--method", "write", "--total",
+                             "256K", "--rounds", "1", "--json", json, "--history", history});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(history), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not a database"), std::string::npos) << r.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(Slurp(json))) << "the result file is written";
+  EXPECT_EQ(Slurp(history), garbage) << "the damaged history is not overwritten";
+}
+
+// --no-history and WRITELAB_HISTORY=off: nothing written, nothing said.
+TEST(History, OffMeansNoFileAndNoWord) {
+  ScratchDir work("history-off");
+  const std::string history = work.path() + "/history.sqlite";
+  RunResult r = RunWritelab({"records", "--dir", work.path(), "--method", "write", "--total",
+                             "256K", "--rounds", "1", "--history", history, "--no-history"});
+  EXPECT_EQ(r.exit_code, 2) << "--history and --no-history exclude each other: " << r.err;
+  r = RunWritelab({"records", "--dir", work.path(), "--method", "write", "--total", "256K",
+                   "--rounds", "1", "--no-history"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("history:"), std::string::npos) << r.out;
+  setenv("WRITELAB_HISTORY", history.c_str(), 1);
+  r = RunWritelab(
+      {"records", "--dir", work.path(), "--method", "write", "--total", "256K", "--rounds", "1"});
+  unsetenv("WRITELAB_HISTORY");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(history)) << "WRITELAB_HISTORY=FILE is used";
+  EXPECT_EQ(RunWritelab({"history", "list", "--history", work.path() + "/none.sqlite"}).exit_code,
+            1)
+      << "listing a history that does not exist";
+}
+
+// As root, on a full tmpfs of the test's own: one line, and the run's own
+// result file and exit code as without the history.
+TEST(History, AFullDiskCostsOneLineNotTheResult) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: mounts a 256 KiB tmpfs";
+  ScratchDir work("history-full");
+  const std::string mnt = work.path() + "/full";
+  std::filesystem::create_directory(mnt);
+  ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=256k,mode=0700"), 0) << strerror(errno);
+  {
+    std::ofstream fill(mnt + "/fill");
+    std::string block(4096, 'f');
+    for (int i = 0; i < 1000 && fill; ++i) fill << block << std::flush;
+  }
+  const std::string json = work.path() + "/r.json";
+  RunResult r =
+      RunWritelab({"records", "--dir", work.path(), "--method", "write", "--total", "256K",
+                   "--rounds", "1", "--json", json, "--history", mnt + "/history.sqlite"});
+  EXPECT_EQ(umount(mnt.c_str()), 0) << strerror(errno);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(Slurp(json))) << "the result file is written";
+}
+
+TEST(History, HelpNamesTheSubcommandsAndWhereTheHistoryIs) {
+  RunResult r = RunWritelab({"help", "history"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* word : {"list", "show", "export", "import", "forget", "trend", "check",
+                           "WRITELAB_HISTORY", "/var/lib/writelab/history.sqlite", "--no-history"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word << " in:\n" << r.out;
+  RunResult bad = RunWritelab({"history", "show", "x1"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
+}
+
+}  // namespace
+}  // namespace writelab::testing
