@@ -216,6 +216,14 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run) {
   return code;
 }
 
+int FinishWithCommandStatus(Document& doc, const OutputOptions& out, const Status& run,
+                            int cmd_status) {
+  if (!run && doc.experiments.empty()) return UsageError(run.error().Message());
+  const int code = Finish(doc, out, run);
+  if (cmd_status < 0) return code;
+  return cmd_status == 0 && code != kExitOk ? code : cmd_status;
+}
+
 void AddExclusivePair(CLI::App& sub, const char* group_help, const ExclusivePair& pair) {
   auto* group = sub.add_option_group("target", group_help);
   group->add_option(pair.first, *pair.first_value, pair.first_help)->option_text(pair.first_text);

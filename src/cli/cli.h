@@ -93,6 +93,12 @@ void AddExclusivePair(CLI::App& sub, const char* group_help, const ExclusivePair
 // disk, a read-only or damaged file) one line on stderr says so, after the
 // result files are written.
 int Finish(Document& doc, const OutputOptions& out, const Status& run);
+// Finish for a command writelab ran for the user (`explain -- CMD`, `run --
+// CMD`): a usage error when nothing was measured (CMD could not be run);
+// else CMD's exit status (cmd_status, -1 for none), unless CMD succeeded
+// and writelab did not (an output that could not be written).
+int FinishWithCommandStatus(Document& doc, const OutputOptions& out, const Status& run,
+                            int cmd_status);
 
 // The commands that are not experiments (each experiment adds its own:
 // ExperimentDef::add_command, experiments/table.h); the action is stored in

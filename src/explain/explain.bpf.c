@@ -13,6 +13,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "block.bpf.h"
+
 #include "explain_counters.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -97,21 +99,8 @@ static __always_inline void Hist(__u64* hist, __u64 v) {
 
 static __always_inline int Ours(void) { return (bpf_get_current_pid_tgid() >> 32) == target_tgid; }
 
-static __always_inline __u32 DiskDev(struct request* rq) {
-  struct gendisk* disk = BPF_CORE_READ(rq, q, disk);
-  if (!disk) return 0;
-  return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
-}
-
 static __always_inline int OnTarget(__u32 dev) {
   return bpf_map_lookup_elem(&block_devs, &dev) != 0;
-}
-
-static __always_inline int IsWrite(__u32 opf) { return (opf & 0xff) == 1; /* REQ_OP_WRITE */ }
-
-static __always_inline int IsFlush(__u32 opf) {
-  const __u32 fua = 1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA);
-  return (opf & 0xff) == 2 /* REQ_OP_FLUSH */ || (opf & fua);
 }
 
 // ---- what the target is doing, for splitting the timed calls

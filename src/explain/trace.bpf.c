@@ -20,6 +20,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "block.bpf.h"
+
 #include "trace_counters.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -196,19 +198,7 @@ static __always_inline int InScope(void) {
   return bpf_map_lookup_elem(&scope, &tgid) != 0;
 }
 
-static __always_inline __u32 KernelDevOfDisk(struct gendisk* disk) {
-  if (!disk) return 0;
-  return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
-}
-
 static __always_inline int OnDisk(__u32 dev) { return bpf_map_lookup_elem(&block_devs, &dev) != 0; }
-
-static __always_inline int IsWrite(__u32 opf) { return (opf & 0xff) == 1; /* REQ_OP_WRITE */ }
-
-static __always_inline int IsFlush(__u32 opf) {
-  const __u32 fua = 1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA);
-  return (opf & 0xff) == 2 /* REQ_OP_FLUSH */ || (opf & fua);
-}
 
 // ---- the state a call's time is split by (as in explain.bpf.c)
 
@@ -278,7 +268,7 @@ static __always_inline __u64 TakeIssueTime(struct request* rq) {
 
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(rq_issue, struct request* rq) {
-  if (!OnDisk(KernelDevOfDisk(BPF_CORE_READ(rq, q, disk)))) return 0;
+  if (!OnDisk(DiskDev(rq))) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   if (!IsWrite(opf) && !IsFlush(opf)) return 0;
   __u32 slot = Slot(rq);
@@ -291,7 +281,7 @@ int BPF_PROG(rq_issue, struct request* rq) {
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
-  if (!OnDisk(KernelDevOfDisk(BPF_CORE_READ(rq, q, disk)))) return 0;
+  if (!OnDisk(DiskDev(rq))) return 0;
   if (!TakeIssueTime(rq)) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
@@ -300,7 +290,7 @@ int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int n
 
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(rq_requeue, struct request* rq) {
-  if (!OnDisk(KernelDevOfDisk(BPF_CORE_READ(rq, q, disk))) || !TakeIssueTime(rq)) return 0;
+  if (!OnDisk(DiskDev(rq)) || !TakeIssueTime(rq)) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
   return 0;

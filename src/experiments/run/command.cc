@@ -109,12 +109,7 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
       if (usage) return UsageError(*usage);
       int exit_status = -1;
       Status st = RunCommand(o->spec, ctx, doc, &exit_status);
-      if (!st && doc.experiments.empty())
-        return UsageError(st.error().Message());  // CMD could not be run
-      const int code = Finish(doc, o->out, st);
-      // CMD's status, unless CMD succeeded and writelab did not (an output).
-      if (exit_status < 0) return code;
-      return exit_status == 0 && code != kExitOk ? code : exit_status;
+      return FinishWithCommandStatus(doc, o->out, st, exit_status);
     };
   });
 }
