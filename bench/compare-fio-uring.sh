@@ -45,7 +45,7 @@ echo mq-deadline >"/sys/block/$name/queue/scheduler"
 merges() { awk '{print $6}' "/sys/block/$name/stat"; }  # write merges
 
 run_writelab() {  # STEP -> "IOPS MERGES"
-  "$writelab" stride --device "$dev" --engine io_uring --qd 32 --batch "$batch" --steps "$1" \
+  "$writelab" stride --device "$dev" --scheduler mq-deadline --engine io_uring --qd 32 --batch "$batch" --steps "$1" \
     --duration "${secs}s" --json "$work/wl.json" >/dev/null
   jq -r '.experiments[0].rows[0].figures as $f
          | ([$f[] | select(.key=="cycles") | .value.median][0]) as $ops

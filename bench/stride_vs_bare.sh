@@ -43,7 +43,7 @@ stat_of() { awk '{print $5, $6}' "/sys/block/$name/stat"; }  # writes, write mer
 run_writelab() {  # STEP QD -> "MB/s MERGES_PER_WRITE"
   local batch=()
   [ -n "${BATCH:-}" ] && batch=(--batch "$BATCH")
-  "$writelab" stride --device "$dev" --force --engine io_uring --qd "$2" "${batch[@]}" \
+  "$writelab" stride --device "$dev" --force --scheduler mq-deadline --engine io_uring --qd "$2" "${batch[@]}" \
     --steps "$1" --span "$bytes" --duration "${secs}s" --json "$work/wl.json" >/dev/null 2>&1
   jq -r '.experiments[0].rows[0].figures as $f
          | ([$f[] | select(.key=="mb_s") | .value.median][0]) as $mb

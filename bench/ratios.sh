@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Every performance comparison of the project, side by side in one run, and
+# one table of ratios with the goal beside each (issue 31). Each comparison
+# is its own script, median of rotated rounds with the spread in its log:
+#   compare-fio.sh            writelab vs fio and vs a bare pwrite loop, per 4 KiB write
+#   stride_vs_bare.sh         stride's io_uring path vs the minimal liburing loop, per step and depth
+#   records.sh                group commit vs its floor (a sync that only sleeps)
+#   explain_overhead.sh       --explain on and off, stream and stride
+#   explain_program_overhead.sh  explain -- CMD on and off
+#   run_compare.sh            run -- CMD: dd and cp vs the stream experiment's rows, small fwrites
+# Not run by .ci/run (too noisy on a shared machine); docs/performance.md
+# holds the last table from the development machine and what each ratio
+# means. Root (loop devices, BPF).
+#
+# Usage: bench/ratios.sh [BUILD_DIR] (default build). Env: ROUNDS (5, passed
+# on to each script), ONLY (a space-separated subset of the script names).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+export ROUNDS=${ROUNDS:-5}
+logs=$(mktemp -d /var/tmp/writelab-ratios.XXXXXX)
+trap 'echo "logs: $logs"' EXIT
+read -r -a only <<<"${ONLY:-compare-fio stride_vs_bare records explain_overhead explain_program_overhead run_compare}"
+
+declare -a table
+row() {  # NAME RATIO GOAL ("at least X" or "at most X")
+  local met
+  met=$(awk -v r="$2" -v g="$3" 'BEGIN {
+    split(g, w, " "); if (r == "" || r == "nan") {print "not measured"; exit}
+    if (w[2] == "least") print (r + 0 >= w[3] + 0) ? "yes" : "NO"; else print (r + 0 <= w[3] + 0) ? "yes" : "NO" }')
+  table+=("$(printf '%-58s %10s %16s %12s' "$1" "${2:-—}" "$3" "$met")")
+}
+
+run() {  # NAME: runs bench/NAME.sh into its log
+  local name=$1
+  [[ " ${only[*]} " == *" $name "* ]] || return 1
+  echo "== $name (log: $logs/$name.log)" >&2
+  bash "bench/$name.sh" "$build" >"$logs/$name.log" 2>&1 || echo "   $name failed: see its log" >&2
+  return 0
+}
+
+if run compare-fio; then
+  row "writelab / fio, 4 KiB pwrite IOPS (tmpfs)" \
+    "$(sed -n 's/^median writelab\/fio IOPS: *\([0-9.]*\).*/\1/p' "$logs/compare-fio.log")" "at least 1.2"
+  row "writelab / bare pwrite loop, IOPS" \
+    "$(sed -n 's/^median writelab\/bare IOPS: *\([0-9.]*\).*/\1/p' "$logs/compare-fio.log")" "at least 0.9"
+fi
+if run stride_vs_bare; then
+  while read -r qd step _ _ ratio _; do
+    row "stride io_uring / minimal loop, qd $qd step $step" "$ratio" "at least 0.95"
+  done < <(awk '$1 ~ /^[0-9]+$/ && NF == 7' "$logs/stride_vs_bare.log")
+fi
+if run records; then
+  while read -r fs fraction; do
+    row "group commit / its floor ($fs)" "$fraction" "at least 0.85"
+  done < <(awk '/^== / {fs = $2} /reached .* of that floor/ {for (i = 1; i <= NF; i++) if ($i == "reached") print fs, $(i + 1)}' \
+    "$logs/records.log" | tr -d ':')
+fi
+if run explain_overhead; then
+  while read -r kind name ratio; do
+    row "--explain on / off, $kind $name (MB/s)" "$ratio" "at least 0.95"
+  done < <(awk 'NF >= 7 && ($1 == "stream" || $1 == "stride") {print $1, $2, $NF}' "$logs/explain_overhead.log")
+fi
+if run explain_program_overhead; then
+  while read -r mode speed; do
+    row "explain -- CMD / plain, $mode (speed)" "${speed%x}" "at least 0.95"
+  done < <(awk '$1 ~ /^(osync|stream|small)$/ {print $1, $4}' "$logs/explain_program_overhead.log")
+fi
+if run run_compare; then
+  while read -r what ratio; do
+    row "run -- $what / the stream experiment's row (MB/s)" "$ratio" "at least 0.9"
+  done < <(sed -n 's/^ *\(dd\|cp\) under \([a-z-]*\) *\([0-9.]*\)x.*/\1 under \2 \3/p' "$logs/run_compare.log" |
+    awk '{print $1 "-" $3, $4}')
+  row "run -- small fwrites / plain (speed)" \
+    "$(sed -n 's/.*under run [0-9]* ms: \([0-9.]*\)x plain.*/\1/p' "$logs/run_compare.log")" "at least 0.95"
+fi
+
+echo
+echo "ratios, median of $ROUNDS rotated rounds each ($(uname -r), $(nproc) CPUs):"
+printf '%-58s %10s %16s %12s\n' comparison ratio goal met
+printf '%s\n' "${table[@]}"
