@@ -64,11 +64,13 @@ target_link_libraries(wal_example PRIVATE writelab)
 # of C++'s run time (no exceptions, no thread-safe statics), so that it
 # adds only libc to a process. The binary finds it beside itself in the
 # build tree, then where it is installed.
-add_library(writelab_run_shim MODULE src/shim/run_shim.cc src/lib/writeback_window.cc)
+add_library(writelab_run_shim MODULE src/shim/run_shim.cc src/shim/stream.cc src/shim/report.cc
+  src/lib/writeback_window.cc)
 set_target_properties(writelab_run_shim PROPERTIES OUTPUT_NAME writelab-run PREFIX lib
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR} LINKER_LANGUAGE C)
 target_include_directories(writelab_run_shim PRIVATE src include)
-target_compile_options(writelab_run_shim PRIVATE -fno-exceptions -fno-rtti -fno-threadsafe-statics)
+target_compile_options(writelab_run_shim PRIVATE -fno-exceptions -fno-rtti -fno-threadsafe-statics
+  -fvisibility=hidden -fvisibility-inlines-hidden)
 target_link_libraries(writelab_run_shim PRIVATE ${CMAKE_DL_LIBS})
 target_link_options(writelab_run_shim PRIVATE -Wl,-z,defs)
 add_dependencies(writelab_cli writelab_run_shim)

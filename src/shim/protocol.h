@@ -5,10 +5,11 @@
 //
 // writelab -> shim, in CMD's environment:
 //   WRITELAB_RUN=STRATEGY,WINDOW,MIN_FILE   e.g. "window-drop,8388608,8388608"
-//   WRITELAB_RUN_FD=N                       the write end of writelab's pipe
+//   WRITELAB_RUN_FD=N:DEV:INO               writelab's socket (SOCK_SEQPACKET), and
+//                                           the device and inode it must have
 //   WRITELAB_RUN_PATH=GLOB                  only files whose path matches (fnmatch)
-// shim -> writelab, one line per record, each written with one write(2)
-// of at most kMaxRecord bytes to the pipe (atomic below PIPE_BUF):
+// shim -> writelab, one line per record, each sent as one message of at
+// most kMaxRecord bytes (MSG_NOSIGNAL | MSG_DONTWAIT):
 //   WLRUN1 hello pid=P exe=PATH
 //   WLRUN1 claim pid=P dev=D ino=I path=PATH
 //   WLRUN1 done pid=P dev=D ino=I written=B handled=H mech=M path=PATH
@@ -36,8 +37,9 @@ inline constexpr const char* kConfigEnv = "WRITELAB_RUN";
 inline constexpr const char* kFdEnv = "WRITELAB_RUN_FD";
 inline constexpr const char* kPathEnv = "WRITELAB_RUN_PATH";
 inline constexpr size_t kMaxRecord = 4000;  // below PIPE_BUF (4096)
-// The descriptor the pipe's write end has in CMD: high, so that a program
-// opening files does not get it, and checked before every record.
+// The descriptor the socket has in CMD: high, so that a program opening
+// files does not get it (lower where the limit on descriptors is), and
+// checked by device and inode before every record.
 inline constexpr int kReportFd = 1000;
 
 // Whether c is kept as it is in a record's path.

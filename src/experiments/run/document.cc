@@ -33,15 +33,15 @@ void AddNote(std::vector<std::string>& notes, const std::string& n) {
   if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
 }
 
-// Of the files of at least --min-file: bytes written and handled.
-std::pair<uint64_t, uint64_t> Covered(const std::vector<RunFile>& files, uint64_t min_file) {
+// Of the files CMD wrote at least --min-file to: bytes written and handled.
+std::pair<uint64_t, uint64_t> Covered(const std::vector<RunFile>& files) {
   uint64_t written = 0, handled = 0;
   for (const RunFile& f : files)
-    if (std::max(f.written, f.size) >= min_file) written += f.written, handled += f.handled;
+    if (f.measured) written += f.written, handled += f.handled;
   return {written, handled};
 }
 
-void Keep(const RunSpec& spec, RunTrial& t, RunRow& row) {
+void Keep(RunTrial& t, RunRow& row) {
   if (!t.outcome.ok()) {
     row.outcome = t.outcome;
     return;
@@ -51,7 +51,7 @@ void Keep(const RunSpec& spec, RunTrial& t, RunRow& row) {
   add(RunKey("elapsed_s"), t.elapsed_s);
   if (t.probe) add(RunKey("settle_s"), t.settle_s);
   add(RunKey("bytes"), static_cast<double>(t.bytes));
-  const auto [written, handled] = Covered(t.files, spec.min_file);
+  const auto [written, handled] = Covered(t.files);
   if (t.strategy != RunStrategy::kPlain && written)
     add(RunKey("coverage_pct"),
         100.0 * static_cast<double>(handled) / static_cast<double>(written));
@@ -59,7 +59,7 @@ void Keep(const RunSpec& spec, RunTrial& t, RunRow& row) {
   bool all_measured = true;
   for (const RunFile& f : t.files) {
     if (f.cached) cached += *f.cached;
-    all_measured &= f.cached.has_value();
+    all_measured &= !f.measured || f.cached.has_value();
     handled_files += f.handled > 0;
   }
   if (all_measured) add(RunKey("cached_end"), static_cast<double>(cached));
@@ -81,7 +81,8 @@ void Keep(const RunSpec& spec, RunTrial& t, RunRow& row) {
             "probe: a write or fdatasync failed: " + ErrnoError(t.probe_error, "").Message());
   add(RunKey("exit_status"), t.exit_status);
   for (const std::string& n : t.notes) AddNote(row.notes, n);
-  if (!all_measured) AddNote(row.notes, "left cached: some files could not be measured");
+  if (!all_measured)
+    AddNote(row.notes, "left cached: a file of at least --min-file could not be measured");
   row.files = std::move(t.files);
 }
 
@@ -161,7 +162,7 @@ Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int
         if (!t.started) not_run = PlainError(t.outcome.message);
         interrupted |= !t.notes.empty() && t.notes.back().starts_with("interrupted");
         *exit_status = t.exit_status;
-        Keep(spec, t, rows[slot.cell]);
+        Keep(t, rows[slot.cell]);
       });
   if (not_run) return Unexpected(*not_run);
   ExperimentResult run, files;

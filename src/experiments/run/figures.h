@@ -18,9 +18,11 @@ inline constexpr FigureSpec kRunFigures[] = {
      "bytes the scope wrote to storage (/proc/PID/io write_bytes of CMD, its reaped "
      "descendants included)"},
     {"coverage_pct", "handled", "%",
-     "of the bytes written to files of at least --min-file, the share the strategy handled"},
+     "of the bytes written to files CMD wrote at least --min-file to, the share the strategy "
+     "handled"},
     {"cached_end", "left cached", "bytes",
-     "the page cache the files CMD wrote still held when it exited (cachestat)"},
+     "the page cache still held, when CMD exited, by the files it wrote at least --min-file to "
+     "(cachestat)"},
     {"dirty_peak", "peak Dirty", "bytes",
      "largest system-wide Dirty sampled while CMD ran (with --measure, and its pages settled)"},
     {"files", "files", "files", "regular files CMD wrote"},
@@ -39,7 +41,8 @@ inline constexpr FigureSpec kRunFileFigures[] = {
     {"written", "written", "bytes",
      "bytes written to it: as the shim counted them, else its growth while writelab watched"},
     {"handled", "handled", "bytes", "bytes the strategy handled"},
-    {"cached_end", "left cached", "bytes", "its pages in the page cache when CMD exited"},
+    {"cached_end", "left cached", "bytes",
+     "its pages in the page cache when CMD exited (for a file CMD wrote at least --min-file to)"},
     {"size", "size", "bytes", "its size when CMD exited"},
 };
 

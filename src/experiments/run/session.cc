@@ -8,6 +8,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -58,19 +60,39 @@ uint64_t WriteBytes(pid_t pid) {
   return at == std::string::npos ? 0 : std::strtoull(text->c_str() + at + 13, nullptr, 10);
 }
 
-// What CMD's environment gets for the shim.
-SpawnExtras ShimExtras(const RunSpec& spec, RunStrategy s, const std::string& shim, int report) {
+// What CMD's environment gets for the shim: the strategy, and the socket
+// at fd_as, named by device and inode so that the shim writes to nothing else.
+SpawnExtras ShimExtras(const RunSpec& spec, RunStrategy s, const std::string& shim, int report,
+                       int fd_as) {
   SpawnExtras x;
   std::string preload = shim;
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  struct stat st {};
+  fstat(report, &st);
   x.env = {"LD_PRELOAD=" + preload,
            std::string(proto::kConfigEnv) + "=" + NameOf(kRunStrategies, s) + "," +
                std::to_string(spec.window) + "," + std::to_string(spec.min_file),
-           std::string(proto::kFdEnv) + "=" + std::to_string(proto::kReportFd)};
+           std::string(proto::kFdEnv) + "=" + std::to_string(fd_as) + ":" +
+               std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)};
   if (!spec.path_glob.empty()) x.env.push_back(std::string(proto::kPathEnv) + "=" + spec.path_glob);
   x.keep_fd = report;
-  x.keep_as = proto::kReportFd;
+  x.keep_as = fd_as;
   return x;
+}
+
+// The descriptor the socket gets in CMD: kReportFd, or below the limit
+// on descriptors where that is lower. Raises writelab's own soft limit to
+// its hard one first (the supervisor holds a descriptor per large file).
+int ReportFdNumber() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return proto::kReportFd;
+  if (lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  // CMD inherits the raised limit; its own soft limit may be set lower again,
+  // but the descriptor is made before it runs.
+  return static_cast<int>(std::min<rlim_t>(proto::kReportFd, lim.rlim_cur - 1));
 }
 
 // How a file was handled, in words, and the bytes the strategy handled.
@@ -92,7 +114,7 @@ std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, 
   }
   if (!f.supervisor_error.empty()) how += " (failed: " + f.supervisor_error + ")";
   if (how.empty()) {
-    if (std::max(f.size, f.shim_written) < spec.min_file)
+    if (std::max(f.size > f.base ? f.size - f.base : 0, f.shim_written) < spec.min_file)
       how = "small: left alone (below --min-file)";
     else if (!f.fd)
       how = "not handled: writelab could not open it";
@@ -102,46 +124,57 @@ std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, 
   return {how, handled};
 }
 
-RunFile Account(WatchedFile& f, const RunSpec& spec, RunStrategy s) {
+// The page cache is measured for the files the strategy is for (CMD wrote
+// at least --min-file to them): a small file has no descriptor of
+// writelab's, and the promise is about the streams.
+RunFile Account(Supervisor& sup, WatchedFile& f, const RunSpec& spec, RunStrategy s) {
   RunFile out;
   out.path = f.path;
-  if (f.fd) {
-    struct stat st;
-    if (fstat(f.fd.get(), &st) == 0) f.size = static_cast<uint64_t>(st.st_size);
-    if (auto r = MeasureResidency(f.fd.get(), f.path)) out.cached = r->cached_bytes();
+  const uint64_t grown = f.size > f.base ? f.size - f.base : 0;
+  if (std::max(grown, f.shim_written) >= spec.min_file) {
+    if (const int fd = sup.FdOf(f); fd >= 0) {
+      struct stat st;
+      if (fstat(fd, &st) == 0) f.size = static_cast<uint64_t>(st.st_size);
+      if (auto r = MeasureResidency(fd, f.path)) out.cached = r->cached_bytes();
+    }
+    out.measured = true;
   }
   out.size = f.size;
-  out.written = f.shim_written ? f.shim_written : f.created ? f.size : f.size - f.first_size;
+  out.written = f.shim_written ? f.shim_written : f.size > f.base ? f.size - f.base : 0;
   std::tie(out.how, out.handled) = How(f, spec, s);
-  out.handled = std::min(out.handled, std::max(out.written, out.size));
+  out.handled = std::min(out.handled, out.written);
   return out;
 }
 
-// Back to where a run starts, for the next one (--compare): the files'
-// pages written back and dropped (sync_file_range and fadvise only).
+// Back to where a run starts, for the next one (--compare): what CMD wrote
+// to its files written back and dropped (sync_file_range and fadvise only).
 void Quiesce(std::vector<WatchedFile>& files) {
   for (WatchedFile& f : files) {
-    if (!f.fd) continue;
+    if (!f.fd || f.size <= f.base) continue;
     FdWindowCalls calls(f.fd.get());
     (void)calls.SyncRange(
-        0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-    (void)calls.DropCache(0, 0);
+        f.base, f.size - f.base,
+        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    (void)calls.DropCache(f.base, f.size - f.base);
   }
 }
 
 constexpr uint64_t kSettleCap = 60'000'000'000;
 constexpr const char* kNotSettled =
-    "settle: the files' dirty pages were not all written back within 60 s of CMD's exit (or "
-    "the kernel has no cachestat to tell): the bystander stopped there";
+    "settle: the dirty pages of the files of at least --min-file were not all written back "
+    "within 60 s of CMD's exit (or the kernel has no cachestat to tell): the bystander stopped "
+    "there";
 
-// Waits until no page of files is dirty or under writeback (cachestat),
-// at most kSettleCap; false if it came first or cachestat cannot tell.
-bool Settle(std::vector<WatchedFile>& files, const RunContext& ctx) {
+// Waits until no page of the files of at least min_file (the streams: a
+// small log CMD keeps open may stay dirty until it expires) is dirty or
+// under writeback (cachestat), at most kSettleCap; false if it came first
+// or cachestat cannot tell.
+bool Settle(std::vector<WatchedFile>& files, uint64_t min_file, const RunContext& ctx) {
   const uint64_t start = NowNs();
   while (!ctx.Interrupted() && NowNs() - start < kSettleCap) {
     bool clean = true;
     for (WatchedFile& f : files) {
-      if (!f.fd) continue;
+      if (!f.fd || f.size < f.base + min_file) continue;
       auto r = MeasureResidency(f.fd.get(), f.path);
       if (!r || !r->dirty_pages || !r->writeback_pages) return false;
       clean &= *r->dirty_pages + *r->writeback_pages == 0;
@@ -150,6 +183,18 @@ bool Settle(std::vector<WatchedFile>& files, const RunContext& ctx) {
     usleep(50'000);
   }
   return false;
+}
+
+// Reaps the processes writelab took in as their subreaper that have ended,
+// never CMD itself (its status and /proc/PID/io are still to be read).
+void ReapOrphans(pid_t cmd) {
+  for (;;) {
+    siginfo_t si{};
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0 ||
+        si.si_pid == cmd)
+      return;
+    waitpid(si.si_pid, nullptr, 0);
+  }
 }
 
 // Waits for CMD's exit (without reaping it), looking at its files every
@@ -176,9 +221,9 @@ void Watch(pid_t pid, const RunSpec& spec, Supervisor& sup, const RunContext& ct
       usleep(static_cast<useconds_t>(wait_ns / 1000));
     }
     siginfo_t si{};
-    if (waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-        si.si_pid == pid)
-      break;
+    if (waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) != 0) break;
+    if (si.si_pid == pid) break;
+    ReapOrphans(pid);
     if (ctx.Interrupted() && !signalled_at) {
       *interrupted = true;
       kill(pid, SIGINT);  // the user's Ctrl-C is for both
@@ -199,6 +244,7 @@ void Notes(const Supervisor& sup, RunStrategy s, RunTrial& t) {
                           "LD_PRELOAD): its files were the supervisor's");
   for (const std::string& e : sup.record_errors())
     t.notes.push_back("a record of the shim was not understood: " + e);
+  for (const std::string& loss : sup.Losses()) t.notes.push_back(loss);
 }
 
 }  // namespace
@@ -251,11 +297,16 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   run.strategy = strategy;  // the supervisor reads it
   auto as = ResolveUser(spec.user);
   if (!as) return t.outcome.Fail(PlainError(as.error())), t;
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return t.outcome.Fail(errno, "pipe"), t;
-  UniqueFd report(pipe_fds[0]), report_write(pipe_fds[1]);
+  // A message per record (SOCK_SEQPACKET): writers of several processes
+  // never interleave, and a shim whose writelab is gone gets EPIPE, not
+  // SIGPIPE. Both ends non-blocking: nobody waits for anybody.
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) != 0)
+    return t.outcome.Fail(errno, "socketpair"), t;
+  UniqueFd report(pair[0]), report_write(pair[1]);
+  signal(SIGCHLD, SIG_DFL);  // waitid must see CMD's exit, whatever writelab inherited
   // plain too: the shim then counts and reports, and does nothing else.
-  const SpawnExtras extras = ShimExtras(spec, strategy, shim, report_write.get());
+  const SpawnExtras extras = ShimExtras(spec, strategy, shim, report_write.get(), ReportFdNumber());
   std::unique_ptr<BystanderProbe> probe;
   if (spec.measure) {
     auto made = BystanderProbe::Create(spec.probe_dir.empty() ? "." : spec.probe_dir, 100'000'000);
@@ -266,7 +317,8 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   auto child = Spawn(spec.command, *as, extras);
   if (!child) return t.outcome.Fail(child.error()), t;
   report_write.Reset();  // CMD's copy is its own
-  Supervisor sup(run, child->pid, report.get(), RealtimeNs());
+  Supervisor sup(run, child->pid, report.get(), RealtimeNs(), as->change ? as->uid : geteuid(),
+                 as->change ? as->gid : getegid());
   Sampler sampler("", spec.sample_interval_ns, nullptr);
   sampler.Start();
   if (probe) probe->Start();
@@ -284,15 +336,14 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   int status = 0;
   waitpid(child->pid, &status, 0);
   t.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  while (waitpid(-1, nullptr, WNOHANG) > 0) {  // what CMD left behind that ended
-  }
+  ReapOrphans(0);  // what CMD left behind that ended (the rest goes on, then to init)
   sup.Finish();
-  for (WatchedFile& f : sup.files()) t.files.push_back(Account(f, run, strategy));
+  for (WatchedFile& f : sup.files()) t.files.push_back(Account(sup, f, run, strategy));
   if (probe) {
     // What CMD left dirty stalls the others after it exits too (plain's
     // gigabytes): the bystander probes on until it is written back.
     const uint64_t exited = NowNs();
-    if (!Settle(sup.files(), ctx)) t.notes.push_back(kNotSettled);
+    if (!Settle(sup.files(), spec.min_file, ctx)) t.notes.push_back(kNotSettled);
     t.settle_s = static_cast<double>(NowNs() - exited) / 1e9;
     t.probe = probe->Stop();
     t.probe_error = probe->error();

@@ -3,11 +3,13 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -38,62 +40,126 @@ bool OpenForWriting(const std::string& fdinfo) {
   return (flags & O_ACCMODE) != O_RDONLY;
 }
 
+// At most this many files watched and record errors kept: a CMD that opens
+// millions of files, or writes garbage to the socket, costs writelab a
+// bounded amount (docs/security.md).
+constexpr size_t kMaxFiles = 100000;
+constexpr size_t kMaxRecordErrors = 10;
+
+// The parent of pid (0 when it cannot be read).
+pid_t ParentOf(pid_t pid) {
+  auto stat = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return 0;
+  const size_t close = stat->rfind(')');
+  int ppid = 0;
+  char state = 0;
+  if (close == std::string::npos ||
+      std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2)
+    return 0;
+  return ppid;
+}
+
 }  // namespace
 
-int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, uint64_t from,
-                   uint64_t size, const char** what) {
+int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, uint64_t base,
+                   uint64_t from, uint64_t size, const char** what) {
   FdWindowCalls calls(fd);
   *what = "posix_fadvise";
-  if (s == RunStrategy::kDropBehind) return size > window ? calls.DropCache(0, size - window) : 0;
+  if (s == RunStrategy::kDropBehind)
+    return size > base + window ? calls.DropCache(base, size - window - base) : 0;
   return size > from ? w.AfterWrite(calls, from, size - from, what) : 0;
 }
 
-Supervisor::Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns)
-    : spec_(spec), root_(root), report_(report), start_ns_(start_ns) {}
+int OpenRegularFile(const std::string& path, uint64_t dev, uint64_t ino, bool follow) {
+  UniqueFd handle(open(path.c_str(), O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW)));
+  struct stat st;
+  if (!handle || fstat(handle.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_dev) != dev || st.st_ino != ino)
+    return -1;
+  const std::string again = "/proc/self/fd/" + std::to_string(handle.get());
+  const int fd = open(again.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd >= 0 &&
+      (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_dev) != dev || st.st_ino != ino)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+Supervisor::Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns, uid_t uid,
+                       gid_t gid)
+    : spec_(spec), root_(root), report_(report), start_ns_(start_ns), uid_(uid), gid_(gid) {}
 
 WatchedFile* Supervisor::Find(uint64_t dev, uint64_t ino) {
   auto it = index_.find({dev, ino});
   return it == index_.end() ? nullptr : &files_[it->second];
 }
 
-WatchedFile& Supervisor::Add(uint64_t dev, uint64_t ino, const std::string& path, int fd) {
+WatchedFile* Supervisor::Add(uint64_t dev, uint64_t ino, const std::string& path) {
+  if (files_.size() >= kMaxFiles) {
+    ++files_dropped_;
+    return nullptr;
+  }
   index_[{dev, ino}] = files_.size();
   WatchedFile& f = files_.emplace_back();
   f.dev = dev, f.ino = ino, f.path = path;
-  if (fd >= 0) {
-    f.fd.Reset(fd);
-    struct stat st;
-    if (fstat(fd, &st) == 0) f.first_size = f.size = static_cast<uint64_t>(st.st_size);
-    f.created = BornSince(fd, start_ns_);
-  }
   f.window = WritebackWindow(spec_.window, spec_.strategy != RunStrategy::kWindow);
-  // A file that was there before CMD: only what it grows by is CMD's to
+  return &f;
+}
+
+// Opened from the link a process of the scope holds (the file it has open)
+// or, for a file only the shim named, by its path with the rights of the
+// user CMD runs as; the first open fixes where CMD's bytes begin.
+int Supervisor::FdOf(WatchedFile& f) {
+  if (f.opened) return f.fd ? f.fd.get() : -1;
+  f.opened = true;
+  int fd = f.link.empty() ? -1 : OpenRegularFile(f.link, f.dev, f.ino, true);
+  if (fd < 0 && !f.path.empty() && f.path.front() == '/') {
+    const bool as_user = uid_ != geteuid();
+    const uid_t old_uid = as_user ? static_cast<uid_t>(setfsuid(uid_)) : 0;
+    const gid_t old_gid = as_user ? static_cast<gid_t>(setfsgid(gid_)) : 0;
+    fd = OpenRegularFile(f.path, f.dev, f.ino, false);
+    if (as_user) setfsgid(old_gid), setfsuid(old_uid);
+  }
+  if (fd < 0) return -1;
+  f.fd.Reset(fd);
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    if (f.first_size == 0 && f.size == 0) f.first_size = static_cast<uint64_t>(st.st_size);
+    f.size = static_cast<uint64_t>(st.st_size);
+  }
+  f.created = f.created || BornSince(fd, start_ns_);
+  // A file that was there before CMD: only what it grew by is CMD's to
   // window (its cached pages below are not the run's to drop).
-  f.base = f.created ? 0 : f.first_size;
+  f.base = f.created ? 0 : std::min(f.first_size, f.size);
   f.supervised_bytes = f.base;
   f.window.MarkDropped(f.base);
-  return f;
+  return fd;
+}
+
+// In the scope: CMD, its descendants, and the orphans writelab (their
+// subreaper) took in; a record from any other process is not believed.
+bool Supervisor::InScope(pid_t pid) const {
+  for (int hops = 0; pid > 1 && hops < 64; ++hops) {
+    if (pid == root_ || pid == getpid()) return pid != getpid() || hops > 0;
+    pid = ParentOf(pid);
+  }
+  return false;
 }
 
 void Supervisor::Take(const ShimRecord& r) {
+  if (!InScope(r.pid)) {
+    ++out_of_scope_;
+    return;
+  }
   if (r.type == ShimRecord::Type::kHello) {
     shimmed_.insert(r.pid);
     processes_[r.pid] = r.path;
     return;
   }
   WatchedFile* f = Find(r.dev, r.ino);
-  if (!f) {
-    // A file the supervisor has not seen open (closed between two looks):
-    // opened by its path, for its page cache, only if it is the same inode.
-    int fd = open(r.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd >= 0 &&
-        (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_dev) != r.dev || st.st_ino != r.ino)) {
-      close(fd);
-      fd = -1;
-    }
-    f = &Add(r.dev, r.ino, r.path, fd);
-  }
+  if (!f) f = Add(r.dev, r.ino, r.path);  // closed between two looks: opened when needed
+  if (!f) return;
   if (std::find(f->writers.begin(), f->writers.end(), r.pid) == f->writers.end())
     f->writers.push_back(r.pid);
   if (r.type == ShimRecord::Type::kUnseen) return;  // the supervisor's, like any file it sees
@@ -109,12 +175,19 @@ void Supervisor::Take(const ShimRecord& r) {
 
 void Supervisor::ReadRecords() {
   if (report_ < 0) return;
-  char buf[16384];
+  char buf[8192];
   std::vector<ShimRecord> records;
+  std::vector<std::string> errors;
   for (;;) {
     const ssize_t n = read(report_, buf, sizeof buf);
     if (n <= 0) break;
-    reader_.Feed({buf, static_cast<size_t>(n)}, records, record_errors_);
+    reader_.Feed({buf, static_cast<size_t>(n)}, records, errors);
+  }
+  for (std::string& e : errors) {
+    if (record_errors_.size() < kMaxRecordErrors)
+      record_errors_.push_back(std::move(e));
+    else
+      ++errors_dropped_;
   }
   for (const ShimRecord& r : records) Take(r);
 }
@@ -126,7 +199,12 @@ void Supervisor::Scan(pid_t pid) {
     processes_[pid] = std::filesystem::read_symlink(proc + "/exe", ec).string();
   }
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(proc + "/fd", ec)) {
+  auto it = std::filesystem::directory_iterator(proc + "/fd", ec);
+  if (ec) {
+    if (ec.value() != ENOENT && ec.value() != ESRCH) ++scan_errors_;  // EMFILE, EACCES
+    return;
+  }
+  for (const auto& e : it) {
     struct stat st;
     if (stat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     const std::string fdinfo = proc + "/fdinfo/" + e.path().filename().string();
@@ -137,22 +215,44 @@ void Supervisor::Scan(pid_t pid) {
       const std::string path = std::filesystem::read_symlink(e.path(), rc).string();
       if (!spec_.path_glob.empty() && fnmatch(spec_.path_glob.c_str(), path.c_str(), 0) != 0)
         continue;
-      const int fd = open(e.path().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-      f = &Add(static_cast<uint64_t>(st.st_dev), st.st_ino, path, fd);
+      f = Add(static_cast<uint64_t>(st.st_dev), st.st_ino, path);
+      if (!f) continue;
+      f->first_size = static_cast<uint64_t>(st.st_size);
+      struct statx stx {};
+      if (statx(AT_FDCWD, e.path().c_str(), 0, STATX_BTIME, &stx) == 0 &&
+          (stx.stx_mask & STATX_BTIME))
+        f->created =
+            static_cast<uint64_t>(stx.stx_btime.tv_sec) * 1'000'000'000 + stx.stx_btime.tv_nsec >=
+            start_ns_;
+      f->base = f->created ? 0 : f->first_size;
     }
+    f->link = e.path().string();
+    f->size = static_cast<uint64_t>(st.st_size);
     if (std::find(f->writers.begin(), f->writers.end(), pid) == f->writers.end())
       f->writers.push_back(pid);
-    if (f->fd) {
-      struct stat now;
-      if (fstat(f->fd.get(), &now) == 0) f->size = static_cast<uint64_t>(now.st_size);
-    }
   }
 }
 
+std::vector<std::string> Supervisor::Losses() const {
+  std::vector<std::string> out;
+  if (out_of_scope_)
+    out.push_back(std::to_string(out_of_scope_) +
+                  " records of the shim came from processes outside the scope: not believed");
+  if (errors_dropped_)
+    out.push_back(std::to_string(errors_dropped_) + " more records of the shim not understood");
+  if (files_dropped_)
+    out.push_back(std::to_string(files_dropped_) + " files not watched: more than " +
+                  std::to_string(kMaxFiles));
+  if (scan_errors_)
+    out.push_back(std::to_string(scan_errors_) +
+                  " looks at a process's descriptors failed (descriptors or rights)");
+  return out;
+}
+
 void Supervisor::Supervise(WatchedFile& f) {
-  if (!f.fd || !f.supervisor_error.empty()) return;
+  if (!f.supervisor_error.empty() || FdOf(f) < 0) return;
   const char* what = "";
-  if (int rc = SuperviseRange(spec_.strategy, spec_.window, f.fd.get(), f.window,
+  if (int rc = SuperviseRange(spec_.strategy, spec_.window, f.fd.get(), f.window, f.base,
                               f.supervised_bytes, f.size, &what);
       rc < 0) {
     f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
@@ -162,10 +262,18 @@ void Supervisor::Supervise(WatchedFile& f) {
   f.supervised_bytes = std::max(f.supervised_bytes, f.size);
 }
 
+// A file is the strategy's when what CMD wrote to it (from its base) is at
+// least --min-file.
+static bool Grown(const WatchedFile& f, uint64_t min_file) {
+  return f.size > f.base && f.size - f.base >= min_file;
+}
+
 void Supervisor::Poll(bool full) {
   ReadRecords();
   if (full) {
-    for (pid_t pid : Descendants(root_)) Scan(pid);
+    // CMD's descendants, and the orphans writelab (their subreaper) took in.
+    for (pid_t pid : Descendants(getpid()))
+      if (pid != getpid()) Scan(pid);
   } else {
     std::vector<pid_t> known = {root_};
     for (const auto& [pid, exe] : processes_)
@@ -175,7 +283,7 @@ void Supervisor::Poll(bool full) {
   if (spec_.strategy == RunStrategy::kPlain) return;
   for (WatchedFile& f : files_) {
     if (f.shim_claimed && !f.supervised) continue;
-    if (f.size < spec_.min_file) continue;
+    if (!Grown(f, spec_.min_file)) continue;
     // Past --min-file and not the shim's at two looks in a row: the shim
     // would have claimed it within the write that crossed.
     if (!f.supervised && ++f.unclaimed_looks < 2) continue;
@@ -187,17 +295,17 @@ void Supervisor::Finish() {
   ReadRecords();
   if (spec_.strategy == RunStrategy::kPlain) return;
   for (WatchedFile& f : files_) {
-    if (!f.fd) continue;
+    if (f.shim_claimed && !f.supervised) continue;
+    if (FdOf(f) < 0) continue;
     struct stat st;
     if (fstat(f.fd.get(), &st) == 0) f.size = static_cast<uint64_t>(st.st_size);
-    if (f.shim_claimed && !f.supervised) continue;
-    if (f.size < spec_.min_file) continue;
+    if (!Grown(f, spec_.min_file)) continue;
     Supervise(f);
     if (!f.supervised || !f.supervisor_error.empty()) continue;
     FdWindowCalls calls(f.fd.get());
     const char* what = "";
     const int rc = spec_.strategy == RunStrategy::kDropBehind
-                       ? calls.DropCache(0, 0)
+                       ? calls.DropCache(f.base, f.size - f.base)
                        : f.window.Finish(calls, f.size, &what);
     if (rc < 0) f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
   }

@@ -28,9 +28,14 @@ namespace writelab {
 
 // A file the scope wrote, and what became of it.
 struct WatchedFile {
-  uint64_t dev = 0, ino = 0;   // st_dev, st_ino
-  std::string path;            // as /proc or the shim named it
-  UniqueFd fd;                 // writelab's own (read-only), for the window and cachestat
+  uint64_t dev = 0, ino = 0;  // st_dev, st_ino
+  std::string path;           // as /proc or the shim named it
+  std::string link;           // /proc/PID/fd/N where a process of the scope held it last
+  // writelab's own (read-only), for the window and cachestat: opened only
+  // once the file is one the strategy is for (at least --min-file), and
+  // only as a regular file that is that device and inode.
+  UniqueFd fd;
+  bool opened = false;         // an open was tried (fd may still be empty: it failed)
   bool created = false;        // born during the run (statx btime): all its bytes are CMD's
   uint64_t first_size = 0;     // when first seen
   uint64_t size = 0;           // the latest seen
@@ -50,8 +55,10 @@ struct WatchedFile {
 
 class Supervisor {
  public:
-  // root: CMD; report: the read end of the shim's pipe (non-blocking), or -1.
-  Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns);
+  // root: CMD; report: writelab's end of the shim's socket (non-blocking),
+  // or -1; as: the user CMD runs as (files the shim names by path are opened
+  // with that user's rights, never root's).
+  Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns, uid_t uid, gid_t gid);
 
   // One look: the shim's records, then the scope's open files; the window
   // given to those past --min-file the shim has not claimed. full: find
@@ -63,35 +70,52 @@ class Supervisor {
   void Finish();
 
   std::vector<WatchedFile>& files() { return files_; }
+  // writelab's own descriptor of f (opened now if it was not yet), or -1.
+  int FdOf(WatchedFile& f);
   // The processes of the scope seen, with their executable; those that said
   // hello carry the shim.
   const std::map<pid_t, std::string>& processes() const { return processes_; }
   const std::set<pid_t>& shimmed() const { return shimmed_; }
   const std::vector<std::string>& record_errors() const { return record_errors_; }
+  // What it had to leave out: records of processes outside the scope,
+  // records beyond the error cap, files beyond the file cap, /proc it could
+  // not read; a line each, for the run's notes.
+  std::vector<std::string> Losses() const;
 
  private:
   void ReadRecords();
   void Take(const ShimRecord& r);
+  bool InScope(pid_t pid) const;
   void Scan(pid_t pid);
   WatchedFile* Find(uint64_t dev, uint64_t ino);
-  WatchedFile& Add(uint64_t dev, uint64_t ino, const std::string& path, int fd_to_dup);
+  WatchedFile* Add(uint64_t dev, uint64_t ino, const std::string& path);
   void Supervise(WatchedFile& f);
 
   const RunSpec& spec_;
   pid_t root_;
   int report_;
   uint64_t start_ns_;
+  uid_t uid_;
+  gid_t gid_;
   ShimRecordReader reader_;
   std::vector<WatchedFile> files_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> index_;
   std::map<pid_t, std::string> processes_;
   std::set<pid_t> shimmed_;
   std::vector<std::string> record_errors_;
+  uint64_t errors_dropped_ = 0, out_of_scope_ = 0, files_dropped_ = 0, scan_errors_ = 0;
 };
 
 // The strategy's window over a file from outside: the bytes between what it
-// was given and size, then the wait (and drop) a window behind. For a test.
-int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, uint64_t from,
-                   uint64_t size, const char** what);
+// was given and size, then the wait (and drop) a window behind; drop-behind
+// advises from base (where CMD's bytes begin) to a window behind size.
+int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, uint64_t base,
+                   uint64_t from, uint64_t size, const char** what);
+
+// A regular file that is dev:ino, opened read-only without its driver's
+// open ever running: first O_PATH (following the last component only with
+// follow: /proc/PID/fd/N is a link to follow, a path from a record is not),
+// checked, then reopened through /proc/self/fd. -1 otherwise.
+int OpenRegularFile(const std::string& path, uint64_t dev, uint64_t ino, bool follow);
 
 }  // namespace writelab

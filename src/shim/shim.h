@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// libwritelab-run.so's insides (run_shim.cc says what it is for): its
+// configuration, the state it keeps per descriptor, the real functions it
+// wraps, and its records to writelab. Internal to src/shim.
+#pragma once
+
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "lib/writeback_window.h"
+
+namespace writelab::shim {
+
+// kPlain: writelab run --compare's plain runs (and --strategy plain): the
+// writes as they are, only counted and reported.
+enum class Strategy : uint8_t { kOff, kPlain, kWindow, kWindowDrop, kDontcache, kDropBehind };
+
+struct Config {
+  Strategy strategy = Strategy::kOff;
+  uint64_t window = 8u << 20;
+  uint64_t min_file = 8u << 20;  // a stream shorter than this is left alone
+  char glob[1024] = {};
+  int report = -1;  // writelab's socket, or -1
+  dev_t report_dev = 0;
+  ino_t report_ino = 0;
+};
+extern Config g_config;
+extern bool g_active;  // a strategy is configured (set once, by the constructor)
+
+// What is passed to the window at a time: a call per MiB, not per write.
+inline constexpr uint64_t kBatch = 1u << 20;
+inline constexpr int kMaxFds = 4096;  // a descriptor above it is left alone
+
+enum Kind : uint8_t { kUnknown = 0, kIgnored = 1, kTracked = 2 };
+
+// A descriptor the shim follows: a regular file, not O_DIRECT (which leaves
+// nothing cached), whose path matches the glob. A stream is a run of writes
+// each beginning where the last ended; only a stream of at least min_file
+// bytes is claimed and handled.
+struct FdState {
+  std::atomic<uint8_t> kind{kUnknown};
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool claimed = false;
+  bool dontcache = false;  // its writes go out with RWF_DONTCACHE
+  bool refused = false;    // the file system refused RWF_DONTCACHE
+  bool failed = false;     // a window call failed: the rest as the program wrote it
+  bool cached = false;     // under dontcache, bytes it could not write uncached
+                           // (copy_file_range, stdio): those went through the window
+  uint64_t start = 0;      // where the stream began
+  uint64_t next = 0;       // where its last write ended
+  uint64_t pending = 0;    // from here to next: not yet given to the window
+  uint64_t dropped = 0;    // drop-behind: advised up to here
+  uint64_t written = 0;    // over the descriptor's life, all its streams
+  uint64_t handled = 0;
+  uint64_t unchecked = 0;  // bytes since dev and ino were last checked
+  // Bytes given to fwrite since the position was last read: counted
+  // without the lock (a race loses a count, never a byte of the file).
+  std::atomic<uint64_t> stdio{0};
+  WritebackWindow window{8u << 20, true};
+};
+extern FdState g_fds[kMaxFds];
+
+// Above zero while this thread is inside the shim: a signal handler's
+// write (or anything the shim itself calls) goes straight to the real call.
+extern thread_local int t_inside __attribute__((tls_model("initial-exec")));
+struct Inside {
+  Inside() { ++t_inside; }
+  ~Inside() { --t_inside; }
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+};
+
+// The real functions (looked up on first use: a call may come before the
+// constructor ran, from another library's constructor).
+ssize_t RealWrite(int fd, const void* buf, size_t n);
+ssize_t RealPwritev2(int fd, const iovec* iov, int count, off_t offset, int flags);
+off_t RealLseek(int fd, off_t offset, int whence);
+
+// ---- stream.cc: the strategy on one descriptor ----------------------------
+
+// fd's state, locked, when the shim follows it; else null (the caller then
+// makes the real call). Classifies a descriptor on first use. Until Unlock
+// the thread counts as inside the shim (t_inside).
+FdState* Follow(int fd);
+void Unlock(FdState* s);
+// After n bytes were written at start: uncached (RWF_DONTCACHE) or cached.
+void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached);
+// What stdio wrote since the last look, by the kernel's position.
+void CatchUpStdio(FdState& s, int fd);
+// The end of fd's stream and of the shim's interest in it: the tail waited
+// for and dropped, the done record sent, the state forgotten.
+void Finish(int fd);
+// The shim's interest in fd forgotten without a word (the descriptor is
+// gone some way the shim did not see, or it is a fork's copy).
+void Forget(int fd);
+// A file of at least MIN_FILE, open for writing, that no wrapped call wrote:
+// said as "unseen" (writelab's supervisor then handles it).
+void ReportUnseen(int fd);
+// In a fork's child: the parent's locks and streams are not the child's.
+void ResetAfterFork();
+
+// ---- report.cc: records to writelab (protocol.h) --------------------------
+
+void ReportHello();
+void ReportFile(const char* type, const FdState& s, int fd);  // claim, done, unseen
+
+}  // namespace writelab::shim
