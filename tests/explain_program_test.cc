@@ -214,6 +214,12 @@ TEST_F(ExplainProgram, SlowKeepsTheCallsAtLeastThatLong) {
   ASSERT_FALSE(none.empty());
   EXPECT_EQ(none["experiments"][2]["rows"].size(), 0u) << "no write takes 10 s";
   EXPECT_EQ(MedianOf(*RowOf(none, "explain", "write"), "calls"), 300) << "all counted";
+  for (const auto& [doc, ms] : {std::pair{&tiny, 0.001}, {&none, 10000.0}})
+    for (const json& p : (*doc)["experiments"][0]["params"]) {
+      if (p["key"] == "slow") {
+        EXPECT_DOUBLE_EQ(p["value"].get<double>(), ms) << "the parameter";
+      }
+    }
 }
 
 // The fields of one CSV line (quoted fields may hold commas).

@@ -24,17 +24,17 @@
 namespace writelab {
 namespace {
 
-std::string Slurp(const std::string& path) {
+std::string ReadText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
-void Put(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 // A process that sleeps until killed; reaped by Reap.
-pid_t Sleeper() {
+pid_t StartSleeper() {
   pid_t pid = fork();
   if (pid == 0) {
     for (;;) pause();
@@ -44,7 +44,7 @@ pid_t Sleeper() {
 
 // How pid ended: the signal that killed it, or 0 while it lives (then it
 // is killed and reaped here).
-int EndOf(pid_t pid) {
+int HowItEnded(pid_t pid) {
   int status = 0;
   for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; ++i) usleep(10'000);
   if (waitpid(pid, &status, WNOHANG) == 0) {
@@ -66,8 +66,8 @@ class CgroupTest : public ::testing::Test {
     ASSERT_EQ(mkdir(journals_.c_str(), 0700), 0);
     ASSERT_EQ(mkdir(fake_.c_str(), 0755), 0);
     // The fake hierarchy's root: io and memory offered, none enabled below.
-    Put(fake_ + "/cgroup.controllers", "cpu io memory pids\n");
-    Put(fake_ + "/cgroup.subtree_control", "");
+    WriteText(fake_ + "/cgroup.controllers", "cpu io memory pids\n");
+    WriteText(fake_ + "/cgroup.subtree_control", "");
     auto j = UndoJournal::Open(journals_);
     ASSERT_OK(j);
     journal_ = std::move(*j);
@@ -77,7 +77,7 @@ class CgroupTest : public ::testing::Test {
     std::filesystem::remove_all(root_);
   }
   // What a journal of this test says: its lines, joined.
-  std::string JournalText() { return Slurp(journal_->path()); }
+  std::string JournalText() { return ReadText(journal_->path()); }
 
   std::string root_, journals_, fake_;
   std::unique_ptr<UndoJournal> journal_;
@@ -120,7 +120,7 @@ TEST_F(CgroupTest, EnablesMakesSetsPlacesAndUndoesOnAFakeTree) {
   auto made = OwnCgroup::Make({fake_, "/"}, {"io", "memory"}, *journal_);
   ASSERT_OK(made);
   OwnCgroup& g = **made;
-  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "+io\n+memory\n");
+  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "+io\n+memory\n");
   EXPECT_EQ(g.enabled(), (std::vector<std::string>{"io", "memory"}));
   const std::string name = std::filesystem::path(g.path()).filename();
   EXPECT_EQ(g.path(), fake_ + "/" + name);
@@ -134,26 +134,26 @@ TEST_F(CgroupTest, EnablesMakesSetsPlacesAndUndoesOnAFakeTree) {
   EXPECT_NE(journal.find(R"("op":"cgroup","path":")" + g.path() + "\""), std::string::npos)
       << journal;
   // The kernel makes a cgroup's interface files with it; the fake, here.
-  Put(g.path() + "/io.max", "");
-  Put(g.path() + "/cgroup.procs", "");
+  WriteText(g.path() + "/io.max", "");
+  WriteText(g.path() + "/cgroup.procs", "");
   auto back = g.Set("io.max", "7:0 wbps=1048576");
   ASSERT_OK(back);
   EXPECT_EQ(*back, "7:0 wbps=1048576");
   EXPECT_FALSE(g.Set("../io.max", "x")) << "only an interface file of its own";
   // A process the kernel does not place in the cgroup is listed in the
   // fake's cgroup.procs: the undo must not kill it.
-  const pid_t outsider = Sleeper();
+  const pid_t outsider = StartSleeper();
   ASSERT_OK(g.Place(outsider));
-  EXPECT_EQ(Slurp(g.path() + "/cgroup.procs"), std::to_string(outsider) + "\n");
+  EXPECT_EQ(ReadText(g.path() + "/cgroup.procs"), std::to_string(outsider) + "\n");
   // What the kernel's rmdir takes with the directory, the fake leaves.
   std::filesystem::remove(g.path() + "/io.max");
   std::filesystem::remove(g.path() + "/cgroup.procs");
   const std::string path = g.path();
   ASSERT_OK(g.Revert());
   EXPECT_FALSE(std::filesystem::exists(path));
-  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "+io\n+memory\n-memory\n-io\n")
+  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "+io\n+memory\n-memory\n-io\n")
       << "undone newest first";
-  EXPECT_EQ(EndOf(outsider), 0) << "a process outside the cgroup was killed";
+  EXPECT_EQ(HowItEnded(outsider), 0) << "a process outside the cgroup was killed";
   // Every step is marked done.
   const std::string after = JournalText();
   for (int id = 1; id <= 3; ++id)
@@ -162,22 +162,22 @@ TEST_F(CgroupTest, EnablesMakesSetsPlacesAndUndoesOnAFakeTree) {
 }
 
 TEST_F(CgroupTest, AnEnabledControllerIsLeftAsItIs) {
-  Put(fake_ + "/cgroup.subtree_control", "io\n");
+  WriteText(fake_ + "/cgroup.subtree_control", "io\n");
   auto made = OwnCgroup::Make({fake_, "/"}, {"io"}, *journal_);
   ASSERT_OK(made);
   EXPECT_TRUE((*made)->enabled().empty());
   EXPECT_EQ(JournalText().find("cgroup-subtree"), std::string::npos);
   made->reset();
-  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "io\n") << "not disabled after";
+  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "io\n") << "not disabled after";
 }
 
 TEST_F(CgroupTest, AControllerNotOfferedIsAnErrorThatLeavesNothing) {
-  Put(fake_ + "/cgroup.controllers", "hugetlb\n");
+  WriteText(fake_ + "/cgroup.controllers", "hugetlb\n");
   auto made = OwnCgroup::Make({fake_, "/"}, {"io"}, *journal_);
   ASSERT_FALSE(made);
   EXPECT_EQ(made.error().code, ENOENT);
   EXPECT_NE(made.error().Message().find("'hugetlb'"), std::string::npos) << made.error().Message();
-  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "");
+  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "");
   for (const auto& e : std::filesystem::directory_iterator(fake_))
     EXPECT_FALSE(e.path().filename().string().starts_with("writelab-")) << e.path();
 }
@@ -219,14 +219,14 @@ TEST_F(CgroupTest, CleanupUndoesAKilledRunsCgroupOnAFakeTree) {
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   ASSERT_EQ(c, 'y');
-  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "+io\n");
+  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "+io\n");
   auto report = CleanupStale(journals_);
   ASSERT_OK(report);
   EXPECT_TRUE(report->errors.empty()) << report->errors.front();
   ASSERT_EQ(report->undone.size(), 2u);
   EXPECT_TRUE(report->undone[0].starts_with("cgroup " + fake_ + "/writelab-")) << report->undone[0];
   EXPECT_EQ(report->undone[1], "cgroup-subtree " + fake_ + "/cgroup.subtree_control");
-  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "+io\n-io\n");
+  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "+io\n-io\n");
   for (const auto& e : std::filesystem::directory_iterator(fake_))
     EXPECT_FALSE(e.path().filename().string().starts_with("writelab-")) << e.path();
 }
@@ -251,16 +251,16 @@ TEST_F(RealCgroupTest, APlacedProcessIsKilledAndTheCgroupRemoved) {
   auto made = OwnCgroup::Make(place_, {}, *journal_);
   ASSERT_OK(made);
   const std::string path = (*made)->path();
-  const pid_t child = Sleeper();
+  const pid_t child = StartSleeper();
   ASSERT_OK((*made)->Place(child));
   const std::string in = ReadLine("/proc/" + std::to_string(child) + "/cgroup").value_or("");
-  EXPECT_NE(Slurp("/proc/" + std::to_string(child) + "/cgroup")
+  EXPECT_NE(ReadText("/proc/" + std::to_string(child) + "/cgroup")
                 .find(std::filesystem::path(path).filename().string()),
             std::string::npos)
       << "the kernel places it there: " << in;
-  EXPECT_TRUE(Slurp(path + "/cgroup.procs").starts_with(std::to_string(child)));
+  EXPECT_TRUE(ReadText(path + "/cgroup.procs").starts_with(std::to_string(child)));
   ASSERT_OK((*made)->Revert());
-  EXPECT_EQ(EndOf(child), SIGKILL) << "what was left in it is killed";
+  EXPECT_EQ(HowItEnded(child), SIGKILL) << "what was left in it is killed";
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
@@ -303,7 +303,7 @@ TEST_F(RealCgroupTest, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
       << (report->skipped.empty() ? "" : report->skipped.back());
   EXPECT_FALSE(std::filesystem::exists(path));
   // The load was the killed run's child: it is gone, or a zombie of init's.
-  const std::string state = Slurp("/proc/" + std::to_string(load) + "/stat");
+  const std::string state = ReadText("/proc/" + std::to_string(load) + "/stat");
   EXPECT_TRUE(state.empty() || state.find(") Z ") != std::string::npos) << state;
 }
 

@@ -11,11 +11,11 @@
 namespace writelab {
 namespace {
 
-double Pct(uint64_t part, uint64_t total) {
+double ShareOf(uint64_t part, uint64_t total) {
   return total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
 
-std::string Ms(const Histogram& h, double p) {
+std::string PercentileText(const Histogram& h, double p) {
   auto v = h.SupportedPercentile(p);
   return v ? FormatValue(static_cast<double>(*v) / 1e6, "ms") : std::string("-");
 }
@@ -62,15 +62,16 @@ std::vector<std::string> LiveTable::Update(const std::vector<TraceFile>& files,
   for (size_t i = 0; i < lines.size() && i < kMaxRows; ++i) {
     const Line& l = lines[i];
     const Histogram h = l.class_id < hists.size() ? FromKernel(hists[l.class_id]) : Histogram();
-    const double j = Pct(l.d.part_ns[TRACE_PART_JOURNAL], l.d.ns),
-                 fl = Pct(l.d.part_ns[TRACE_PART_FLUSH], l.d.ns),
-                 dv = Pct(l.d.part_ns[TRACE_PART_DATA], l.d.ns), th = Pct(l.d.throttle_ns, l.d.ns);
+    const double j = ShareOf(l.d.part_ns[TRACE_PART_JOURNAL], l.d.ns),
+                 fl = ShareOf(l.d.part_ns[TRACE_PART_FLUSH], l.d.ns),
+                 dv = ShareOf(l.d.part_ns[TRACE_PART_DATA], l.d.ns),
+                 th = ShareOf(l.d.throttle_ns, l.d.ns);
     const bool idle = l.d.ns == 0;
     auto pct = [&](double v) { return idle ? std::string("-") : fmt::format("{:.0f}%", v); };
     out.push_back(fmt::format("{:<32} {:>9.0f} {:>9} {:>9} {:>8} {:>6} {:>7} {:>9} {:>6}",
                               ClassName(l.class_id), static_cast<double>(l.d.calls) / secs,
-                              Ms(h, 50), Ms(h, 99), pct(j), pct(fl), pct(dv), pct(th),
-                              pct(std::max(0.0, 100 - j - fl - dv - th))));
+                              PercentileText(h, 50), PercentileText(h, 99), pct(j), pct(fl),
+                              pct(dv), pct(th), pct(std::max(0.0, 100 - j - fl - dv - th))));
   }
   if (lines.size() > kMaxRows)
     out.push_back(fmt::format("... and {} more types of call", lines.size() - kMaxRows));

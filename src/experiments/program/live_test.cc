@@ -12,7 +12,8 @@
 namespace writelab {
 namespace {
 
-TraceFile File(uint32_t class_id, uint64_t calls, uint64_t ns, uint64_t journal, uint64_t data) {
+TraceFile LiveFile(uint32_t class_id, uint64_t calls, uint64_t ns, uint64_t journal,
+                   uint64_t data) {
   TraceFile f{};
   f.key = {7 << 20 | 1, class_id, 12};
   f.stats.calls = calls;
@@ -27,12 +28,12 @@ TEST(LiveTable, ALinePerCallTypeWithTheLastSecondsRateAndSplit) {
   std::vector<trace_hist> hists(TRACE_CLASSES);
   hists[fsync].buckets[200] = 150;  // enough calls for a p99
   LiveTable table;
-  table.Update({File(fsync, 10, 100'000'000, 50'000'000, 0), File(write, 5, 1000, 0, 0)}, hists,
-               1'000'000'000, 1'000'000'000);
+  table.Update({LiveFile(fsync, 10, 100'000'000, 50'000'000, 0), LiveFile(write, 5, 1000, 0, 0)},
+               hists, 1'000'000'000, 1'000'000'000);
   // One second later: 40 more fsyncs, 60 ms more, 45 of them journal, 15 device.
   const auto lines = table.Update(
-      {File(fsync, 50, 160'000'000, 95'000'000, 15'000'000), File(write, 5, 1000, 0, 0)}, hists,
-      2'000'000'000, 1'000'000'000);
+      {LiveFile(fsync, 50, 160'000'000, 95'000'000, 15'000'000), LiveFile(write, 5, 1000, 0, 0)},
+      hists, 2'000'000'000, 1'000'000'000);
   ASSERT_EQ(lines.size(), 4u) << "header, column names, fsync, write";
   EXPECT_NE(lines[0].find("2 s, 40 calls/s"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find("calls/s"), std::string::npos);

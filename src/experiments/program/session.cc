@@ -137,7 +137,7 @@ class Collector {
 };
 
 // Whether pid has exited: gone, or a zombie its parent has not reaped.
-bool Exited(pid_t pid) {
+bool ProcessExited(pid_t pid) {
   if (kill(pid, 0) != 0 && errno == ESRCH) return true;
   const std::string stat = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat").value_or("");
   const size_t close = stat.rfind(')');
@@ -201,7 +201,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
     collect.ScanPaths(tracer->Processes());
     if (child) {
       if (waitpid(child->pid, &status, WNOHANG) == child->pid) exited = true;
-    } else if (Exited(root)) {
+    } else if (ProcessExited(root)) {
       exited = true;
       // Gone before the first poll ended, with nothing seen: nothing to explain.
       if (first && CallsSeen(*tracer) == 0)
