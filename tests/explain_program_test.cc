@@ -9,9 +9,12 @@
 // dirty limit.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "browser.h"
@@ -168,6 +171,153 @@ TEST_F(ExplainProgram, SigintKeepsWhatWasMeasuredAndLeavesNothingAttached) {
   EXPECT_TRUE(ProcessesMentioning(f).empty()) << "the command stopped with writelab";
 }
 
+// Each of the other calls the scope makes is a row of its own type, with
+// its count (tests/tools/writers.cc's calls mode makes each a different
+// number of times).
+TEST_F(ExplainProgram, EveryOtherCallTypeIsCountedInItsOwnRow) {
+  json doc = Explain({"--", WRITELAB_WRITERS_BINARY, "calls", work.path() + "/calls"});
+  ASSERT_FALSE(doc.empty());
+  for (const auto& [call, count] : std::vector<std::pair<std::string, int>>{
+           {"writev", 2}, {"pwritev", 3}, {"sync_file_range", 4}, {"msync", 5}, {"syncfs", 6}}) {
+    const json* row = RowOf(doc, "explain", call);
+    ASSERT_TRUE(row) << call << " has no row: " << doc["experiments"][0]["rows"];
+    EXPECT_EQ(MedianOf(*row, "calls"), count) << call;
+  }
+  EXPECT_NEAR(MedianOf(*RowOf(doc, "explain", "writev"), "mb"), 2 * 8192 / 1e6, 1e-9);
+  ExpectPartsWithinTheCalls(doc);
+}
+
+TEST_F(ExplainProgram, TopListsAtMostThatManySlowCalls) {
+  json doc = Explain(
+      {"--top", "3", "--", WRITELAB_WRITERS_BINARY, "fsync", work.path() + "/f", "12", "0"});
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(doc["experiments"][2]["rows"].size(), 3u) << "12 fsyncs, every one delivered";
+  double last = 1e18;
+  for (const json& r : doc["experiments"][2]["rows"]) {
+    EXPECT_LE(MedianOf(r, "ms"), last) << "slowest first";
+    last = MedianOf(r, "ms");
+  }
+}
+
+// --slow is the threshold for calls that are not durability calls (those
+// are always delivered): a tiny one keeps plain writes, each at least that
+// long; a long one none.
+TEST_F(ExplainProgram, SlowKeepsTheCallsAtLeastThatLong) {
+  const std::string f = work.path() + "/small";
+  json tiny =
+      Explain({"--slow", "1us", "--top", "1000", "--", WRITELAB_WRITERS_BINARY, "small", f, "300"});
+  ASSERT_FALSE(tiny.empty());
+  const json& kept = tiny["experiments"][2]["rows"];
+  EXPECT_GE(kept.size(), 1u) << "64-byte writes take a microsecond or more, some of them";
+  for (const json& r : kept) EXPECT_GE(MedianOf(r, "ms"), 0.001) << r["name"];
+  json none = Explain({"--slow", "10s", "--", WRITELAB_WRITERS_BINARY, "small", f, "300"});
+  ASSERT_FALSE(none.empty());
+  EXPECT_EQ(none["experiments"][2]["rows"].size(), 0u) << "no write takes 10 s";
+  EXPECT_EQ(MedianOf(*RowOf(none, "explain", "write"), "calls"), 300) << "all counted";
+  for (const auto& [doc, ms] : {std::pair{&tiny, 0.001}, {&none, 10000.0}})
+    for (const json& p : (*doc)["experiments"][0]["params"]) {
+      if (p["key"] == "slow") {
+        EXPECT_DOUBLE_EQ(p["value"].get<double>(), ms) << "the parameter";
+      }
+    }
+}
+
+// The fields of one CSV line (quoted fields may hold commas).
+std::vector<std::string> CsvFields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') {
+      out.back() += '"', ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+TEST_F(ExplainProgram, CsvHasALinePerFigureOfEveryRow) {
+  const std::string csv = work.path() + "/explain.csv";
+  json doc = Explain(
+      {"--csv", csv, "--", WRITELAB_WRITERS_BINARY, "fsync", work.path() + "/f", "10", "0"});
+  ASSERT_FALSE(doc.empty());
+  std::istringstream lines(Slurp(csv));
+  std::string header;
+  ASSERT_TRUE(std::getline(lines, header));
+  const std::vector<std::string> columns = CsvFields(header);
+  ASSERT_EQ(columns.size(), 20u) << header;
+  EXPECT_EQ(columns[0], "experiment");
+  int fsync_calls = 0, slow_lines = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const std::vector<std::string> f = CsvFields(line);
+    ASSERT_EQ(f.size(), columns.size()) << line;
+    if (f[0] == "explain" && f[4] == "fsync" && f[7] == "calls") fsync_calls = std::stoi(f[10]);
+    slow_lines += f[0] == "explain-slow";
+  }
+  EXPECT_EQ(fsync_calls, 10);
+  EXPECT_GT(slow_lines, 0) << "the slow calls' figures too";
+}
+
+// --user: CMD runs as that user; here nobody (65534) makes a file in a
+// directory it may write, and the file is nobody's.
+TEST_F(ExplainProgram, UserRunsTheCommandAsThatUser) {
+  const std::string dir = work.path() + "/open";
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  json doc = Explain({"--user", "nobody", "--", "sh", "-c", "id -u > " + dir + "/uid"});
+  ASSERT_FALSE(doc.empty());
+  EXPECT_EQ(Slurp(dir + "/uid"), "65534\n");
+  struct stat st {};
+  ASSERT_EQ(stat((dir + "/uid").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u) << "made by nobody";
+  bool param = false;
+  for (const json& p : doc["experiments"][0]["params"])
+    param |= p["key"] == "user" && p["value"] == "nobody";
+  EXPECT_TRUE(param) << doc["experiments"][0]["params"];
+}
+
+// Issue 29: "a PID that does not exist or exits at once: one line, exit
+// 2". A process that has exited but is not reaped (a zombie) is the one
+// that exits at once: it is there to attach to, and gone.
+TEST_F(ExplainProgram, APidThatExitsAtOnceIsOneLineAndExitTwo) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  usleep(100'000);  // exited, and not reaped until the end of the test
+  RunResult r = RunWritelab({"explain", "--quiet", "--pid", std::to_string(pid)});
+  waitpid(pid, nullptr, 0);
+  EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("exited at once"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "no document: " << r.out;
+}
+
+// The live table: on a terminal (script(1) gives the command one), once a
+// second, a line per type of call; none with --quiet, none when stderr is
+// not a terminal.
+TEST_F(ExplainProgram, TheLiveTableIsDrawnOnATerminalOnly) {
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "no script(1) (util-linux)";
+  const std::string run = std::string(WRITELAB_BINARY) + " explain --json " + json_path;
+  const std::string cmd =
+      std::string(" -- ") + WRITELAB_WRITERS_BINARY + " fsync " + work.path() + "/live 50 50";
+  RunResult tty = RunProgram("/usr/bin/script", {"-qec", run + cmd, "/dev/null"});
+  EXPECT_EQ(tty.exit_code, 0) << tty.out;
+  EXPECT_NE(tty.out.find("calls/s"), std::string::npos) << "the header: " << tty.out;
+  EXPECT_NE(tty.out.find("\r\033[Kfsync "), std::string::npos) << "an fsync line: " << tty.out;
+  EXPECT_NE(tty.out.find("journal"), std::string::npos) << tty.out;
+  RunResult quiet = RunProgram("/usr/bin/script", {"-qec", run + " --quiet" + cmd, "/dev/null"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.out;
+  EXPECT_EQ(quiet.out.find("calls/s"), std::string::npos) << "--quiet: " << quiet.out;
+  RunResult file = RunWritelab({"explain", "--json", json_path, "--", WRITELAB_WRITERS_BINARY,
+                                "fsync", work.path() + "/live", "50", "50"});
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(file.err.find("calls/s"), std::string::npos) << "not a terminal: " << file.err;
+}
+
 TEST(ExplainProgramRefusals, BadInputIsOneLineAndExitTwo) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"explain"},
                                                {"explain", "--pid", "999999"},
@@ -205,6 +355,20 @@ TEST_F(ExplainProgram, AnFsyncBesideAStreamerWaitsForTheJournalAndTheDevice) {
   for (const json& r : doc["experiments"][2]["rows"])
     if (MedianOf(r, "journal_pct") + MedianOf(r, "data_pct") > 50) ++named;
   EXPECT_GE(named, 1) << "the slow calls name the journal commit and the device writes";
+  // The journal commit a slow call waited for, with its phases
+  // (jbd2_run_stats, in jiffies: some of them allowed for the rounding).
+  int phased = 0;
+  for (const json& r : doc["experiments"][2]["rows"]) {
+    if (MedianOf(r, "commit_ms") < 0 || MedianOf(r, "commit_running_ms") < 0) continue;
+    const double locked = MedianOf(r, "commit_locked_ms"),
+                 flushing = MedianOf(r, "commit_flushing_ms"),
+                 logging = MedianOf(r, "commit_logging_ms");
+    EXPECT_GE(std::min({locked, flushing, logging}), 0) << r["name"];
+    EXPECT_LE(locked + flushing + logging, MedianOf(r, "commit_ms") + 40) << r["name"];
+    EXPECT_NE(r["notes"].dump().find("ms: running "), std::string::npos) << r["notes"];
+    ++phased;
+  }
+  EXPECT_GE(phased, 1) << "no slow call shows the phases of a commit it overlapped";
   // The goal (issue 29): for calls of 10 ms and more, little of their time
   // is left as "other": weighted by their time over the slow-call list, so
   // that one call beside other tests' I/O and CPU, waiting on what the

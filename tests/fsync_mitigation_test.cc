@@ -8,11 +8,13 @@
 // for than a plain one; Axboe's reopen loop.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "figures.h"
 #include "harness.h"
 #include "killed_runs.h"
+#include "test_fs.h"
 
 namespace writelab::testing {
 namespace {
@@ -162,6 +164,13 @@ TEST_F(FsyncMitigation, EachKnobIsSetDuringItsRowsAndRestoredAfter) {
   EXPECT_FALSE(RowNamed(e, "cmd/fsync/bg=window-drop")) << "bg= rows are the stream's only";
   const json* wbt = RowNamed(e, "cmd/fsync/wbt=3ms");
   EXPECT_TRUE(Figures(*wbt).count("vs_none_p")) << "compared with none";
+  // The scheduler's row says what wbt reads under it; bfq is blamed for
+  // turning wbt off only under bfq, and only when it reads 0.
+  const json* sched_row = RowNamed(e, "cmd/fsync/scheduler=" + sched);
+  EXPECT_TRUE(HasNote(*sched_row, "under " + sched + ", wbt_lat_usec reads ")) << (*sched_row);
+  const bool off = HasNote(*sched_row, "wbt_lat_usec reads 0");
+  EXPECT_EQ(HasNote(*sched_row, "bfq turns writeback throttling off"), bfq && off)
+      << (*sched_row)["notes"];
   // Afterwards, as before: the test bed's device is gone, its knobs with it;
   // no other device was touched (none is named in the journal any more).
   EXPECT_TRUE(JournalSteps(scratch.path()).empty());
@@ -182,6 +191,135 @@ TEST_F(FsyncMitigation, CleanupRestoresAKilledRunsMitigation) {
   const std::string now = Slurp(knob);
   EXPECT_TRUE(now.empty() || now == before + "\n") << knob << ": " << now << c.out;
   EXPECT_TRUE(LoopsBackedUnder(scratch.path()).empty());
+}
+
+// The knobs of a device that outlives the run (a loop-device ext4 of the
+// test's own, given with --dir): each mitigation's value is what a command
+// background reads while its rows run, and after each run the knob reads
+// what it read before, compared directly.
+TEST_F(FsyncMitigation, EachKnobReadsWhatItDidBeforeAfterItsRows) {
+  TestFs fs(scratch.path() + "-knobs", "data=ordered", 0);
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  const std::string q = "/sys/block/" + fs.DeviceName() + "/";
+  if (Slurp(q + "queue/wbt_lat_usec") == "0\n") Shell("echo 2000 > " + q + "queue/wbt_lat_usec");
+  const bool bfq = Slurp(q + "queue/scheduler").find("bfq") != std::string::npos;
+  // (bdi/max_bytes is not among them: with no byte limit set, the kernel
+  // shows max_ratio_fine's share of the dirty limit, which moves with free
+  // memory; max_ratio_fine is what a byte limit changes and what comes back.)
+  const std::string knobs[] = {"queue/wbt_lat_usec", "queue/scheduler", "bdi/strict_limit",
+                               "bdi/max_ratio_fine"};
+  auto read_all = [&] {
+    std::string all;
+    for (const std::string& k : knobs) all += k + "=" + Slurp(q + k);
+    return all;
+  };
+  const std::string seen = scratch.path() + "-seen.txt";
+  const std::string cmd = "while :; do echo \"$(cat " + q + "queue/wbt_lat_usec) $(cat " + q +
+                          "bdi/strict_limit) $(cat " + q + "queue/scheduler)\" >> " + seen +
+                          "; sleep 0.05; done";
+  const std::string sched = bfq ? "bfq" : "kyber";
+  for (const auto& [mitigation, during] : std::vector<std::pair<std::string, std::string>>{
+           {"wbt=off", "\n0 0 "},
+           {"wbt=3ms", "\n3000 0 "},
+           {"bdi=32M", " 1 "},
+           {"scheduler=" + sched, "[" + sched + "]"}}) {
+    SCOPED_TRACE(mitigation);
+    const std::string before = read_all();
+    std::filesystem::remove(seen);
+    json doc = Run({"fsync", "--dir", fs.Dir(), "--background", "cmd", "--bg-cmd", cmd,
+                    "--bg-warmup", "300ms", "--count", "3", "--interval", "100ms", "--rounds", "1",
+                    "--mitigation", mitigation});
+    ASSERT_FALSE(doc.empty());
+    const json* row = RowNamed(doc["experiments"][0], "cmd/fsync/" + mitigation);
+    ASSERT_TRUE(row);
+    EXPECT_EQ((*row)["status"], "ok") << (*row)["message"];
+    EXPECT_NE(("\n" + Slurp(seen)).find(during), std::string::npos) << Slurp(seen);
+    EXPECT_EQ(read_all(), before) << "put back after the run";
+  }
+  std::filesystem::remove(seen);
+}
+
+// --explain counts blk-wbt's tracepoints in a wbt= row: numbers, or a note
+// that says why the kernel has none.
+TEST_F(FsyncMitigation, AWbtRowCountsTheWbtTracepointsUnderExplain) {
+  json doc =
+      Run({"fsync",        "--testbed",   "ext4:dirty=64M", "--testbed-size", "1G", "--background",
+           "stream",       "--sync",      "fdatasync",      "--count",        "5",  "--interval",
+           "100ms",        "--bg-warmup", "500ms",          "--rounds",       "1",  "--explain",
+           "--mitigation", "wbt=2ms"});
+  ASSERT_FALSE(doc.empty());
+  const json& e = doc["experiments"][0];
+  const json* row = RowNamed(e, "stream/fdatasync/wbt=2ms");
+  ASSERT_TRUE(row);
+  ASSERT_EQ((*row)["status"], "ok") << (*row)["message"];
+  const auto f = Figures(*row);
+  if (!f.count("x_wbt_steps")) {
+    bool said = false;
+    for (const json& n : e["notes"])
+      said |= n.get<std::string>().find("writeback throttling (blk-wbt) unsupported: ") == 0;
+    EXPECT_TRUE(said) << "no wbt counts, and no note why: " << e["notes"];
+    return;
+  }
+  ASSERT_TRUE(f.count("x_wbt_lat_events"));
+  for (const char* key : {"x_wbt_steps", "x_wbt_lat_events"}) {
+    EXPECT_GE(f.at(key), 0) << key;
+    EXPECT_EQ(f.at(key), std::floor(f.at(key))) << key << " counts events";
+  }
+}
+
+// bg=dontcache: the stream background with RWF_DONTCACHE, rows of its own
+// that say how much of its bytes reached the device (or, on a kernel or
+// file system without it, that it is unsupported).
+TEST_F(FsyncMitigation, ADontcacheBackgroundHasItsRows) {
+  json doc = Run({"fsync", "--testbed", "ext4", "--testbed-size", "1G", "--background", "stream",
+                  "--bg-size", "256M", "--count", "3", "--interval", "100ms", "--bg-warmup",
+                  "500ms", "--rounds", "1", "--mitigation", "bg=dontcache"});
+  ASSERT_FALSE(doc.empty());
+  const json* row = RowNamed(doc["experiments"][0], "stream/fsync/bg=dontcache");
+  ASSERT_TRUE(row) << "a row of its own";
+  if ((*row)["status"] != "ok") {
+    EXPECT_NE((*row)["message"].get<std::string>().find("DONTCACHE"), std::string::npos)
+        << (*row)["message"];
+    return;
+  }
+  const auto f = Figures(*row);
+  ASSERT_TRUE(f.count("bg_device_pct")) << row->dump();
+  EXPECT_GT(f.at("bg_device_pct"), 30) << "uncached writes go to the device as they are made";
+  EXPECT_GT(f.at("bg_mb_s"), 0);
+}
+
+// kill -9 in a bdi= or scheduler= row, then `writelab cleanup`: the
+// device's knobs read what they read before the run.
+TEST_F(FsyncMitigation, CleanupRestoresAKilledRunsBdiAndSchedulerMitigations) {
+  TestFs fs(scratch.path() + "-killed", "data=ordered", 0);
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  const std::string q = "/sys/block/" + fs.DeviceName() + "/";
+  const bool bfq = Slurp(q + "queue/scheduler").find("bfq") != std::string::npos;
+  for (const auto& [mitigation, suffix] : std::vector<std::pair<std::string, std::string>>{
+           {"bdi=32M", "/bdi/strict_limit"},
+           {"scheduler=" + std::string(bfq ? "bfq" : "kyber"), "/queue/scheduler"}}) {
+    SCOPED_TRACE(mitigation);
+    const std::string knobs[] = {"queue/scheduler", "bdi/strict_limit", "bdi/max_ratio_fine"};
+    std::string before;
+    for (const std::string& k : knobs) before += k + "=" + Slurp(q + k);
+    auto steps = KillOnceJournaled(
+        {"fsync", "--dir", fs.Dir(), "--background", "none", "--count", "300", "--interval", "10ms",
+         "--rounds", "1", "--mitigation", mitigation},  // none's 3 s first, then killed in its row
+        fs.Dir(), suffix);
+    bool journaled = false;
+    for (const json& s : steps) journaled |= s.value("path", "").ends_with(suffix);
+    ASSERT_TRUE(journaled) << "no " << suffix << " step journaled";
+    std::string during;
+    for (const std::string& k : knobs) during += k + "=" + Slurp(q + k);
+    EXPECT_NE(during, before) << "killed with the mitigation in force";
+    RunResult c = RunWritelab({"cleanup"});
+    EXPECT_EQ(c.exit_code, 0) << c.err << c.out;
+    std::string after;
+    for (const std::string& k : knobs) after += k + "=" + Slurp(q + k);
+    EXPECT_EQ(after, before) << c.out;
+    for (const auto& f : std::filesystem::directory_iterator(fs.Dir()))
+      EXPECT_FALSE(f.path().filename().string().starts_with("writelab-")) << f.path();
+  }
 }
 
 // A streamer that starts and drops its own writeback in 8 MiB windows

@@ -189,8 +189,8 @@ const char* BackgroundName(BackgroundKind k) {
   return "?";
 }
 
-Result<std::unique_ptr<BackgroundLoad>> BackgroundLoad::Start(const BackgroundSpec& spec,
-                                                              UndoJournal* journal) {
+Result<std::unique_ptr<BackgroundLoad>> BackgroundLoad::Start(
+    const BackgroundSpec& spec, UndoJournal* journal, const std::function<Status(pid_t)>& place) {
   std::unique_ptr<BackgroundLoad> load(new BackgroundLoad());
   void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) return std::unexpected(ErrnoError(errno, "mmap shared counter"));
@@ -229,6 +229,8 @@ Result<std::unique_ptr<BackgroundLoad>> BackgroundLoad::Start(const BackgroundSp
   gate_read.Reset();
   if (Status s = JournalGroup(journal, pid, load->journaled_); !s)
     return std::unexpected(s.error());  // ~load kills the group
+  if (place)
+    if (Status s = place(pid); !s) return std::unexpected(s.error());
   if (write(gate_write.get(), "g", 1) != 1) return std::unexpected(ErrnoError(errno, "start load"));
   return load;
 }

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,9 +61,12 @@ class BackgroundLoad {
  public:
   // Forks the load. Call while the process has no other threads (fork in a
   // threaded process is only safe up to exec). With a journal, the load's
-  // process group is recorded before the load runs.
-  static Result<std::unique_ptr<BackgroundLoad>> Start(const BackgroundSpec& spec,
-                                                       UndoJournal* journal);
+  // process group is recorded before the load runs. place, if given, is
+  // called with the load's pid before it runs (fsync's cgroup=: into a
+  // cgroup, which its children then inherit); its error stops the load.
+  static Result<std::unique_ptr<BackgroundLoad>> Start(
+      const BackgroundSpec& spec, UndoJournal* journal,
+      const std::function<Status(pid_t)>& place = {});
   ~BackgroundLoad();  // Stop() if still running
 
   // Bytes the load has written so far (random/stream; nullopt for cmd, whose

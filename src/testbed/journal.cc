@@ -23,6 +23,7 @@
 #include "io/own_files.h"
 #include "io/trusted_dir.h"
 #include "telemetry/procfs.h"
+#include "testbed/cgroup.h"
 
 namespace writelab {
 namespace {
@@ -269,7 +270,8 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
   }
   UndoStep& s = line.step;
   s = {j["op"], j["path"], j["value"], j.value("check", "")};
-  static constexpr std::string_view kOps[] = {"file", "dir", "loop", "mount", "sysfs", "pgroup"};
+  static constexpr std::string_view kOps[] = {"file",  "dir",    "loop",   "mount",
+                                              "sysfs", "pgroup", "cgroup", "cgroup-subtree"};
   if (std::find(std::begin(kOps), std::end(kOps), s.op) == std::end(kOps))
     return std::unexpected("unknown op \"" + s.op + "\"");
   if (s.op == "pgroup") {
@@ -296,6 +298,8 @@ std::expected<JournalLine, std::string> ParseJournalLine(std::string_view text) 
         "a bdi step needs its \"check\" (loop:INODE for a loop device, diskseq:N for a disk)");
   if (s.op == "loop" && !s.path.starts_with("/dev/loop"))
     return std::unexpected("a loop step must name a /dev/loopN");
+  if (s.op.starts_with("cgroup"))
+    if (std::string why = CgroupStepProblem(s); !why.empty()) return std::unexpected(why);
   return line;
 }
 
@@ -311,6 +315,8 @@ Status Undo(const UndoStep& s, std::string* left_alone, std::string* note) {
   if (s.op == "mount") return UndoMount(s, left);
   if (s.op == "sysfs") return UndoSysfs(s, left, note ? *note : unused_note);
   if (s.op == "pgroup") return UndoProcessGroup(s, left);
+  if (s.op == "cgroup") return UndoCgroup(s);
+  if (s.op == "cgroup-subtree") return UndoCgroupSubtree(s);
   return std::unexpected(PlainError("unknown undo step '" + s.op + "'"));
 }
 
@@ -462,9 +468,12 @@ bool RunIsAlive(int pid, unsigned long long start) {
   return start == 0 ? pid != getpid() : ProcessStartTime(pid) == start;
 }
 
-// True when a live run holds the lock of the device the step changes.
+// True when a live run holds the lock of the device the step changes (for
+// a cgroup step: the lock of cgroups).
 bool DeviceHeldByLiveRun(int dir_fd, const UndoStep& s) {
-  std::string dev = s.op == "sysfs" ? SysfsDevice(s.path) : "";
+  std::string dev = s.op == "sysfs"              ? SysfsDevice(s.path)
+                    : s.op.starts_with("cgroup") ? std::string(kCgroupLock)
+                                                 : "";
   if (dev.empty()) return false;
   UniqueFd fd(openat(dir_fd, ("lock-" + dev).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   return fd && flock(fd.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
@@ -480,7 +489,7 @@ void UndoJournalFile(int dir_fd, const std::string& name, const std::string& pat
   auto undo = [&](const UndoStep& step) {
     if (DeviceHeldByLiveRun(dir_fd, step)) {
       report.skipped.push_back(step.op + " " + step.path + " (a live writelab run holds " +
-                               SysfsDevice(step.path) + " now)");
+                               (step.op == "sysfs" ? SysfsDevice(step.path) : "cgroups") + " now)");
       return;
     }
     std::string left, note;

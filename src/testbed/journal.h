@@ -39,7 +39,10 @@ struct UndoStep {
   // loop: detach path (a /dev/loopN)
   // if its backing file is value; mount: unmount path; sysfs: write value
   // back to path (only /sys/block/*/queue/*, /sys/block/loop*/bdi/
-  // {max_ratio_fine,strict_limit} and /sys/fs/ext4/*/*).
+  // {max_ratio_fine,strict_limit} and /sys/fs/ext4/*/*); cgroup: kill
+  // what is left in the cgroup path (writelab-PID-N) and remove it;
+  // cgroup-subtree: write value ("-io") to path (a cgroup.subtree_control)
+  // (testbed/cgroup.h).
   std::string op;
   std::string path;
   std::string value;

@@ -2,11 +2,13 @@
 // The undo journal's line parser (what `writelab cleanup` obeys as root) on
 // any text, line by line as cleanup reads a journal: never crashes, and every
 // step it accepts is one cleanup may perform: a known op, an absolute path
-// without "..", and a sysfs path only under the knobs writelab sets.
+// without "..", a sysfs path only under the knobs writelab sets, and a
+// cgroup step only on a writelab-PID-N cgroup or a subtree_control's -io.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "testbed/cgroup.h"
 #include "testbed/journal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -24,6 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.path.empty() || s.path[0] != '/' || s.path.find("/../") != std::string::npos)
       __builtin_trap();
     if (s.op == "sysfs" && writelab::SysfsDevice(s.path).empty()) __builtin_trap();
+    if (s.op.starts_with("cgroup")) {  // fsync's cgroup=: only writelab's cgroups and controllers
+      if (!writelab::CgroupStepProblem(s).empty()) __builtin_trap();
+      continue;
+    }
     if (s.op != "file" && s.op != "dir" && s.op != "loop" && s.op != "mount" && s.op != "sysfs")
       __builtin_trap();
   }

@@ -11,6 +11,10 @@
 //   writers uring FILE MIB                 MIB 1 MiB writes through io_uring, one at a time
 //                                          (raw io_uring_setup/enter: no liburing, so
 //                                          that the static build has it too)
+//   writers calls FILE                     each of the other calls explain times, a
+//                                          count of its own: writev 2, pwritev 3,
+//                                          sync_file_range 4, msync 5 (of a MAP_SHARED
+//                                          mapping of FILE), syncfs 6
 // Exit status 0, or 1 with the failed call on stderr. With WRITERS_ELAPSED
 // set, prints "elapsed_ns N" (its own time, from start to exit) on stderr,
 // for the benchmarks.
@@ -18,6 +22,7 @@
 #include <linux/io_uring.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <time.h>
@@ -139,6 +144,33 @@ int Uring(const char* path, long mib) {
   return close(fd) == 0 ? 0 : Fail("close");
 }
 
+// Every call but write, pwrite64 and the fsyncs, each a known number of
+// times (so that a test can tell them apart by their counts).
+int Calls(const char* path) {
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail("open");
+  std::vector<char> a(4096, 'a'), b(4096, 'b');
+  iovec iov[2] = {{a.data(), a.size()}, {b.data(), b.size()}};
+  for (int i = 0; i < 2; ++i)
+    if (writev(fd, iov, 2) != 8192) return Fail("writev");
+  for (int i = 0; i < 3; ++i)
+    if (pwritev(fd, iov, 2, 8192 * (2 + i)) != 8192) return Fail("pwritev");
+  for (int i = 0; i < 4; ++i)
+    if (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) != 0)
+      return Fail("sync_file_range");
+  const size_t size = 8192 * 5;
+  void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return Fail("mmap");
+  for (int i = 0; i < 5; ++i) {
+    static_cast<char*>(map)[i * 4096] = 'm';
+    if (msync(map, size, MS_SYNC) != 0) return Fail("msync");
+  }
+  munmap(map, size);
+  for (int i = 0; i < 6; ++i)
+    if (syncfs(fd) != 0) return Fail("syncfs");
+  return close(fd) == 0 ? 0 : Fail("close");
+}
+
 }  // namespace
 
 int Run(int argc, char** argv) {
@@ -151,10 +183,11 @@ int Run(int argc, char** argv) {
   if (mode == "small" && argc == 4) return Appends(argv[2], n(3), 64, 0);
   if (mode == "fwrite" && argc == 5) return Fwrite(argv[2], n(3), static_cast<size_t>(n(4)));
   if (mode == "uring" && argc == 4) return Uring(argv[2], n(3));
+  if (mode == "calls" && argc == 3) return Calls(argv[2]);
   std::fprintf(stderr,
                "usage: writers fsync FILE COUNT INTERVAL_MS | dsync FILE COUNT STRIDE | "
                "stream FILE MIB | osync FILE COUNT | small FILE COUNT | fwrite FILE COUNT SIZE | "
-               "uring FILE MIB\n");
+               "uring FILE MIB | calls FILE\n");
   return 2;
 }
 

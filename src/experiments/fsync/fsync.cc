@@ -420,8 +420,10 @@ void AddHeldRows(const FsyncSpec& spec, const std::string& bg_name, BackgroundLo
 }
 
 // bg= changes how the stream background writes: it has rows under the
-// stream background only.
+// stream background only; cgroup= places the background in a cgroup: rows
+// under a background only.
 bool AppliesTo(const Mitigation& m, BackgroundKind bg) {
+  if (m.kind == MitigationKind::kCgroup) return bg != BackgroundKind::kNone;
   return m.kind != MitigationKind::kBackground || bg == BackgroundKind::kStream;
 }
 
@@ -446,7 +448,9 @@ Measured MeasureMitigated(const FsyncSpec& spec, BackgroundKind bg, const Mitiga
   std::unique_ptr<BackgroundLoad> load;
   if (bg != BackgroundKind::kNone) {
     BackgroundSpec bs{bg, DirOf(spec), spec.bg_span, spec.bg_size, spec.bg_command, mit.style};
-    auto started = BackgroundLoad::Start(bs, ctx.journal);
+    std::function<Status(pid_t)> place;
+    if (applied->cgroup) place = [&](pid_t pid) { return applied->cgroup->Place(pid); };
+    auto started = BackgroundLoad::Start(bs, ctx.journal, place);
     if (!started)
       return refuse(PlainError("background " + bg_name + ": " + started.error().Message()), false);
     load = std::move(*started);
@@ -719,14 +723,24 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
         out.rows.push_back(MakeRow(name, Unmeasured()));
       }
   if (mitigating) CompareWithNone(out.rows);
-  if (mitigating &&
-      std::any_of(spec.mitigations.begin(), spec.mitigations.end(),
-                  [](const Mitigation& m) { return !AppliesTo(m, BackgroundKind::kNone); }) &&
+  auto any_mitigation = [&](MitigationKind kind) {
+    return mitigating && std::any_of(spec.mitigations.begin(), spec.mitigations.end(),
+                                     [&](const Mitigation& m) { return m.kind == kind; });
+  };
+  auto any_background = [&](BackgroundKind kind) {
+    return std::find(spec.backgrounds.begin(), spec.backgrounds.end(), kind) !=
+           spec.backgrounds.end();
+  };
+  if (any_mitigation(MitigationKind::kBackground) &&
       std::any_of(spec.backgrounds.begin(), spec.backgrounds.end(),
                   [](BackgroundKind b) { return b != BackgroundKind::kStream; }))
     out.notes.push_back(
         "bg= mitigations change how the stream background writes: they have rows under the "
         "stream background only");
+  if (any_mitigation(MitigationKind::kCgroup) && any_background(BackgroundKind::kNone))
+    out.notes.push_back(
+        "cgroup= mitigations place the background in a cgroup: they have no rows under the "
+        "background none");
   if (spec.rounds > 1)
     out.notes.push_back(
         mitigating ? "each background runs every mitigation and method --rounds times, the order "

@@ -2,7 +2,6 @@
 #include "experiments/fsync/mitigation.h"
 
 #include <fcntl.h>
-#include <libmount/libmount.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -11,6 +10,7 @@
 
 #include "core/units.h"
 #include "telemetry/procfs.h"
+#include "testbed/cgroup.h"
 #include "testbed/dirty_limit.h"
 
 namespace writelab {
@@ -115,35 +115,55 @@ Refused Unsupported(int code, const std::string& why) {
 }
 Refused Failed(const Error& e) { return Refused(MitigationRefusal{false, e}); }
 
-// The cgroup v2 mount point ("" for none).
-std::string Cgroup2Root() {
-  libmnt_table* tb = mnt_new_table_from_file("/proc/self/mountinfo");
-  if (!tb) return "";
-  libmnt_fs* fs = nullptr;
-  std::string root;
-  libmnt_iter* it = mnt_new_iter(MNT_ITER_FORWARD);
-  while (root.empty() && it && mnt_table_next_fs(tb, it, &fs) == 0)
-    if (const char* type = mnt_fs_get_fstype(fs); type && std::string(type) == "cgroup2")
-      root = mnt_fs_get_target(fs) ? mnt_fs_get_target(fs) : "";
-  mnt_free_iter(it);
-  mnt_unref_table(tb);
-  return root;
-}
-
-std::expected<AppliedMitigation, MitigationRefusal> ApplyCgroup(const Mitigation& m) {
-  const std::string root = Cgroup2Root();
-  if (root.empty()) return Unsupported(ENOENT, "no cgroup v2 hierarchy is mounted");
-  const std::string controllers = ReadLine(root + "/cgroup.controllers").value_or("");
-  std::istringstream words(controllers);
-  for (std::string w; words >> w;)
-    if (w == "io")
-      return Unsupported(EOPNOTSUPP, "cgroup v2 at " + root +
-                                         " has the io controller, but writelab does not "
-                                         "yet move the background into an io cgroup of its own (" +
-                                         m.cgroup_file + ")");
-  return Unsupported(ENOENT, "no cgroup v2 io controller: cgroup v2 at " + root + " offers '" +
-                                 controllers +
-                                 "' (the io controller is bound to cgroup v1's blkio, or absent)");
+// The background's cgroup, under writelab's own, with the io controller
+// (and memory, where offered, so that its buffered writeback is charged to
+// it) and the mitigation's setting for the device (testbed/cgroup.h).
+std::expected<AppliedMitigation, MitigationRefusal> ApplyCgroup(const Mitigation& m,
+                                                                const std::string& device,
+                                                                UndoJournal* journal) {
+  auto place = FindCgroupPlace();
+  if (!place) return Refused(MitigationRefusal{true, place.error()});
+  const std::string offered = ReadLine(place->root + "/cgroup.controllers").value_or("");
+  if (!ListsController(offered, "io"))
+    return Unsupported(
+        ENOENT, "no cgroup v2 io controller: cgroup v2 at " + place->root + " offers '" + offered +
+                    "' (the io controller is bound to cgroup v1's blkio, or absent)");
+  const std::string own_offers = ReadLine(place->dir() + "/cgroup.controllers").value_or("");
+  if (!ListsController(own_offers, "io"))
+    return Unsupported(ENOENT, "cgroup v2 at " + place->root +
+                                   " has the io controller, but writelab's cgroup " + place->own +
+                                   " is not offered it (its parent does not enable io below it)");
+  if (device.empty()) return Unsupported(ENOENT, "no block device under the target");
+  if (!journal) return Failed(PlainError(m.name + ": needs root (it makes a cgroup)"));
+  auto disk = ReadLine("/sys/block/" + device + "/dev");  // "253:0"
+  if (!disk) return Unsupported(ENOENT, "no /sys/block/" + device + "/dev");
+  const bool memory = ListsController(own_offers, "memory");
+  auto made = memory ? OwnCgroup::Make(*place, {"io", "memory"}, *journal)
+                     : OwnCgroup::Make(*place, {"io"}, *journal);
+  if (!made && made.error().code == EBUSY)
+    return Unsupported(EBUSY, "cgroup v2 refused to enable io below writelab's cgroup " +
+                                  place->own +
+                                  ": it holds processes, writelab among them, and cgroup v2 "
+                                  "enables controllers only below a cgroup without processes "
+                                  "of its own (the root excepted); see docs/fsync.md");
+  if (!made) return Failed(made.error());
+  auto set = (*made)->Set(m.cgroup_file, *disk + " " + m.cgroup_value);
+  if (!set && set.error().code == ENOENT)
+    return Unsupported(ENOENT, "the kernel has no " + m.cgroup_file + " file (" +
+                                   (m.cgroup_file == "io.latency" ? "CONFIG_BLK_CGROUP_IOLATENCY"
+                                                                  : "CONFIG_BLK_DEV_THROTTLING") +
+                                   ")");
+  if (!set) return Failed(set.error());
+  AppliedMitigation a;
+  a.notes.push_back("the background runs in the cgroup " + (*made)->path() + ", its " +
+                    m.cgroup_file + " reading '" + *set + "'");
+  if (!memory)
+    a.notes.push_back(
+        "the memory controller is not offered: the kernel charges buffered writeback to a "
+        "cgroup only with io and memory both on (cgroup writeback), so " +
+        m.cgroup_file + " applies only to what the background writes itself");
+  a.cgroup = std::move(*made);
+  return a;
 }
 
 std::expected<AppliedMitigation, MitigationRefusal> ApplyScheduler(const Mitigation& m,
@@ -162,8 +182,7 @@ std::expected<AppliedMitigation, MitigationRefusal> ApplyScheduler(const Mitigat
   AppliedMitigation a;
   a.changes.push_back(std::move(*change));
   if (auto wbt = ReadLine(queue + "wbt_lat_usec"))
-    a.notes.push_back("under " + m.scheduler + ", wbt_lat_usec reads " + *wbt +
-                      (*wbt == "0" ? " (bfq turns writeback throttling off)" : ""));
+    a.notes.push_back(SchedulerWbtNote(m.scheduler, *wbt));
   return a;
 }
 
@@ -186,12 +205,20 @@ std::expected<AppliedMitigation, MitigationRefusal> ApplyWbt(const Mitigation& m
 
 }  // namespace
 
+std::string SchedulerWbtNote(const std::string& scheduler, const std::string& wbt_lat_usec) {
+  std::string note = "under " + scheduler + ", wbt_lat_usec reads " + wbt_lat_usec;
+  if (wbt_lat_usec == "0")
+    note += scheduler == "bfq" ? " (bfq turns writeback throttling off)"
+                               : " (writeback throttling is off)";
+  return note;
+}
+
 std::expected<AppliedMitigation, MitigationRefusal> ApplyMitigation(const Mitigation& m,
                                                                     const std::string& device,
                                                                     UndoJournal* journal) {
   if (m.kind == MitigationKind::kNone || m.kind == MitigationKind::kBackground)
     return AppliedMitigation{};  // bg=: the caller starts the background with its style
-  if (m.kind == MitigationKind::kCgroup) return ApplyCgroup(m);
+  if (m.kind == MitigationKind::kCgroup) return ApplyCgroup(m, device, journal);
   if (device.empty()) return Unsupported(ENOENT, "no block device under the target");
   if (!journal) return Failed(PlainError(m.name + ": needs root (it changes " + device + ")"));
   switch (m.kind) {

@@ -11,19 +11,22 @@
 //   bg=dontcache,        the stream background writes with the stream
 //   bg=window-drop       experiment's strategy instead of plain pwrites
 //   scheduler=NAME       the device's I/O scheduler
-//   cgroup=io.latency:T, the background in a cgroup v2 io controller
-//   cgroup=io.max:SPEC   (unsupported where there is none)
+//   cgroup=io.latency:T, the background in a cgroup of writelab's own
+//   cgroup=io.max:SPEC   under the cgroup v2 io controller (unsupported
+//                        where there is none)
 //
 // Each knob is journaled before it changes and restored when its guard
 // goes (and by `writelab cleanup` after a kill).
 #pragma once
 
 #include <expected>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "experiments/fsync/spec.h"
+#include "testbed/cgroup.h"
 #include "testbed/scoped_change.h"
 #include "writelab/error.h"
 
@@ -32,11 +35,13 @@ namespace writelab {
 // "wbt=2ms" -> its Mitigation; an error names what is wrong, for --mitigation.
 std::expected<Mitigation, std::string> ParseMitigation(const std::string& text);
 
-// A mitigation in force: its knobs' changes (undone when it goes) and what
-// the row should say about it ("wbt_lat_usec reads 0 under bfq: bfq turns
-// wbt off").
+// A mitigation in force: its knobs' changes (undone when it goes), for
+// cgroup= the cgroup the background is to be placed in (OwnCgroup::Place
+// before it starts; removed when it goes), and what the row should say
+// about it ("wbt_lat_usec reads 0 under bfq: bfq turns wbt off").
 struct AppliedMitigation {
   std::vector<ScopedChange> changes;
+  std::unique_ptr<OwnCgroup> cgroup;
   std::vector<std::string> notes;
 };
 
@@ -46,6 +51,10 @@ struct MitigationRefusal {
   bool unsupported = true;
   Error error;
 };
+
+// A scheduler row's note: "under bfq, wbt_lat_usec reads 0 (bfq turns
+// writeback throttling off)"; bfq is named only when it is the scheduler.
+std::string SchedulerWbtNote(const std::string& scheduler, const std::string& wbt_lat_usec);
 
 // Applies m to the disk named device (its queue and bdi) through journal.
 std::expected<AppliedMitigation, MitigationRefusal> ApplyMitigation(const Mitigation& m,

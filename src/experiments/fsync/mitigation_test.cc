@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "telemetry/procfs.h"
+
 namespace writelab {
 namespace {
 
@@ -48,6 +50,31 @@ TEST(Mitigation, NoneAndBackgroundStylesChangeNothing) {
   auto wbt = ApplyMitigation(*ParseMitigation("wbt=2ms"), "", nullptr);
   ASSERT_FALSE(wbt);
   EXPECT_TRUE(wbt.error().unsupported) << "no device under the target";
+}
+
+// bfq turns wbt off where the kernel has it (this one has not): the note
+// blames bfq only when wbt reads 0 under bfq.
+TEST(Mitigation, TheBfqNoteOnlyWhereBfqTurnedWbtOff) {
+  EXPECT_EQ(SchedulerWbtNote("bfq", "0"),
+            "under bfq, wbt_lat_usec reads 0 (bfq turns writeback throttling off)");
+  EXPECT_EQ(SchedulerWbtNote("bfq", "2000"), "under bfq, wbt_lat_usec reads 2000");
+  EXPECT_EQ(SchedulerWbtNote("kyber", "2000"), "under kyber, wbt_lat_usec reads 2000");
+  EXPECT_EQ(SchedulerWbtNote("kyber", "0"),
+            "under kyber, wbt_lat_usec reads 0 (writeback throttling is off)");
+}
+
+// cgroup= where the machine has no cgroup v2 io controller (this one: v1
+// blkio holds it) is a refusal that says so; where it has one, the
+// mechanism is testbed/cgroup_test.cc's.
+TEST(Mitigation, ACgroupWithoutAnIoControllerIsUnsupportedWithTheReason) {
+  auto place = FindCgroupPlace();
+  if (place && ListsController(ReadLine(place->root + "/cgroup.controllers").value_or(""), "io"))
+    GTEST_SKIP() << "this machine's cgroup v2 has the io controller";
+  auto refused = ApplyMitigation(*ParseMitigation("cgroup=io.max:wbps=1M"), "vda", nullptr);
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(refused.error().unsupported);
+  EXPECT_NE(refused.error().error.Message().find("cgroup"), std::string::npos)
+      << refused.error().error.Message();
 }
 
 }  // namespace

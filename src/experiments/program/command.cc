@@ -80,7 +80,9 @@ void AddProgramCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--slow", o->slow,
                   "Keep every call at least this long for the slow-call list, e.g. 10ms "
                   "(default: the 99th percentile so far)");
-  sub->add_flag("--quiet", o->spec.quiet, "No live line on stderr while it runs");
+  sub->add_flag("--quiet", o->spec.quiet,
+                "No live table on stderr while it runs (calls/s, p50, p99 and the split per "
+                "type of call, redrawn once a second; drawn only when stderr is a terminal)");
   sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
   AddOutputOptions(*sub, o->out);
   sub->callback([o, action] {

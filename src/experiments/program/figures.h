@@ -50,6 +50,15 @@ inline constexpr FigureSpec kSlowCallFigures[] = {
     {"commit_ms", "commit took", "ms", "the longest commit that overlapped the call"},
     {"commit_blocks", "blocks logged", "blocks",
      "journal blocks those commits logged (jbd2_run_stats)"},
+    {"commit_running_ms", "commit: running", "ms",
+     "the longest commit's transaction: time it was open, taking changes, before its commit "
+     "began (jbd2_run_stats rs_running; in jiffies, so a multiple of 1000/HZ ms)"},
+    {"commit_locked_ms", "commit: locked", "ms",
+     "the longest commit: time it waited for the transaction's last updates (rs_locked)"},
+    {"commit_flushing_ms", "commit: flushing", "ms",
+     "the longest commit: time it spent writing ordered data first (rs_flushing)"},
+    {"commit_logging_ms", "commit: logging", "ms",
+     "the longest commit: time it spent writing its log blocks and commit record (rs_logging)"},
     {"commit_carried_mb", "commit carried", "MB",
      "what the journal thread wrote during those commits beyond its log blocks: data of other "
      "writers its commits wrote first, in 10^6 bytes"},

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/histogram.h"
@@ -85,19 +86,21 @@ void AddSumFigures(const Sums& s, const Shares& sh, std::map<std::string, double
   f[ProgramKey("errors").name] = static_cast<double>(s.errors);
 }
 
-// What a commit carried: what its journal thread wrote beyond its log.
+// What a commit carried: what its journal thread wrote beyond its log; and
+// its phases (jbd2_run_stats; null when no statistics came for it).
 struct CommitSeen {
   const TraceCommit* commit = nullptr;
   uint64_t blocks = 0;
   double carried_mb = 0;
+  const TraceCommitStats* stats = nullptr;
 };
 
 std::vector<CommitSeen> JoinCommits(const ProgramTrace& t) {
   std::vector<CommitSeen> out;
   for (const TraceCommit& c : t.commits) {
-    CommitSeen s{&c, 0, 0};
+    CommitSeen s{&c, 0, 0, nullptr};
     for (const TraceCommitStats& st : t.commit_stats)
-      if (st.dev == c.dev && st.tid == c.tid) s.blocks = st.blocks_logged;
+      if (st.dev == c.dev && st.tid == c.tid) s.blocks = st.blocks_logged, s.stats = &st;
     const auto bs = t.block_size.find(c.dev);
     const double logged =
         static_cast<double>(s.blocks) * (bs == t.block_size.end() ? 4096.0 : bs->second);
@@ -112,6 +115,58 @@ bool Overlaps(const TraceCommit& c, uint64_t start, uint64_t end) {
 }
 
 double PartPct(const TraceCall& c, int part) { return Pct(c.part_ns[part], c.ns); }
+
+// A commit's phases in ms, from jiffies: running, locked, flushing, logging.
+std::array<double, 4> PhasesMs(const TraceCommitStats& st, uint64_t hz) {
+  const double per = 1000.0 / static_cast<double>(hz);
+  return {static_cast<double>(st.running_j) * per, static_cast<double>(st.locked_j) * per,
+          static_cast<double>(st.flushing_j) * per, static_cast<double>(st.logging_j) * per};
+}
+
+// "transaction 3008 (11.2 ms: running 4 ms, locked 0 ms, flushing 4 ms,
+// logging 4 ms; 4 blocks logged, 0.0 MB carried)".
+std::string DescribeCommit(const CommitSeen& cs, uint64_t hz) {
+  const double took = static_cast<double>(cs.commit->end_ns - cs.commit->start_ns) / 1e6;
+  std::string phases;
+  if (cs.stats && hz) {
+    const auto p = PhasesMs(*cs.stats, hz);
+    phases = fmt::format(": running {:g} ms, locked {:g} ms, flushing {:g} ms, logging {:g} ms",
+                         p[0], p[1], p[2], p[3]);
+  }
+  return fmt::format("transaction {} ({:.1f} ms{}; {} blocks logged, {:.1f} MB carried)",
+                     cs.commit->tid, took, phases, cs.blocks, cs.carried_mb);
+}
+
+// What the slow call c waited for of the journal: each overlapping commit
+// in the note, and the figures of the longest one (with its phases) and of
+// all of them together; returns the note's text ("" for none).
+std::string CommitsAround(const TraceCall& c, const std::vector<CommitSeen>& commits, uint64_t hz,
+                          Shares& sh, std::map<std::string, double>& f) {
+  std::string waited;
+  const CommitSeen* longest = nullptr;
+  uint64_t blocks = 0;
+  for (const CommitSeen& cs : commits) {
+    if (!Overlaps(*cs.commit, c.start_ns, c.start_ns + c.ns)) continue;
+    const uint64_t took = cs.commit->end_ns - cs.commit->start_ns;
+    if (!longest || took > longest->commit->end_ns - longest->commit->start_ns) longest = &cs;
+    blocks += cs.blocks;
+    sh.carried_mb += cs.carried_mb;
+    waited += (waited.empty() ? "" : ", ") + DescribeCommit(cs, hz);
+  }
+  if (!longest) return "";
+  f[SlowCallKey("commit_ms").name] =
+      static_cast<double>(longest->commit->end_ns - longest->commit->start_ns) / 1e6;
+  f[SlowCallKey("commit_blocks").name] = static_cast<double>(blocks);
+  f[SlowCallKey("commit_carried_mb").name] = sh.carried_mb;
+  if (longest->stats && hz) {
+    const auto p = PhasesMs(*longest->stats, hz);
+    f[SlowCallKey("commit_running_ms").name] = p[0];
+    f[SlowCallKey("commit_locked_ms").name] = p[1];
+    f[SlowCallKey("commit_flushing_ms").name] = p[2];
+    f[SlowCallKey("commit_logging_ms").name] = p[3];
+  }
+  return waited;
+}
 
 }  // namespace
 
@@ -301,23 +356,7 @@ std::vector<Row> SlowCallRows(const ProgramTrace& t, int top) {
     f[SlowCallKey("commits").name] = static_cast<double>(c.commits);
     sh.commits_per_call = static_cast<double>(c.commits);
     sh.conversions_per_call = static_cast<double>(c.conversions);
-    std::string waited;
-    uint64_t longest = 0, blocks = 0;
-    for (const CommitSeen& cs : commits) {
-      if (!Overlaps(*cs.commit, c.start_ns, c.start_ns + c.ns)) continue;
-      const uint64_t took = cs.commit->end_ns - cs.commit->start_ns;
-      longest = std::max<uint64_t>(longest, took);
-      blocks += cs.blocks;
-      sh.carried_mb += cs.carried_mb;
-      waited += fmt::format("{}transaction {} ({:.1f} ms, {} blocks logged, {:.1f} MB carried)",
-                            waited.empty() ? "" : ", ", cs.commit->tid,
-                            static_cast<double>(took) / 1e6, cs.blocks, cs.carried_mb);
-    }
-    if (!waited.empty()) {
-      f[SlowCallKey("commit_ms").name] = static_cast<double>(longest) / 1e6;
-      f[SlowCallKey("commit_blocks").name] = static_cast<double>(blocks);
-      f[SlowCallKey("commit_carried_mb").name] = sh.carried_mb;
-    }
+    const std::string waited = CommitsAround(c, commits, t.totals.hz, sh, f);
     const uint64_t end = c.start_ns + c.ns;
     const ContextSample* near = nullptr;
     for (const ContextSample& s : t.samples)

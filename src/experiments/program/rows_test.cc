@@ -101,6 +101,31 @@ TEST(ProgramRows, TheSlowestCallsComeFirstWithTheCommitsTheyWaitedFor) {
   EXPECT_DOUBLE_EQ(Fig(slow[0], "commit_ms"), 70);
   EXPECT_NEAR(Fig(slow[0], "commit_carried_mb"), 600 - 100 * 4096 / 1e6, 1e-9);
   EXPECT_NE(slow[0].notes[1].find("transaction 41"), std::string::npos) << slow[0].notes[1];
+  EXPECT_LT(Fig(slow[0], "commit_running_ms"), 0) << "no HZ: the phases are not given";
+}
+
+// The longest overlapping commit's phases, from jiffies at the kernel's HZ.
+TEST(ProgramRows, ASlowCallShowsTheLongestCommitsPhases) {
+  ProgramTrace t = Fixed();
+  t.totals.hz = 250;  // 4 ms a jiffy
+  t.commit_stats = {{TRACE_EVENT_STATS, 7 << 20 | 1, 41, 100, 5, 1, 12, 3}};
+  // A shorter commit overlaps too; its phases are not the figures'.
+  t.commits.push_back({TRACE_EVENT_COMMIT, 7 << 20 | 1, 2'000'000'000, 2'004'000'000, 40, 0});
+  t.commit_stats.push_back({TRACE_EVENT_STATS, 7 << 20 | 1, 40, 2, 1, 0, 0, 1});
+  const std::vector<Row> slow = SlowCallRows(t, 1);
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_DOUBLE_EQ(Fig(slow[0], "commit_ms"), 70);
+  EXPECT_DOUBLE_EQ(Fig(slow[0], "commit_running_ms"), 20);
+  EXPECT_DOUBLE_EQ(Fig(slow[0], "commit_locked_ms"), 4);
+  EXPECT_DOUBLE_EQ(Fig(slow[0], "commit_flushing_ms"), 48);
+  EXPECT_DOUBLE_EQ(Fig(slow[0], "commit_logging_ms"), 12);
+  EXPECT_DOUBLE_EQ(Fig(slow[0], "commit_blocks"), 102) << "both commits' blocks";
+  EXPECT_NE(slow[0].notes[1].find("transaction 41 (70.0 ms: running 20 ms, locked 4 ms, "
+                                  "flushing 48 ms, logging 12 ms; 100 blocks logged"),
+            std::string::npos)
+      << slow[0].notes[1];
+  EXPECT_NE(slow[0].notes[1].find("transaction 40 (4.0 ms: running 4 ms"), std::string::npos)
+      << slow[0].notes[1];
 }
 
 TEST(ProgramRows, TheDiagnosisNamesOnlyWhatDominatedAndWasMeasured) {

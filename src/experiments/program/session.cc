@@ -31,6 +31,7 @@
 #include "experiments/child.h"
 #include "experiments/program/def.h"
 #include "experiments/program/figures.h"
+#include "experiments/program/live.h"
 #include "experiments/program/rows.h"
 #include "explain/kernel_dev.h"
 #include "telemetry/identify.h"
@@ -135,37 +136,20 @@ class Collector {
   std::map<std::pair<uint32_t, uint64_t>, std::string> names_;
 };
 
-// The live line on stderr, once a second: calls per second, p50 and p99 of
-// every call so far, and the split of the last second's calls.
-class LiveLine {
- public:
-  void Print(const Tracer& tracer, uint64_t elapsed_ns) {
-    uint64_t now[kSums] = {};
-    for (const TraceFile& f : tracer.Files()) {
-      now[0] += f.stats.calls, now[1] += f.stats.ns, now[2] += f.stats.throttle_ns;
-      for (int i = 0; i < TRACE_PARTS; ++i) now[3 + i] += f.stats.part_ns[i];
-    }
-    uint64_t d[kSums];
-    for (int i = 0; i < kSums; ++i) d[i] = now[i] - std::min(now[i], last_[i]);
-    std::copy(std::begin(now), std::end(now), last_);
-    auto pct = [&](uint64_t v) { return d[1] ? 100.0 * static_cast<double>(v) / d[1] : 0.0; };
-    const Histogram h = AllCalls(tracer.Histograms());
-    auto ms = [&](double p) {
-      auto v = h.SupportedPercentile(p);
-      return v ? FormatValue(static_cast<double>(*v) / 1e6, "ms") : std::string("-");
-    };
-    std::fprintf(stderr,
-                 "\r\033[Kexplain %.0f s: %llu calls/s, p50 %s, p99 %s; last second: journal "
-                 "commit %.0f%%, cache flush %.0f%%, device writes %.0f%%, throttled %.0f%%",
-                 static_cast<double>(elapsed_ns) / 1e9, static_cast<unsigned long long>(d[0]),
-                 ms(50).c_str(), ms(99).c_str(), pct(d[3 + TRACE_PART_JOURNAL]),
-                 pct(d[3 + TRACE_PART_FLUSH]), pct(d[3 + TRACE_PART_DATA]), pct(d[2]));
-  }
+// Whether pid has exited: gone, or a zombie its parent has not reaped.
+bool ProcessExited(pid_t pid) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  const std::string stat = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat").value_or("");
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return true;
+  return stat[close + 2] == 'Z' || stat[close + 2] == 'X';
+}
 
- private:
-  static constexpr int kSums = 3 + TRACE_PARTS;  // calls, ns, throttled, parts
-  uint64_t last_[kSums] = {};
-};
+uint64_t CallsSeen(const Tracer& tracer) {
+  uint64_t calls = 0;
+  for (const TraceFile& f : tracer.Files()) calls += f.stats.calls;
+  return calls;
+}
 
 }  // namespace
 
@@ -207,18 +191,22 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
 
   MeminfoReader mem;
   uint64_t last_second = trace.start_ns;
-  LiveLine line;
+  LiveTable table;
   int status = 0;
   bool exited = false;
   const bool live = !spec.quiet && isatty(STDERR_FILENO);
-  while (true) {
+  for (bool first = true;; first = false) {
     tracer->Poll(100);
     collect.Sample(mem);
     collect.ScanPaths(tracer->Processes());
     if (child) {
       if (waitpid(child->pid, &status, WNOHANG) == child->pid) exited = true;
-    } else if (kill(root, 0) != 0 && errno == ESRCH) {
+    } else if (ProcessExited(root)) {
       exited = true;
+      // Gone before the first poll ended, with nothing seen: nothing to explain.
+      if (first && CallsSeen(*tracer) == 0)
+        return Unexpected(PlainError("--pid: process " + std::to_string(root) +
+                                     " exited at once, before any call was seen"));
     }
     const uint64_t now = NowNs();
     if (exited || (spec.duration_ns && now - trace.start_ns >= spec.duration_ns)) break;
@@ -231,14 +219,17 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
       break;
     }
     if (now - last_second >= 1'000'000'000) {
-      last_second = now;
+      const std::vector<trace_hist> hists = tracer->Histograms();
       if (!spec.slow_ns)
-        if (auto p99 = AllCalls(tracer->Histograms()).SupportedPercentile(99))
+        if (auto p99 = AllCalls(hists).SupportedPercentile(99))
           tracer->SetSlow(std::max<uint64_t>(*p99, 1));
-      if (live) line.Print(*tracer, now - trace.start_ns);
+      if (live)
+        table.Draw(stderr,
+                   table.Update(tracer->Files(), hists, now - trace.start_ns, now - last_second));
+      last_second = now;
     }
   }
-  if (live) std::fputs("\r\033[K", stderr);
+  if (live) table.Erase(stderr);
   tracer->Poll(0);
   trace.end_ns = NowNs();
   trace.files = tracer->Files();

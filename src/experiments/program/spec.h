@@ -18,7 +18,7 @@ struct ProgramSpec {
   std::vector<std::string> devices;  // --device: block devices watched from the start
   int top = 10;                      // slow calls listed
   uint64_t slow_ns = 0;              // 0: the 99th percentile so far
-  bool quiet = false;                // no live line on stderr
+  bool quiet = false;                // no live table on stderr
 };
 
 }  // namespace writelab
