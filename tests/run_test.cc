@@ -5,6 +5,7 @@
 // coverage said per file, the data byte-identical, CMD's output and exit
 // status passed through, SIGINT, and the refusals.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 
 #include <nlohmann/json.hpp>
@@ -216,6 +217,65 @@ TEST_F(RunCli, SigintStopsCmdAndKeepsWhatWasMeasured) {
   std::filesystem::remove(marker);
   for (const std::string& e : work.Entries())
     EXPECT_EQ(e.find("writelab-"), std::string::npos) << e << " left behind";
+}
+
+// The shim inside a program changes nothing it should not: O_APPEND,
+// pwrite's position, a failed write's errno, a pipe.
+TEST_F(RunCli, TheShimKeepsWhatTheProgramsCallsMean) {
+  RunResult r;
+  json doc = Run({"--strategy", "window-drop", "--min-file", "1M"},
+                 {WRITELAB_WRITERS_BINARY, "semantics", work.path()}, &r);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json* row = FileRow(doc, Path("appended"));
+  ASSERT_TRUE(row);
+  EXPECT_NE(How(*row).find("shim: window-drop"), std::string::npos) << How(*row);
+}
+
+// A signal handler writing to the descriptor the program is streaming to,
+// and a fork's children writing and exiting while a thread streams: no
+// lock of the shim's is waited on (`timeout` makes a hang a failure).
+TEST_F(RunCli, SignalHandlersAndForksDoNotHang) {
+  for (const char* mode : {"signals", "forks"}) {
+    RunResult r;
+    Run({"--strategy", "window-drop"},
+        {"timeout", "60", WRITELAB_WRITERS_BINARY, mode, Path(mode), "64"}, &r);
+    EXPECT_EQ(r.exit_code, 0) << mode << ": " << r.err;
+  }
+}
+
+// A program that outlives writelab (a daemon CMD started) goes on writing
+// through the shim: its records find no writelab, and it must not die of
+// SIGPIPE for it.
+TEST_F(RunCli, AProgramOutlivingWritelabIsNotKilled) {
+  const std::string status = Path("status");
+  Run({"--strategy", "window-drop"},
+      {"sh", "-c",
+       "(sleep 1; " + std::string(WRITELAB_WRITERS_BINARY) + " stream " + Path("later") +
+           " 16; echo $? > " + status + ") >/dev/null 2>&1 &"});
+  for (int i = 0; i < 100 && Slurp(status).empty(); ++i) usleep(100'000);
+  EXPECT_EQ(Slurp(status), "0\n") << "the writer's exit status after writelab had gone";
+}
+
+// Records are input from CMD: forged ones (a file CMD may not read, a FIFO,
+// a hello from pid 1) make writelab open, list and handle nothing of them.
+TEST_F(RunCli, ForgedRecordsOpenNothing) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: CMD as nobody";
+  const std::string fifo = Path("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0666), 0);
+  for (const std::string& target : {std::string("/etc/shadow"), fifo}) {
+    json doc = Run({"--strategy", "window-drop", "--user", "nobody", "--min-file", "1"},
+                   {WRITELAB_WRITERS_BINARY, "forge", target});
+    const json* files = Result(doc, "run-files");
+    ASSERT_TRUE(files);
+    for (const json& r : (*files)["rows"]) {
+      if (r["name"].get<std::string>().find(target) == std::string::npos) continue;
+      const auto f = Figures(r);
+      EXPECT_FALSE(f.count("cached_end")) << target << " was opened: " << r.dump();
+      EXPECT_EQ(f.count("size") ? f.at("size") : 0, 0) << target << ": " << r.dump();
+    }
+    const json& run = (*Result(doc, "run"))["rows"][0];
+    EXPECT_NE(run["notes"].dump().find("outside the scope"), std::string::npos) << run["notes"];
+  }
 }
 
 TEST(RunRefusals, BadInputIsOneLineAndExitTwo) {

@@ -79,7 +79,7 @@ const char* Mechanism(const FdState& s) {
     default:
       break;
   }
-  if (!s.claimed) return "small";
+  if (!s.ever_claimed) return "small";
   if (s.failed) return "failed";
   if (s.refused) return "refused-dontcache";
   if (s.cached) return "dontcache+window-drop";

@@ -48,7 +48,8 @@ struct FdState {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   dev_t dev = 0;
   ino_t ino = 0;
-  bool claimed = false;
+  bool claimed = false;     // this stream is the shim's
+  bool ever_claimed = false;  // one of the descriptor's streams was
   bool dontcache = false;  // its writes go out with RWF_DONTCACHE
   bool refused = false;    // the file system refused RWF_DONTCACHE
   bool failed = false;     // a window call failed: the rest as the program wrote it

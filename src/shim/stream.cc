@@ -96,7 +96,7 @@ void EndStream(FdState& s, int fd) {
 // what it wrote so far goes out and is dropped once, and the rest is written
 // uncached.
 void Claim(FdState& s, int fd) {
-  s.claimed = true;
+  s.claimed = s.ever_claimed = true;
   ReportFile("claim", s, fd);
   if (g_config.strategy != Strategy::kDontcache) return;
   FdWindowCalls calls(fd);
@@ -135,7 +135,7 @@ FdState* Follow(int fd) {
     if (follow) {
       const off_t pos = RealLseek(fd, 0, SEEK_CUR);
       s.dev = st.st_dev, s.ino = st.st_ino;
-      s.refused = s.cached = s.failed = false;
+      s.refused = s.cached = s.failed = s.ever_claimed = false;
       s.written = s.handled = s.unchecked = 0;
       s.stdio.store(0, std::memory_order_relaxed);
       BeginStream(s, pos >= 0 ? static_cast<uint64_t>(pos) : 0);

@@ -8,6 +8,13 @@
 //   writers osync FILE COUNT               COUNT appends of 4 KiB through O_DSYNC
 //   writers small FILE COUNT               COUNT buffered writes of 64 bytes
 //   writers fwrite FILE COUNT SIZE         COUNT fwrite()s of SIZE bytes, then fclose
+//   writers semantics DIR                  what a preload must keep (O_APPEND, pwrite,
+//                                          errno, pipes): exit 0 when it holds
+//   writers signals FILE MIB               MIB 1 MiB appends, a SIGALRM handler writing
+//                                          to the same descriptor every millisecond
+//   writers forks FILE MIB                 a thread streams MIB MiB while the main
+//                                          thread forks 20 children that write and exit()
+//   writers forge PATH                     records a shim never sent, on WRITELAB_RUN_FD
 //   writers uring FILE MIB                 MIB 1 MiB writes through io_uring, one at a time
 //                                          (raw io_uring_setup/enter: no liburing, so
 //                                          that the static build has it too)
@@ -20,9 +27,14 @@
 // for the benchmarks.
 #include <fcntl.h>
 #include <linux/io_uring.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <time.h>
@@ -32,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -171,6 +184,119 @@ int Calls(const char* path) {
   return close(fd) == 0 ? 0 : Fail("close");
 }
 
+// What a preload must not change: O_APPEND lands at the end, pwrite where
+// asked and the position stays, a failed write keeps its errno, a write to
+// a pipe is a write. In DIR; exit 0 when all hold, 1 naming the first that
+// does not.
+int Semantics(const std::string& dir) {
+  const std::string log = dir + "/appended";
+  std::vector<char> block(1 << 20, 'x');
+  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail("open");
+  for (int i = 0; i < 12; ++i)  // a stream past --min-file, through O_APPEND
+    if (write(fd, block.data(), block.size()) != static_cast<ssize_t>(block.size()))
+      return Fail("append");
+  if (pwrite(fd, "p", 1, 0) != 1) return Fail("pwrite on O_APPEND");  // Linux: appends too
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size != (12 << 20) + 1) {
+    errno = EINVAL;
+    return Fail("O_APPEND size");
+  }
+  close(fd);
+  fd = open((dir + "/positioned").c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail("open");
+  if (write(fd, "abcdef", 6) != 6 || pwrite(fd, "XY", 2, 2) != 2 || lseek(fd, 0, SEEK_CUR) != 6 ||
+      write(fd, "gh", 2) != 2)
+    return Fail("pwrite keeps the position");
+  char back[9] = {};
+  if (pread(fd, back, 8, 0) != 8 || std::string(back) != "abXYefgh") {
+    errno = EINVAL;
+    return Fail("what pwrite wrote");
+  }
+  close(fd);
+  errno = 0;
+  if (write(fd, "x", 1) != -1 || errno != EBADF) return Fail("a closed descriptor's errno");
+  int p[2];
+  if (pipe(p) != 0 || write(p[1], "pipe", 4) != 4) return Fail("a pipe");
+  char got[5] = {};
+  if (read(p[0], got, 4) != 4 || std::string(got) != "pipe") return Fail("what the pipe got");
+  return 0;
+}
+
+volatile sig_atomic_t g_signal_fd = -1;
+void WriteInHandler(int) {
+  const int saved = errno;
+  if (g_signal_fd >= 0) (void)!write(g_signal_fd, "s", 1);  // the same descriptor
+  errno = saved;
+}
+
+// MIB 1 MiB writes while SIGALRM, every millisecond, writes to the same
+// descriptor from its handler: a preload that held a lock across the write
+// would hang here.
+int Signals(const char* path, long mib) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail("open");
+  g_signal_fd = fd;
+  struct sigaction sa {};
+  sa.sa_handler = WriteInHandler;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGALRM, &sa, nullptr);
+  itimerval every{{0, 1000}, {0, 1000}};
+  setitimer(ITIMER_REAL, &every, nullptr);
+  std::vector<char> buf(1 << 20, 'S');
+  for (long i = 0; i < mib; ++i)
+    if (write(fd, buf.data(), buf.size()) != static_cast<ssize_t>(buf.size())) return Fail("write");
+  itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  return close(fd) == 0 ? 0 : Fail("close");
+}
+
+// A thread streams while the main thread forks; the child writes to the
+// same descriptor and exits through exit() (destructors run), the parent
+// goes on: a preload whose lock a fork's child inherited would hang.
+int Forks(const char* path, long mib) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail("open");
+  std::vector<char> buf(1 << 20, 'F');
+  std::thread streamer([&] {
+    for (long i = 0; i < mib; ++i) (void)!write(fd, buf.data(), buf.size());
+  });
+  for (int k = 0; k < 20; ++k) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      (void)!write(fd, buf.data(), 4096);
+      std::exit(0);
+    }
+    if (pid < 0) return Fail("fork");
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      errno = ECHILD;
+      return Fail("the fork's child");
+    }
+  }
+  streamer.join();
+  return close(fd) == 0 ? 0 : Fail("close");
+}
+
+// Records a shim could have sent, forged: PATH named as a file the program
+// "wrote" (unseen and done, with PATH's own device and inode), and a hello
+// from pid 1, written to the descriptor WRITELAB_RUN_FD names.
+int Forge(const char* path) {
+  const char* fd_text = std::getenv("WRITELAB_RUN_FD");
+  struct stat st;
+  if (!fd_text || stat(path, &st) != 0) return Fail("WRITELAB_RUN_FD or stat");
+  const int fd = std::atoi(fd_text);
+  const std::string id = " dev=" + std::to_string(st.st_dev) + " ino=" + std::to_string(st.st_ino);
+  for (const std::string& line :
+       {"WLRUN1 unseen pid=" + std::to_string(getpid()) + id + " path=" + path + "\n",
+        "WLRUN1 done pid=" + std::to_string(getpid()) + id +
+            " written=99999999 handled=99999999 mech=window-drop path=" + path + "\n",
+        std::string("WLRUN1 hello pid=1 exe=/sbin/init\n")})
+    (void)!send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+  return 0;
+}
+
 }  // namespace
 
 int Run(int argc, char** argv) {
@@ -183,11 +309,16 @@ int Run(int argc, char** argv) {
   if (mode == "small" && argc == 4) return Appends(argv[2], n(3), 64, 0);
   if (mode == "fwrite" && argc == 5) return Fwrite(argv[2], n(3), static_cast<size_t>(n(4)));
   if (mode == "uring" && argc == 4) return Uring(argv[2], n(3));
+  if (mode == "semantics" && argc == 3) return Semantics(argv[2]);
+  if (mode == "signals" && argc == 4) return Signals(argv[2], n(3));
+  if (mode == "forks" && argc == 4) return Forks(argv[2], n(3));
+  if (mode == "forge" && argc == 3) return Forge(argv[2]);
   if (mode == "calls" && argc == 3) return Calls(argv[2]);
   std::fprintf(stderr,
                "usage: writers fsync FILE COUNT INTERVAL_MS | dsync FILE COUNT STRIDE | "
                "stream FILE MIB | osync FILE COUNT | small FILE COUNT | fwrite FILE COUNT SIZE | "
-               "uring FILE MIB | calls FILE\n");
+               "uring FILE MIB | calls FILE | semantics DIR | signals FILE MIB | forks FILE MIB | "
+               "forge PATH\n");
   return 2;
 }
 

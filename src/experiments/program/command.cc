@@ -93,14 +93,9 @@ void AddProgramCommand(CLI::App& app, CommandAction* action) {
       const RunContext out_ctx = ForOutputs(ctx, o->out);
       int exit_status = -1;
       Status st = RunExplainProgram(o->spec, out_ctx, doc, &exit_status);
-      if (!st && doc.experiments.empty()) {
-        // Nothing was watched: CMD could not be run, or the tracer not loaded.
-        return UsageError(st.error().Message());
-      }
-      const int code = Finish(doc, o->out, st);
-      // CMD's status, unless CMD succeeded and writelab did not (an output).
-      if (exit_status < 0) return code;
-      return exit_status == 0 && code != kExitOk ? code : exit_status;
+      // Nothing watched (CMD could not be run, the tracer not loaded): a
+      // usage error; else CMD's status.
+      return FinishWithCommandStatus(doc, o->out, st, exit_status);
     };
   });
 }
