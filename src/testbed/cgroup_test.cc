@@ -8,6 +8,8 @@
 // cgroup v2 hierarchy, as root, without any controller.
 #include "testbed/cgroup.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -273,10 +275,19 @@ TEST_F(RealCgroupTest, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
     if (!j) _exit(2);
     auto g = OwnCgroup::Make(place_, {}, **j);
     if (!g) _exit(3);
+    // The load holds the run's lock (fork shares it) until its exec closes
+    // it: the run reports only once the exec happened, as a command's run
+    // would be killed only after its command started.
+    int execd[2];
+    if (pipe2(execd, O_CLOEXEC) != 0) _exit(6);
     pid_t load = fork();
     if (load == 0) {  // a command, as cmd's: exec closes the run's lock
       execl("/bin/sleep", "sleep", "1000", nullptr);
       _exit(127);
+    }
+    close(execd[1]);
+    char none;
+    while (read(execd[0], &none, 1) < 0 && errno == EINTR) {
     }
     if (!(*g)->Place(load)) _exit(4);
     const std::string said = (*g)->path() + " " + std::to_string(load) + "\n";
@@ -305,6 +316,9 @@ TEST_F(RealCgroupTest, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
   // The load was the killed run's child: it is gone, or a zombie of init's.
   const std::string state = ReadText("/proc/" + std::to_string(load) + "/stat");
   EXPECT_TRUE(state.empty() || state.find(") Z ") != std::string::npos) << state;
+  // Never leave it behind when cleanup did not kill it: it would hold the
+  // test runner's output open for its 1000 s.
+  if (!state.empty() && state.find(") Z ") == std::string::npos) kill(load, SIGKILL);
 }
 
 }  // namespace
