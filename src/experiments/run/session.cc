@@ -304,6 +304,11 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) != 0)
     return t.outcome.Fail(errno, "socketpair"), t;
   UniqueFd report(pair[0]), report_write(pair[1]);
+  // Each message then carries the pid of the process that sent it, which
+  // the kernel vouches for (Supervisor::Take).
+  const int on = 1;
+  if (setsockopt(report.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0)
+    return t.outcome.Fail(errno, "setsockopt SO_PASSCRED"), t;
   signal(SIGCHLD, SIG_DFL);  // waitid must see CMD's exit, whatever writelab inherited
   // plain too: the shim then counts and reports, and does nothing else.
   const SpawnExtras extras = ShimExtras(spec, strategy, shim, report_write.get(), ReportFdNumber());

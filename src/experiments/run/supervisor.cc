@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <signal.h>
 #include <sys/fsuid.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,6 +141,8 @@ int Supervisor::FdOf(WatchedFile& f) {
 
 // In the scope: CMD, its descendants, and the orphans writelab (their
 // subreaper) took in; a record from any other process is not believed.
+// A process that already exited has no parents left to walk: its record
+// is believed when the kernel says it sent it (see Take).
 bool Supervisor::InScope(pid_t pid) const {
   for (int hops = 0; pid > 1 && hops < 64; ++hops) {
     if (pid == root_ || pid == getpid()) return pid != getpid() || hops > 0;
@@ -147,8 +151,14 @@ bool Supervisor::InScope(pid_t pid) const {
   return false;
 }
 
-void Supervisor::Take(const ShimRecord& r) {
-  if (!InScope(r.pid)) {
+// A record is believed when the pid it names is the one the kernel stamped
+// on its message (SO_PASSCRED: no process can name another), and that
+// process is in the scope, or has exited since it sent it: only processes
+// holding CMD's end of the socket can send, and a short-lived child (a dd
+// under `sh -c`) is often gone and reaped before the next look.
+void Supervisor::Take(const ShimRecord& r, pid_t sender) {
+  const bool gone = sender > 0 && kill(sender, 0) != 0 && errno == ESRCH;
+  if (r.pid != sender || !(gone || InScope(r.pid))) {
     ++out_of_scope_;
     return;
   }
@@ -176,12 +186,29 @@ void Supervisor::Take(const ShimRecord& r) {
 void Supervisor::ReadRecords() {
   if (report_ < 0) return;
   char buf[8192];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
   std::vector<ShimRecord> records;
   std::vector<std::string> errors;
-  for (;;) {
-    const ssize_t n = read(report_, buf, sizeof buf);
+  for (;;) {  // a message a record (SOCK_SEQPACKET), each with its sender's credentials
+    iovec iov{buf, sizeof buf};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    const ssize_t n = recvmsg(report_, &m, MSG_CMSG_CLOEXEC);
     if (n <= 0) break;
+    pid_t sender = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+          c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+        ucred cred;
+        std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+        sender = cred.pid;
+      }
+    records.clear();
     reader_.Feed({buf, static_cast<size_t>(n)}, records, errors);
+    for (const ShimRecord& r : records) Take(r, sender);
   }
   for (std::string& e : errors) {
     if (record_errors_.size() < kMaxRecordErrors)
@@ -189,7 +216,6 @@ void Supervisor::ReadRecords() {
     else
       ++errors_dropped_;
   }
-  for (const ShimRecord& r : records) Take(r);
 }
 
 void Supervisor::Scan(pid_t pid) {

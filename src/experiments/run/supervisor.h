@@ -84,7 +84,9 @@ class Supervisor {
 
  private:
   void ReadRecords();
-  void Take(const ShimRecord& r);
+  // sender: the pid the kernel stamped on the record's message (0 where
+  // it stamped none).
+  void Take(const ShimRecord& r, pid_t sender);
   bool InScope(pid_t pid) const;
   void Scan(pid_t pid);
   WatchedFile* Find(uint64_t dev, uint64_t ino);
