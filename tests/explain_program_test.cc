@@ -20,6 +20,7 @@
 #include "browser.h"
 #include "harness.h"
 #include "test_fs.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 namespace {
@@ -49,6 +50,10 @@ void ExpectPartsWithinTheCalls(const json& doc) {
           MedianOf(r, "journal_pct") + MedianOf(r, "flush_pct") + MedianOf(r, "data_pct");
       EXPECT_LE(sum, 101) << e["name"] << " " << r["name"];
     }
+  // And call by call: the kernel counts every call whose parts came to more
+  // than it took (over 1%), and the document says how many.
+  for (const json& n : doc["experiments"][0]["notes"])
+    EXPECT_EQ(n.get<std::string>().find("split into more than they took"), std::string::npos) << n;
 }
 
 class ExplainProgram : public ::testing::Test {
@@ -185,6 +190,25 @@ TEST_F(ExplainProgram, EveryOtherCallTypeIsCountedInItsOwnRow) {
   }
   EXPECT_NEAR(MedianOf(*RowOf(doc, "explain", "writev"), "mb"), 2 * 8192 / 1e6, 1e-9);
   ExpectPartsWithinTheCalls(doc);
+}
+
+// io_uring writes never reach write(2): they are rows of their own where
+// the kernel's io_uring tracepoints time them, and a note says they were
+// not measured where it cannot. Never a silent absence.
+TEST_F(ExplainProgram, IoUringWritesAreRowsOrSaidToBeMissing) {
+  json doc = Explain({"--", WRITELAB_WRITERS_BINARY, "uring", work.path() + "/ring", "16"});
+  ASSERT_FALSE(doc.empty());
+  const json* row = RowOf(doc, "explain", "io_uring write");
+  std::string missing;
+  for (const json& n : doc["experiments"][0]["notes"])
+    if (n.get<std::string>().starts_with("io_uring operations not measured")) missing = n;
+  if (row) {
+    EXPECT_EQ(MedianOf(*row, "calls"), 16);
+    EXPECT_NEAR(MedianOf(*row, "mb"), 16 * 1.048576, 0.01);
+  } else {
+    EXPECT_FALSE(missing.empty()) << "no io_uring row and no note: " << doc["experiments"][0];
+  }
+  EXPECT_FALSE(RowOf(doc, "explain", "write")) << "the ring's writes are not write(2)s";
 }
 
 TEST_F(ExplainProgram, TopListsAtMostThatManySlowCalls) {
