@@ -7,5 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh "${SETUP_PROFILE:-test}"
 build_dir=${BUILD_DIR:-build}
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+. scripts/compiler_cache.sh
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${compiler_cache[@]}" "$@" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

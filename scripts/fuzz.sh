@@ -8,8 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
+. scripts/compiler_cache.sh
 cmake -S . -B build-fuzz -DWRITELAB_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null  # not a unity build: a target links only the units it uses
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo "${compiler_cache[@]}" >/dev/null  # not a unity build: a target links only the units it uses
 cmake --build build-fuzz -j "${WRITELAB_FUZZ_JOBS:-1}"
 [ "$seconds" -gt 0 ] || exit 0  # 0: build only (libFuzzer reads 0 as no limit)
 # One target's run; its log says why when it fails.

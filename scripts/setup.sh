@@ -20,6 +20,7 @@ run_packages=(
 )
 test_packages=(
   clang-format libgtest-dev libbenchmark-dev fio jq
+  ccache  # the build scripts compile through it where present (scripts/compiler_cache.sh)
   chromium  # the HTML report's browser test (tests/report_test.cc)
   libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes for the fuzz targets (scripts/fuzz.sh)
   dpkg-dev file bash-completion  # the package test: dpkg-shlibdeps and file for cpack, the completion test

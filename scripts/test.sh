@@ -22,7 +22,9 @@ echo "== unit tests under ASan + UBSan (build-asan/) (at ${SECONDS}s)"
 # A unity build (several sources per translation unit) halves this build's
 # time; the normal build above keeps one unit per source, so that each
 # file's own includes are checked there.
-cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON >/dev/null
+. scripts/compiler_cache.sh
+cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON \
+  "${compiler_cache[@]}" >/dev/null
 cmake --build build-asan -j "$(nproc)" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 -L unit

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "harness.h"
+#include "test_paths.h"
 #include "writelab/log_reader.h"
 
 namespace writelab::testing {

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.h"
+
 namespace writelab::testing {
 
 // A part the test profile installs is missing (a build with MPI, mpirun,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 

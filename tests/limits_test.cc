@@ -12,6 +12,7 @@
 #include <string>
 
 #include "harness.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 namespace {

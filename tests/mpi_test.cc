@@ -12,6 +12,7 @@
 #include "core/result.h"
 #include "harness.h"
 #include "report/json.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 namespace {

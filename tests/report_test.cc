@@ -11,6 +11,7 @@
 #include "browser.h"
 #include "harness.h"
 #include "report/json.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 namespace {

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "harness.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 namespace {

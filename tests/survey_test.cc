@@ -16,6 +16,7 @@
 #include "browser.h"
 #include "harness.h"
 #include "test_fs.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 namespace {

@@ -23,6 +23,7 @@
 #include "expect_ok.h"
 #include "fixture.h"
 #include "report/json.h"
+#include "test_paths.h"
 
 namespace writelab {
 namespace {

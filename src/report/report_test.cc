@@ -12,6 +12,7 @@
 #include "report/csv.h"
 #include "report/json.h"
 #include "report/text.h"
+#include "test_paths.h"
 
 namespace writelab {
 namespace {
