@@ -5,8 +5,8 @@
 // free slot, repeat; no timing per I/O, no statistics. The offsets are
 // stride's: STEP x UNIT x j, back to 0 where a BLOCK would pass SPAN.
 // O_DIRECT writes of BLOCK bytes to PATH (a file of at least SPAN bytes, or
-// a block device) for SECONDS. Prints "MB/s writes" (10^6 bytes; the writes
-// completed), one clock read per loop for the deadline.
+// a block device) for SECONDS, the same bytes as stride's. Prints "MB/s writes" (10^6 bytes; the
+// writes completed), one clock read per loop for the deadline.
 //
 //   bare_uring PATH STEP QD SECONDS [SPAN] [BLOCK] [UNIT]
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -25,6 +26,19 @@ uint64_t Now() {
   timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
+}
+
+// The bytes stride writes (AlignedBuffer::FillPattern, xorshift64 seeded by
+// the step): a virtual disk may write zeros faster than data, and a ceiling
+// measured with zeros would be no ceiling for stride's data.
+void Fill(char* p, uint64_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (uint64_t i = 0; i < n; i += sizeof x) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(p + i, &x, n - i < sizeof x ? n - i : sizeof x);
+  }
 }
 
 }  // namespace
@@ -52,6 +66,7 @@ int main(int argc, char** argv) {
   }
   void* buf = nullptr;
   if (posix_memalign(&buf, 4096, block * qd) != 0) return 1;
+  Fill(static_cast<char*>(buf), block * qd, step);
   std::vector<char*> slots;
   for (unsigned i = 0; i < qd; ++i) slots.push_back(static_cast<char*>(buf) + i * block);
   const uint64_t stride = step * unit;

@@ -5,6 +5,7 @@
 # is its own script, median of rotated rounds with the spread in its log:
 #   compare-fio.sh            writelab vs fio and vs a bare pwrite loop, per 4 KiB write
 #   stride_vs_bare.sh         stride's io_uring path vs the minimal liburing loop, per step and depth
+#   records_uring_vs_bare.sh  records' io_uring method vs its own minimal loop, per depth and buffer
 #   records.sh                group commit vs its floor (a sync that only sleeps)
 #   explain_overhead.sh       --explain on and off, stream and stride
 #   explain_program_overhead.sh  explain -- CMD on and off
@@ -21,7 +22,7 @@ build=${1:-build}
 export ROUNDS=${ROUNDS:-5}
 logs=$(mktemp -d /var/tmp/writelab-ratios.XXXXXX)
 trap 'echo "logs: $logs"' EXIT
-read -r -a only <<<"${ONLY:-compare-fio stride_vs_bare records explain_overhead explain_program_overhead run_compare}"
+read -r -a only <<<"${ONLY:-compare-fio stride_vs_bare records_uring_vs_bare records explain_overhead explain_program_overhead run_compare}"
 
 declare -a table
 row() {  # NAME RATIO GOAL ("at least X" or "at most X")
@@ -50,6 +51,15 @@ if run stride_vs_bare; then
   while read -r qd step _ _ ratio _; do
     row "stride io_uring / minimal loop, qd $qd step $step" "$ratio" "at least 0.95"
   done < <(awk '$1 ~ /^[0-9]+$/ && NF == 7' "$logs/stride_vs_bare.log")
+  while read -r qd merges; do  # at step 8 every write can merge into the one before it
+    row "stride merges per write / the loop's, qd $qd step 8" "$merges" "at least 1.0"
+  done < <(awk '$1 ~ /^[0-9]+$/ && NF == 7 && $2 == 8 {
+    printf "%s %s\n", $1, ($7 > 0) ? sprintf("%.3f", $6 / $7) : "nan" }' "$logs/stride_vs_bare.log")
+fi
+if run records_uring_vs_bare; then
+  while read -r qd buf _ _ ratio; do
+    row "records io_uring / minimal loop, qd $qd buffer $buf" "$ratio" "at least 0.95"
+  done < <(awk '$1 ~ /^[0-9]+$/ && NF == 5' "$logs/records_uring_vs_bare.log")
 fi
 if run records; then
   while read -r fs fraction; do
@@ -63,9 +73,15 @@ if run explain_overhead; then
   done < <(awk 'NF >= 7 && ($1 == "stream" || $1 == "stride") {print $1, $2, $NF}' "$logs/explain_overhead.log")
 fi
 if run explain_program_overhead; then
+  # The goal is for the O_DSYNC writer and the stream; small writes are
+  # the worst case, reported with their cost per call (no goal).
   while read -r mode speed; do
     row "explain -- CMD / plain, $mode (speed)" "${speed%x}" "at least 0.95"
-  done < <(awk '$1 ~ /^(osync|stream|small)$/ {print $1, $4}' "$logs/explain_program_overhead.log")
+  done < <(awk '$1 ~ /^(osync|stream)$/ {print $1, $4}' "$logs/explain_program_overhead.log")
+  per_call=$(sed -n 's/^per call: \([0-9]*\) ns more.*/\1/p' "$logs/explain_program_overhead.log")
+  small=$(awk '$1 == "small" {print $4}' "$logs/explain_program_overhead.log")
+  table+=("$(printf '%-58s %10s %16s %12s' "explain -- CMD / plain, small (speed; ${per_call:-?} ns a call)" \
+    "${small%x}" "no goal" "—")")
 fi
 if run run_compare; then
   while read -r what ratio; do
