@@ -5,8 +5,10 @@
 // free slot, repeat; no timing per I/O, no statistics. The offsets are
 // stride's: STEP x UNIT x j, back to 0 where a BLOCK would pass SPAN.
 // O_DIRECT writes of BLOCK bytes to PATH (a file of at least SPAN bytes, or
-// a block device) for SECONDS, the same bytes as stride's. Prints "MB/s writes" (10^6 bytes; the
-// writes completed), one clock read per loop for the deadline.
+// a block device) for SECONDS: the same bytes as stride's (its own
+// AlignedBuffer::FillPattern: a virtual disk may write zeros faster than
+// data). Prints "MB/s writes" (10^6 bytes; the writes completed), one
+// clock read per loop for the deadline.
 //
 //   bare_uring PATH STEP QD SECONDS [SPAN] [BLOCK] [UNIT]
 #include <fcntl.h>
@@ -17,8 +19,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
+
+#include "io/file.h"
 
 namespace {
 
@@ -26,19 +29,6 @@ uint64_t Now() {
   timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
-}
-
-// The bytes stride writes (AlignedBuffer::FillPattern, xorshift64 seeded by
-// the step): a virtual disk may write zeros faster than data, and a ceiling
-// measured with zeros would be no ceiling for stride's data.
-void Fill(char* p, uint64_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (uint64_t i = 0; i < n; i += sizeof x) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(p + i, &x, n - i < sizeof x ? n - i : sizeof x);
-  }
 }
 
 }  // namespace
@@ -64,11 +54,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "io_uring_queue_init: %d\n", rc);
     return 1;
   }
-  void* buf = nullptr;
-  if (posix_memalign(&buf, 4096, block * qd) != 0) return 1;
-  Fill(static_cast<char*>(buf), block * qd, step);
+  writelab::AlignedBuffer buf(block * qd, 4096);
+  buf.FillPattern(step);
   std::vector<char*> slots;
-  for (unsigned i = 0; i < qd; ++i) slots.push_back(static_cast<char*>(buf) + i * block);
+  for (unsigned i = 0; i < qd; ++i)
+    slots.push_back(reinterpret_cast<char*>(buf.data()) + i * block);
   const uint64_t stride = step * unit;
   uint64_t j = 0, writes = 0;
   auto next = [&] {
