@@ -52,9 +52,11 @@ for qd in "${qds[@]}"; do
     : >"$work/wl" && : >"$work/bare"
     for ((r = 0; r < rounds; r++)); do
       if ((r % 2 == 0)); then
-        run_writelab "$qd" "$buf" >>"$work/wl" && run_bare "$qd" "$buf" >>"$work/bare"
+        run_writelab "$qd" "$buf" >>"$work/wl"
+        run_bare "$qd" "$buf" >>"$work/bare"
       else
-        run_bare "$qd" "$buf" >>"$work/bare" && run_writelab "$qd" "$buf" >>"$work/wl"
+        run_bare "$qd" "$buf" >>"$work/bare"
+        run_writelab "$qd" "$buf" >>"$work/wl"
       fi
     done
     wl=$(median <"$work/wl")
