@@ -125,7 +125,11 @@ int AsyncRunner::Queue(IoRequest& req) {
     Submit s = engine_.Queue(req);
     if (s == Submit::kQueued) {
       ++in_flight_;
-      return ++prepared_ >= batch_ ? SubmitPrepared() : 0;
+      if (++prepared_ < batch_) return 0;
+      // With no slot free the caller's next step is a wait (FreeSlot, Drain),
+      // and ReapSome submits in the same io_uring_enter as the wait: the
+      // minimal loop's submit-and-wait, instead of a submit and then a wait.
+      return free_.empty() ? 0 : SubmitPrepared();
     }
     if (s == Submit::kCompleted) return -ENOTSUP;  // AsyncRunner is for async engines
     if (int rc = ReapSome(); rc < 0) return rc;    // kBusy: make room
@@ -189,8 +193,7 @@ int AsyncRunner::FreeSlot() {
 }
 
 int AsyncRunner::Drain() {
-  if (int rc = SubmitPrepared(); rc < 0) return rc;
-  while (in_flight_ > 0)
+  while (in_flight_ > 0)  // ReapSome submits what is prepared with its wait
     if (int rc = ReapSome(); rc < 0) return rc;
   return 0;
 }

@@ -102,10 +102,13 @@ class WriteRunner : public OpRunner {
 // Batching: Issue() only prepares a request; the prepared requests are
 // submitted together (one Commit(), one io_uring_enter) once `batch` of them
 // are waiting, or before the runner has to wait for a completion (no free
-// slot, Drain). So with batch = depth the ring is filled, submitted in one
-// call, and the refills after each reap go out together: the block layer
-// sees them inside one plug and can merge neighbours. batch 1 submits every
-// request on its own; batch 0 means depth.
+// slot, Drain). When `batch` are waiting and no slot is free, the runner's
+// next step is that wait, so the submission is left to it: one
+// io_uring_enter submits and waits (the minimal loop's submit-and-wait), not
+// two. So with batch = depth the ring is filled, submitted in one call, and
+// the refills after each reap go out together: the block layer sees them
+// inside one plug and can merge neighbours. batch 1 submits every request on
+// its own; batch 0 means depth.
 class AsyncRunner : public OpRunner {
  public:
   AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch = 0);
@@ -118,8 +121,9 @@ class AsyncRunner : public OpRunner {
   // Waits until a slot is free and returns it, or -errno of a failed write.
   int FreeSlot();
   // Prepares [buf, buf+len) at offset on slot (from FreeSlot), and submits
-  // the prepared requests when batch of them are waiting. Returns 0 or
-  // -errno.
+  // the prepared requests when batch of them are waiting and a slot is still
+  // free (with none free, the next FreeSlot or Drain submits them with its
+  // wait). Returns 0 or -errno.
   int Issue(unsigned slot, const void* buf, uint64_t len, uint64_t offset);
   // Submits what is prepared and waits for everything in flight; 0 or
   // -errno of the first failure.

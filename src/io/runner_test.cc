@@ -258,16 +258,15 @@ class RecordingAsyncEngine final : public WriteEngine {
     return Submit::kQueued;
   }
   Status Commit() override {
-    commits_.push_back(static_cast<unsigned>(prepared_.size()));
-    for (IoRequest* r : prepared_) submitted_.push_back(r);
-    prepared_.clear();
+    ++commit_calls_;
+    SubmitAll();
     return {};
   }
   int Reap(int min, std::span<IoRequest*> done) override {
     // Submits what is prepared (the contract: nothing unsubmitted can
     // complete), then completes `reap_per_call` of what was submitted (at
     // least min).
-    if (!prepared_.empty()) (void)Commit();
+    if (!prepared_.empty()) SubmitAll();
     int n = 0;
     while (n < static_cast<int>(done.size()) && !submitted_.empty() &&
            (n < min || n < reap_per_call)) {
@@ -282,9 +281,16 @@ class RecordingAsyncEngine final : public WriteEngine {
   std::string_view name() const override { return "recording-async"; }
 
   std::vector<unsigned> commits_;  // requests submitted by each submission
+  unsigned commit_calls_ = 0;      // submissions made alone, not with a reap's wait
   int reap_per_call = 1;
 
  private:
+  void SubmitAll() {
+    commits_.push_back(static_cast<unsigned>(prepared_.size()));
+    for (IoRequest* r : prepared_) submitted_.push_back(r);
+    prepared_.clear();
+  }
+
   unsigned depth_;
   std::vector<IoRequest*> prepared_, submitted_;
 };
@@ -309,6 +315,29 @@ TEST(AsyncRunner, FillsTheRingBeforeItSubmits) {
   // The whole ring at once, then each reap's refills together, then the rest.
   EXPECT_EQ(engine.commits_, (std::vector<unsigned>{8, 3, 3, 2}));
   EXPECT_EQ(runner.submits(), 4u);
+}
+
+TEST(AsyncRunner, AFullRingIsSubmittedWithTheWaitThatFollows) {
+  // Every reap frees the whole ring (a device that completes the ring at
+  // once): each refill fills it again, and its submission goes out with the
+  // next wait, one io_uring_enter for both, as the minimal loop.
+  RecordingAsyncEngine engine(8);
+  engine.reap_per_call = 8;
+  AsyncRunner runner(engine, 8);
+  IssueWrites(runner, 4 * 8);
+  EXPECT_EQ(engine.commits_, (std::vector<unsigned>{8, 8, 8, 8}));
+  EXPECT_EQ(engine.commit_calls_, 0u);
+  EXPECT_EQ(runner.submits(), 4u);
+}
+
+TEST(AsyncRunner, ABatchIsSubmittedAloneWhileSlotsAreFree) {
+  RecordingAsyncEngine engine(8);
+  engine.reap_per_call = 8;
+  AsyncRunner runner(engine, 8, 4);
+  IssueWrites(runner, 8);
+  // The first 4 alone, while 4 slots were free; the next 4 with Drain's wait.
+  EXPECT_EQ(engine.commits_, (std::vector<unsigned>{4, 4}));
+  EXPECT_EQ(engine.commit_calls_, 1u);
 }
 
 TEST(AsyncRunner, BatchCapsEachSubmission) {
