@@ -7,8 +7,8 @@
 // O_DIRECT writes of BLOCK bytes to PATH (a file of at least SPAN bytes, or
 // a block device) for SECONDS: the same bytes as stride's (its own
 // AlignedBuffer::FillPattern: a virtual disk may write zeros faster than
-// data). Prints "MB/s writes" (10^6 bytes; the writes completed), one
-// clock read per loop for the deadline.
+// data). Prints "MB/s writes enters" (10^6 bytes; the writes completed; the
+// io_uring_enter calls made), one clock read per loop for the deadline.
 //
 //   bare_uring PATH STEP QD SECONDS [SPAN] [BLOCK] [UNIT]
 #include <fcntl.h>
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   for (unsigned i = 0; i < qd; ++i)
     slots.push_back(reinterpret_cast<char*>(buf.data()) + i * block);
   const uint64_t stride = step * unit;
-  uint64_t j = 0, writes = 0;
+  uint64_t j = 0, writes = 0, enters = 0;
   auto next = [&] {
     uint64_t off = stride * j++;
     if (off + block > span) j = 1, off = 0;
@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "io_uring_submit_and_wait: %d\n", rc);
       return 1;
     }
+    ++enters;
     stopping = stopping || Now() >= end;
     io_uring_cqe* cqe;
     unsigned head, seen = 0;
@@ -98,8 +99,8 @@ int main(int argc, char** argv) {
     io_uring_cq_advance(&ring, seen);
   }
   const double s = static_cast<double>(Now() - start) / 1e9;
-  std::printf("%.1f %llu\n", static_cast<double>(writes * block) / s / 1e6,
-              static_cast<unsigned long long>(writes));
+  std::printf("%.1f %llu %llu\n", static_cast<double>(writes * block) / s / 1e6,
+              static_cast<unsigned long long>(writes), static_cast<unsigned long long>(enters));
   io_uring_queue_exit(&ring);
   close(fd);
   return 0;

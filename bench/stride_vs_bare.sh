@@ -5,8 +5,8 @@
 # O_DIRECT writes at STEP x 512 bytes, on one raw loop device (direct I/O)
 # over a fully written file, under mq-deadline. For every step of STEPS and
 # depth of QDS, the two run alternately for ROUNDS rounds (the order
-# flipping each round); the script prints the median MB/s and device merges
-# per write of each, and writelab / loop. Goal: at least 0.95x at every step
+# flipping each round); the script prints the median MB/s, device merges per
+# write and io_uring_enter calls per write of each, and writelab / loop. Goal: at least 0.95x at every step
 # and depth, and at least the loop's merges at step 8.
 #
 # Usage: bench/stride_vs_bare.sh [BUILD_DIR] (default build). Root: it makes a
@@ -40,7 +40,7 @@ name=${dev#/dev/}
 echo mq-deadline >"/sys/block/$name/queue/scheduler"
 stat_of() { awk '{print $5, $6}' "/sys/block/$name/stat"; }  # writes, write merges
 
-run_writelab() {  # STEP QD -> "MB/s MERGES_PER_WRITE"
+run_writelab() {  # STEP QD -> "MB/s MERGES_PER_WRITE ENTERS_PER_WRITE"
   local batch=()
   [ -n "${BATCH:-}" ] && batch=(--batch "$BATCH")
   "$writelab" stride --device "$dev" --force --scheduler mq-deadline --engine io_uring --qd "$2" "${batch[@]}" \
@@ -49,17 +49,18 @@ run_writelab() {  # STEP QD -> "MB/s MERGES_PER_WRITE"
          | ([$f[] | select(.key=="mb_s") | .value.median][0]) as $mb
          | ([$f[] | select(.key=="cycles") | .value.median][0]) as $ops
          | ([$f[] | select(.key=="device_merges") | .value.median][0]) as $m
-         | "\($mb) \($m / $ops)"' "$work/wl.json"
+         | ([$f[] | select(.key=="syscalls_per_write") | .value.median][0]) as $e
+         | "\($mb) \($m / $ops) \($e)"' "$work/wl.json"
 }
 
-run_bare() {  # STEP QD -> "MB/s MERGES_PER_WRITE"
+run_bare() {  # STEP QD -> "MB/s MERGES_PER_WRITE ENTERS_PER_WRITE"
   local before after out
   before=$(stat_of)
   out=$("$bare" "$dev" "$1" "$2" "$secs" "$bytes")
   after=$(stat_of)
   awk -v o="$out" -v b="$before" -v a="$after" 'BEGIN {
     split(o, x, " "); split(b, y, " "); split(a, z, " ");
-    printf "%s %.4f\n", x[1], (z[2] - y[2]) / x[2] }'
+    printf "%s %.4f %.4f\n", x[1], (z[2] - y[2]) / x[2], x[3] / x[2] }'
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
@@ -81,8 +82,8 @@ for qd in "${qds[@]}"; do
 done
 
 echo "stride (io_uring) vs the minimal liburing loop, median of $rounds rounds of ${secs}s, $dev (mq-deadline):"
-printf "%-5s %-6s %12s %12s %7s %14s %14s\n" qd step "writelab MB/s" "loop MB/s" ratio \
-  "merges/write" "(loop)"
+printf "%-5s %-6s %12s %12s %7s %14s %14s %14s %14s\n" qd step "writelab MB/s" "loop MB/s" ratio \
+  "merges/write" "(loop)" "enters/write" "(loop)"
 worst=9
 for qd in "${qds[@]}"; do
   for step in "${steps[@]}"; do
@@ -90,9 +91,12 @@ for qd in "${qds[@]}"; do
     bl=$(awk '{print $1}' "$work/bare.$qd.$step" | median)
     wm=$(awk '{print $2}' "$work/wl.$qd.$step" | median)
     bm=$(awk '{print $2}' "$work/bare.$qd.$step" | median)
+    we=$(awk '{print $3}' "$work/wl.$qd.$step" | median)
+    be=$(awk '{print $3}' "$work/bare.$qd.$step" | median)
     ratio=$(awk -v a="$wl" -v b="$bl" 'BEGIN {printf "%.2f", a / b}')
     worst=$(awk -v a="$ratio" -v w="$worst" 'BEGIN {print (a < w) ? a : w}')
-    printf "%-5s %-6s %12.0f %12.0f %7s %14.3f %14.3f\n" "$qd" "$step" "$wl" "$bl" "$ratio" "$wm" "$bm"
+    printf "%-5s %-6s %12.0f %12.0f %7s %14.3f %14.3f %14.3f %14.3f\n" "$qd" "$step" "$wl" "$bl" "$ratio" \
+      "$wm" "$bm" "$we" "$be"
   done
 done
 echo "lowest ratio: $worst (goal: at least 0.95)"

@@ -113,8 +113,9 @@ class AsyncRunner : public OpRunner {
  public:
   AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch = 0);
   // Timed: latency gets one sample per request, from its preparation (Issue,
-  // so a wait for the batch to fill is included) to its final completion
-  // (requeues of short writes included); progress as WriteRunner.
+  // so a wait for the batch to fill is included) to the reap that saw its
+  // final completion (requeues of short writes included; one clock reading
+  // per reap); progress as WriteRunner.
   AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch, Histogram* latency,
               std::atomic<uint64_t>* progress);
 
