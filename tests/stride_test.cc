@@ -180,6 +180,24 @@ TEST_F(LoopDevice, BatchedSubmissionLetsContiguousWritesMerge) {
   EXPECT_GE(rows["8 batch1"]["syscalls_per_write"], 1.0);
 }
 
+// At depth 1 the one write in flight leaves no slot free, so its submission
+// goes out with the wait for its completion: one io_uring_enter per write,
+// as the minimal loop's submit-and-wait (a submit and then a wait made it 2,
+// and at depth 8 writelab made twice the loop's system calls: issue 31).
+TEST_F(LoopDevice, AtDepthOneEachWriteIsOneSubmitAndWait) {
+  RunResult r = RunWritelab({"stride", "--device", dev_, "--scheduler", "none", "--steps", "8,512",
+                             "--duration", "200ms", "--engine", "io_uring", "--qd", "1", "--json",
+                             json_path_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = RowFigures(json::parse(Slurp(json_path_)));
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& [name, f] : rows) {
+    EXPECT_GT(f.at("cycles"), 100) << name;
+    EXPECT_GE(f.at("syscalls_per_write"), 1.0) << name;
+    EXPECT_LE(f.at("syscalls_per_write"), 1.01) << name << ": more than one call per write";
+  }
+}
+
 // --rounds: each step measured that many times (order rotating), figures
 // over the trials, a timeline per trial.
 TEST(StrideRounds, EachStepHasATrialPerRound) {
