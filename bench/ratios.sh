@@ -48,16 +48,16 @@ if run compare-fio; then
     "$(sed -n 's/^median writelab\/bare IOPS: *\([0-9.]*\).*/\1/p' "$logs/compare-fio.log")" "at least 0.9"
 fi
 if run stride_vs_bare; then
-  while read -r qd step _ _ ratio _ _ _ _; do
+  while read -r qd step _ _ ratio _ _ _ _ _ _; do
     row "stride io_uring / minimal loop, qd $qd step $step" "$ratio" "at least 0.95"
-  done < <(awk '$1 ~ /^[0-9]+$/ && NF == 9' "$logs/stride_vs_bare.log")
+  done < <(awk '$1 ~ /^[0-9]+$/ && NF == 11' "$logs/stride_vs_bare.log")
   row "stride io_uring / minimal loop, geometric mean of all" \
     "$(sed -n 's/^geometric mean of the [0-9]* ratios: *\([0-9.]*\).*/\1/p' "$logs/stride_vs_bare.log")" \
     "at least 0.95"
   while read -r qd merges; do  # at step 8 every write can merge into the one before it
     row "stride merges per write / the loop's, qd $qd step 8" "$merges" "at least 1.0"
-  done < <(awk '$1 ~ /^[0-9]+$/ && NF == 9 && $2 == 8 {
-    printf "%s %s\n", $1, ($7 > 0) ? sprintf("%.3f", $6 / $7) : "nan" }' "$logs/stride_vs_bare.log")
+  done < <(awk '$1 ~ /^[0-9]+$/ && NF == 11 && $2 == 8 {
+    printf "%s %s\n", $1, ($9 > 0) ? sprintf("%.3f", $8 / $9) : "nan" }' "$logs/stride_vs_bare.log")
 fi
 if run records_uring_vs_bare; then
   while read -r qd buf _ _ ratio; do

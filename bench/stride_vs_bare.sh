@@ -6,7 +6,8 @@
 # over a fully written file, under mq-deadline. For every step of STEPS and
 # depth of QDS, the two run alternately for ROUNDS rounds (the order
 # flipping each round); the script prints the median MB/s, device merges per
-# write and io_uring_enter calls per write of each, and writelab / loop. Goal: at least 0.95x at every step
+# write and io_uring_enter calls per write of each, writelab / loop (the
+# medians' ratio), and the median and spread of each round's own ratio. Goal: at least 0.95x at every step
 # and depth, and at least the loop's merges at step 8.
 #
 # Usage: bench/stride_vs_bare.sh [BUILD_DIR] (default build). Root: it makes a
@@ -82,8 +83,8 @@ for qd in "${qds[@]}"; do
 done
 
 echo "stride (io_uring) vs the minimal liburing loop, median of $rounds rounds of ${secs}s, $dev (mq-deadline):"
-printf "%-5s %-6s %12s %12s %7s %14s %14s %14s %14s\n" qd step "writelab MB/s" "loop MB/s" ratio \
-  "merges/write" "(loop)" "enters/write" "(loop)"
+printf "%-5s %-6s %12s %12s %7s %7s %11s %14s %14s %14s %14s\n" qd step "writelab MB/s" "loop MB/s" ratio \
+  paired "(min-max)" "merges/write" "(loop)" "enters/write" "(loop)"
 worst=9 logsum=0 cells=0
 for qd in "${qds[@]}"; do
   for step in "${steps[@]}"; do
@@ -94,11 +95,16 @@ for qd in "${qds[@]}"; do
     we=$(awk '{print $3}' "$work/wl.$qd.$step" | median)
     be=$(awk '{print $3}' "$work/bare.$qd.$step" | median)
     ratio=$(awk -v a="$wl" -v b="$bl" 'BEGIN {printf "%.2f", a / b}')
+    # Each round's two runs are seconds apart: their ratio cancels the
+    # device's drift between rounds.
+    pairs=$(paste -d ' ' "$work/wl.$qd.$step" "$work/bare.$qd.$step" | awk '{printf "%.4f\n", $1 / $4}')
+    paired=$(median <<<"$pairs")
+    spread=$(sort -g <<<"$pairs" | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}')
     worst=$(awk -v a="$ratio" -v w="$worst" 'BEGIN {print (a < w) ? a : w}')
     logsum=$(awk -v a="$wl" -v b="$bl" -v s="$logsum" 'BEGIN {printf "%.6f", s + log(a / b)}')
     cells=$((cells + 1))
-    printf "%-5s %-6s %12.0f %12.0f %7s %14.3f %14.3f %14.3f %14.3f\n" "$qd" "$step" "$wl" "$bl" "$ratio" \
-      "$wm" "$bm" "$we" "$be"
+    printf "%-5s %-6s %12.0f %12.0f %7s %7.2f %11s %14.3f %14.3f %14.3f %14.3f\n" "$qd" "$step" "$wl" "$bl" \
+      "$ratio" "$paired" "$spread" "$wm" "$bm" "$we" "$be"
   done
 done
 echo "lowest ratio: $worst (goal: at least 0.95)"
