@@ -45,7 +45,7 @@ out=$(cd "$work" && "$prefix/bin/writelab" run --json "$work/run.json" -- sh -c 
   fail "the installed writelab run"
 [ "$out" = ran ] || fail "the installed writelab run passed '$out' through"
 grep -q '"run-files"' "$work/run.json" || fail "the installed writelab run wrote no document"
-"$prefix/bin/writelab" --version | grep -q "^writelab 0.2" || fail "installed writelab --version"
+[[ $("$prefix/bin/writelab" --version) == "writelab 0.2"* ]] || fail "installed writelab --version"
 ok "cmake --install puts the binary, library, headers, CMake and pkg-config files, man page, completion"
 
 run_consumer() {  # $1: the program, $2: how it was built
@@ -90,8 +90,11 @@ sed 's/writelab::writelab)/writelab::writelab_shared)/' tests/package/consumer/C
 cp tests/package/consumer/main.cc "$work/shared-consumer/"
 quiet cmake -S "$work/shared-consumer" -B "$work/shared-consumer/build" -DCMAKE_PREFIX_PATH="$shared"
 quiet cmake --build "$work/shared-consumer/build"
-ldd "$work/shared-consumer/build/consumer" | grep -q "libwritelab.so.0.2 => $shared" ||
-  fail "the consumer does not load libwritelab.so from $shared"
+# Matched on a captured copy: ldd writes line by line, and a grep -q that
+# stops reading at its match would kill it with SIGPIPE under pipefail.
+loaded=$(ldd "$work/shared-consumer/build/consumer")
+[[ $loaded == *"libwritelab.so.0.2 => $shared/"* ]] ||
+  fail "the consumer does not load libwritelab.so from $shared: $loaded"
 run_consumer "$work/shared-consumer/build/consumer" shared
 ok "WRITELAB_SHARED: libwritelab.so.0.2 and writelab::writelab_shared, the library alone"
 
@@ -120,15 +123,15 @@ complete_words() {  # the completions of the words given, the last being complet
 }
 [ "$(complete_words writelab st | sort | tr '\n' ' ')" = "stream stride " ] ||
   fail "completion of 'writelab st': $(complete_words writelab st | tr '\n' ' ')"
-complete_words writelab stride --sch | grep -qx -- --scheduler || fail "completion of 'stride --sch'"
-complete_words writelab records --com | grep -qx -- --commit-time || fail "completion of 'records --com'"
+grep -qx -- --scheduler <<<"$(complete_words writelab stride --sch)" || fail "completion of 'stride --sch'"
+grep -qx -- --commit-time <<<"$(complete_words writelab records --com)" || fail "completion of 'records --com'"
 [ "$(complete_words writelab help st | sort | tr '\n' ' ')" = "stream stride " ] ||
   fail "completion of 'writelab help st'"
 [ "$(complete_words writelab history t | tr '\n' ' ')" = "trend " ] ||
   fail "completion of 'writelab history t': $(complete_words writelab history t | tr '\n' ' ')"
-complete_words writelab history trend --fig | grep -qx -- --figure ||
+grep -qx -- --figure <<<"$(complete_words writelab history trend --fig)" ||
   fail "completion of 'history trend --fig'"
-complete_words writelab records --no-h | grep -qx -- --no-history || fail "completion of 'records --no-h'"
+grep -qx -- --no-history <<<"$(complete_words writelab records --no-h)" || fail "completion of 'records --no-h'"
 # The public headers compile with clang too, as C++20 and as C++2b (whose
 # libstdc++ <expected> clang 14 cannot use).
 for std in c++20 c++2b; do
@@ -157,7 +160,7 @@ root=$work/root
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 touch "$root/var/lib/dpkg/status"
 quiet dpkg --root="$root" --force-depends --force-not-root --force-script-chrootless -i "$deb"
-"$root/usr/bin/writelab" --version | grep -q "^writelab 0.2" || fail "writelab from the .deb"
+[[ $("$root/usr/bin/writelab" --version) == "writelab 0.2"* ]] || fail "writelab from the .deb"
 size=$(stat -c %s "$root/usr/bin/writelab")
 [ "$size" -lt $((20 << 20)) ] || fail "the packaged writelab is $size bytes (stripped: expected under 20 MiB)"
 deb_libdir=$(dirname "$(find "$root/usr/lib" -name libwritelab.a)")
