@@ -79,7 +79,10 @@ void Pass(FdState& s, int fd, bool force) {
 }
 
 // The end of a claimed stream: what is left waited for and dropped (or,
-// drop-behind, advised), nothing made durable beyond writeback.
+// drop-behind, advised), nothing made durable beyond writeback. Under
+// dontcache too: RWF_DONTCACHE starts each write's writeback but does not
+// wait for it, and what is still under writeback at close is still cached
+// (tens of MiB when the writer outruns the device).
 void EndStream(FdState& s, int fd) {
   if (!s.claimed) return;
   Pass(s, fd, true);
@@ -88,7 +91,7 @@ void EndStream(FdState& s, int fd) {
   const char* what = "";
   if (g_config.strategy == Strategy::kDropBehind)
     s.failed = calls.DropCache(s.start, s.next - s.start) < 0;
-  else if (!s.dontcache || s.cached)
+  else
     s.failed = s.window.Finish(calls, s.next, &what) < 0;
 }
 
