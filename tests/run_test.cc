@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include <map>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "figures.h"
@@ -169,6 +172,31 @@ TEST_F(RunCli, ASmallFileIsLeftAlone) {
   ASSERT_TRUE(row);
   EXPECT_NE(How(*row).find("small: left alone"), std::string::npos) << How(*row);
   EXPECT_EQ(Figures(*row).at("handled"), 0);
+}
+
+// The supervisor names each file it finds through /proc/PID/fd by the inode
+// it identified: descriptors swapped between two files as fast as dup2 goes
+// give no row one file's size under the other's name (a stat and a
+// readlink of /proc/PID/fd/N apart did, in half the files here, and a dd's
+// output row came out "small", named as its output and sized as its
+// stdout). The static writer: no shim names the files first.
+TEST_F(RunCli, ADescriptorSwappedBetweenFilesIsNamedByItsInode) {
+  constexpr int kPairs = 8;
+  json doc = Run({"--strategy", "window-drop"}, {WRITELAB_STATIC_WRITERS_BINARY, "swap",
+                                                 work.path(), std::to_string(kPairs), "1"});
+  const json* files = Result(doc, "run-files");
+  ASSERT_TRUE(files);
+  std::map<std::string, int> rows;
+  for (const json& r : (*files)["rows"]) {
+    const std::string name = r["name"];
+    const std::string base = name.substr(name.rfind('/') + 1);
+    if (name.rfind(work.path() + "/", 0) != 0) continue;
+    ++rows[base];
+    const int i = std::stoi(base.substr(1)), k = 2 * i + (base[0] == 'b');
+    EXPECT_EQ(Figures(r).at("size"), (k + 1) * 512) << name;
+  }
+  EXPECT_EQ(rows.size(), 2u * kPairs) << files->dump().substr(0, 2000);
+  for (const auto& [name, n] : rows) EXPECT_EQ(n, 1) << name << ": rows";
 }
 
 // --path limits the strategy to the files it matches, in the shim and the

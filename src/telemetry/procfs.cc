@@ -80,6 +80,17 @@ std::optional<std::string> ReadLine(const std::string& path) {
   return line;
 }
 
+std::optional<DescriptorView> ViewDescriptor(const std::string& link) {
+  DescriptorView v{UniqueFd(::open(link.c_str(), O_PATH | O_CLOEXEC)), {}, {}};
+  if (!v.handle || fstat(v.handle.get(), &v.st) != 0) return std::nullopt;
+  char path[4096];
+  const std::string self = "/proc/self/fd/" + std::to_string(v.handle.get());
+  const ssize_t n = readlink(self.c_str(), path, sizeof path);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof path) return std::nullopt;
+  v.path.assign(path, static_cast<size_t>(n));
+  return v;
+}
+
 MeminfoReader::MeminfoReader() : fd_(::open("/proc/meminfo", O_RDONLY | O_CLOEXEC)) {}
 
 std::optional<MemSample> MeminfoReader::Read() {

@@ -4,6 +4,8 @@
 // pread into a fixed buffer, so a sampler thread can poll cheaply.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +39,19 @@ std::optional<BlockSample> ParseBlockStat(std::string_view text);
 std::optional<std::string> ReadSmallFile(const std::string& path);
 // The first line of a file with trailing whitespace removed.
 std::optional<std::string> ReadLine(const std::string& path);
+
+// One of a process's descriptors (link: /proc/PID/fd/N) seen through one
+// O_PATH handle of the caller's own, so that its stat and its path are of
+// the same file (no open of the file itself runs). A stat and a readlink
+// of the link, two calls apart, can describe two files: the process may put
+// another on N in between (dd puts its output on fd 1). nullopt when the
+// descriptor is gone or cannot be looked at.
+struct DescriptorView {
+  UniqueFd handle;  // O_PATH
+  struct stat st;
+  std::string path;
+};
+std::optional<DescriptorView> ViewDescriptor(const std::string& link);
 
 class MeminfoReader {
  public:

@@ -50,6 +50,31 @@ TEST(MeminfoReader, RereadsLiveValues) {
   EXPECT_EQ(a->total, b->total);
 }
 
+// A descriptor is seen as one file: its stat and its path agree, and a pipe
+// is seen as a pipe (its open is never run).
+TEST(ViewDescriptor, GivesTheStatAndPathOfOneFile) {
+  const std::string path = "/var/tmp/writelab-view-" + std::to_string(getpid());
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  ASSERT_TRUE(fd);
+  ASSERT_EQ(write(fd.get(), "abc", 3), 3);
+  auto v = ViewDescriptor("/proc/self/fd/" + std::to_string(fd.get()));
+  unlink(path.c_str());
+  ASSERT_TRUE(v);
+  struct stat st;
+  ASSERT_EQ(fstat(fd.get(), &st), 0);
+  EXPECT_EQ(v->st.st_ino, st.st_ino);
+  EXPECT_EQ(v->st.st_size, 3);
+  EXPECT_EQ(v->path, path);
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  auto pv = ViewDescriptor("/proc/self/fd/" + std::to_string(p[1]));
+  ASSERT_TRUE(pv);
+  EXPECT_TRUE(S_ISFIFO(pv->st.st_mode));
+  close(p[0]);
+  close(p[1]);
+  EXPECT_FALSE(ViewDescriptor("/proc/self/fd/99999"));
+}
+
 TEST(Identify, HostHasKernelAndMemory) {
   Host h = IdentifyHost();
   EXPECT_FALSE(h.kernel.empty());

@@ -15,6 +15,8 @@
 //   writers forks FILE MIB                 a thread streams MIB MiB while the main
 //                                          thread forks 20 children that write and exit()
 //   writers forge PATH                     records a shim never sent, on WRITELAB_RUN_FD
+//   writers swap DIR PAIRS SECONDS         descriptors 30.. swapped between two files
+//                                          each, of sizes of their own, for SECONDS
 //   writers uring FILE MIB                 MIB 1 MiB writes through io_uring, one at a time
 //                                          (raw io_uring_setup/enter: no liburing, so
 //                                          that the static build has it too)
@@ -279,6 +281,30 @@ int Forks(const char* path, long mib) {
   return close(fd) == 0 ? 0 : Fail("close");
 }
 
+// PAIRS pairs of files DIR/aI and DIR/bI, each of its own size (aI
+// (2I+1) x 512 bytes, bI (2I+2) x 512), held at descriptors from 100 up,
+// and for SECONDS descriptor 30+I swapped between the two as fast as dup2
+// goes: who reads a descriptor's inode and its name in two calls gives one
+// file's inode the other's name (dd puts its output on fd 1 the same way).
+int Swap(const char* dir, long pairs, long seconds) {
+  std::vector<int> fds;
+  for (long i = 0; i < 2 * pairs; ++i) {
+    const std::string path = std::string(dir) + "/" + (i % 2 ? "b" : "a") + std::to_string(i / 2);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const std::vector<char> buf(static_cast<size_t>(i + 1) * 512, 'W');
+    if (fd < 0 || write(fd, buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
+      return Fail("open or write");
+    fds.push_back(fcntl(fd, F_DUPFD_CLOEXEC, 100 + i));
+    close(fd);
+  }
+  const time_t end = time(nullptr) + seconds;
+  while (time(nullptr) < end)
+    for (int k = 0; k < 1000; ++k)
+      for (long i = 0; i < pairs; ++i)
+        if (dup2(fds[2 * i + k % 2], static_cast<int>(30 + i)) < 0) return Fail("dup2");
+  return 0;
+}
+
 // Records a shim could have sent, forged: PATH named as a file the program
 // "wrote" (unseen and done, with PATH's own device and inode), and a hello
 // from pid 1, written to the descriptor WRITELAB_RUN_FD names.
@@ -313,12 +339,13 @@ int Run(int argc, char** argv) {
   if (mode == "signals" && argc == 4) return Signals(argv[2], n(3));
   if (mode == "forks" && argc == 4) return Forks(argv[2], n(3));
   if (mode == "forge" && argc == 3) return Forge(argv[2]);
+  if (mode == "swap" && argc == 5) return Swap(argv[2], n(3), n(4));
   if (mode == "calls" && argc == 3) return Calls(argv[2]);
   std::fprintf(stderr,
                "usage: writers fsync FILE COUNT INTERVAL_MS | dsync FILE COUNT STRIDE | "
                "stream FILE MIB | osync FILE COUNT | small FILE COUNT | fwrite FILE COUNT SIZE | "
                "uring FILE MIB | calls FILE | semantics DIR | signals FILE MIB | forks FILE MIB | "
-               "forge PATH\n");
+               "forge PATH | swap DIR PAIRS SECONDS\n");
   return 2;
 }
 

@@ -94,12 +94,10 @@ class Collector {
       const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
       std::error_code ec;
       for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-        struct stat st;
-        if (stat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        std::error_code rc;
-        const std::string path = std::filesystem::read_symlink(e.path(), rc);
-        if (!rc) t_.paths[{KernelDev(st.st_dev), st.st_ino}] = path;
-        devs_.insert(KernelDev(st.st_dev));
+        auto view = ViewDescriptor(e.path());  // stat and path of one file
+        if (!view || !S_ISREG(view->st.st_mode)) continue;
+        t_.paths[{KernelDev(view->st.st_dev), view->st.st_ino}] = view->path;
+        devs_.insert(KernelDev(view->st.st_dev));
       }
     }
   }

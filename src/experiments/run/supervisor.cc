@@ -32,13 +32,17 @@ bool BornSince(int fd, uint64_t start_realtime_ns) {
   return born >= start_realtime_ns;
 }
 
-// Whether /proc/PID/fdinfo/N says the descriptor may write.
-bool OpenForWriting(const std::string& fdinfo) {
+// Whether /proc/PID/fdinfo/N says the descriptor may write, and (where the
+// kernel says which inode it is, 5.14 on) is still of inode ino.
+bool OpenForWriting(const std::string& fdinfo, uint64_t ino) {
   auto text = ReadSmallFile(fdinfo);
   if (!text) return false;
   const size_t at = text->find("flags:");
   if (at == std::string::npos) return false;
   const unsigned long flags = std::strtoul(text->c_str() + at + 6, nullptr, 8);
+  const size_t in = text->find("\nino:");
+  if (in != std::string::npos && std::strtoull(text->c_str() + in + 5, nullptr, 10) != ino)
+    return false;
   return (flags & O_ACCMODE) != O_RDONLY;
 }
 
@@ -231,25 +235,22 @@ void Supervisor::Scan(pid_t pid) {
     return;
   }
   for (const auto& e : it) {
-    struct stat st;
-    if (stat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    // Identity, name and birth of one object (procfs.h): a descriptor CMD
+    // replaces between two calls cannot give one file's inode another's name.
+    auto view = ViewDescriptor(e.path());
+    if (!view || !S_ISREG(view->st.st_mode)) continue;
+    const struct stat& st = view->st;
     const std::string fdinfo = proc + "/fdinfo/" + e.path().filename().string();
-    if (!OpenForWriting(fdinfo)) continue;
+    if (!OpenForWriting(fdinfo, st.st_ino)) continue;
     WatchedFile* f = Find(static_cast<uint64_t>(st.st_dev), st.st_ino);
     if (!f) {
-      std::error_code rc;
-      const std::string path = std::filesystem::read_symlink(e.path(), rc).string();
+      const std::string& path = view->path;
       if (!spec_.path_glob.empty() && fnmatch(spec_.path_glob.c_str(), path.c_str(), 0) != 0)
         continue;
       f = Add(static_cast<uint64_t>(st.st_dev), st.st_ino, path);
       if (!f) continue;
       f->first_size = static_cast<uint64_t>(st.st_size);
-      struct statx stx {};
-      if (statx(AT_FDCWD, e.path().c_str(), 0, STATX_BTIME, &stx) == 0 &&
-          (stx.stx_mask & STATX_BTIME))
-        f->created =
-            static_cast<uint64_t>(stx.stx_btime.tv_sec) * 1'000'000'000 + stx.stx_btime.tv_nsec >=
-            start_ns_;
+      f->created = BornSince(view->handle.get(), start_ns_);
       f->base = f->created ? 0 : f->first_size;
     }
     f->link = e.path().string();
