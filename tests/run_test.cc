@@ -4,18 +4,25 @@
 // tar), to what a preload cannot see (a static binary, io_uring), the
 // coverage said per file, the data byte-identical, CMD's output and exit
 // status passed through, SIGINT, and the refusals.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "figures.h"
 #include "harness.h"
+#include "telemetry/pagecache.h"
 #include "test_paths.h"
+#include "writelab/unique_fd.h"
 
 namespace writelab::testing {
 namespace {
@@ -133,6 +140,42 @@ TEST_F(RunCli, CpIsHandledWhateverWayItCopies) {
   json doc = Run({"--strategy", "dontcache"}, {"cp", Path("src"), Path("dst")});
   ExpectHandled(doc, Path("dst"), "shim:");
   EXPECT_EQ(Sha256(Path("src")), Sha256(Path("dst")));
+}
+
+// cp asks copy_file_range for the whole file in one call: the shim copies it
+// in pieces given to the window, so that the copy never has more than about
+// two windows dirty or under writeback (all 256 MiB were, until cp's one
+// call returned, before). The file's pages are watched while cp runs.
+TEST_F(RunCli, CpsOneCallCopyIsWindowedAsItGoes) {
+  RandomFile(Path("src"), 256);
+  Shell("sync " + Path("src"));
+  const std::string dst = Path("dst");
+  std::atomic<bool> done{false};
+  uint64_t peak = 0, looks = 0;
+  bool has_dirty = true;
+  std::thread watch([&] {
+    UniqueFd fd;
+    while (!done.load()) {
+      if (!fd) fd = UniqueFd(open(dst.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      auto r = fd ? MeasureResidency(fd.get(), dst) : std::unexpected(Error{});
+      if (r) {
+        has_dirty = r->dirty_pages && r->writeback_pages;
+        peak = std::max(
+            peak, (r->dirty_pages.value_or(0) + r->writeback_pages.value_or(0)) * r->page_size);
+        ++looks;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  });
+  json doc = Run({"--strategy", "window-drop"}, {"cp", Path("src"), dst});
+  done = true;
+  watch.join();
+  if (!has_dirty) GTEST_SKIP() << "no cachestat(2) here: a file's dirty pages cannot be seen";
+  ExpectHandled(doc, dst, "shim: window-drop");
+  EXPECT_GT(looks, 10u) << "the copy was watched";
+  EXPECT_GT(peak, 0u) << "the copy's pages were seen dirty or under writeback";
+  EXPECT_LE(peak, 2 * kWindow + (2 << 20)) << "dirty or under writeback at most";
+  EXPECT_EQ(Sha256(Path("src")), Sha256(dst));
 }
 
 TEST_F(RunCli, TarIsHandled) {
@@ -280,7 +323,8 @@ TEST_F(RunCli, SigintStopsCmdAndKeepsWhatWasMeasured) {
 }
 
 // The shim inside a program changes nothing it should not: O_APPEND,
-// pwrite's position, a failed write's errno, a pipe.
+// pwrite's position, copy_file_range's offsets, positions and errno (the
+// shim copies in pieces), a failed write's errno, a pipe.
 TEST_F(RunCli, TheShimKeepsWhatTheProgramsCallsMean) {
   RunResult r;
   json doc = Run({"--strategy", "window-drop", "--min-file", "1M"},
@@ -289,6 +333,9 @@ TEST_F(RunCli, TheShimKeepsWhatTheProgramsCallsMean) {
   const json* row = FileRow(doc, Path("appended"));
   ASSERT_TRUE(row);
   EXPECT_NE(How(*row).find("shim: window-drop"), std::string::npos) << How(*row);
+  const json* copied = FileRow(doc, Path("copied"));
+  ASSERT_TRUE(copied);
+  EXPECT_NE(How(*copied).find("shim: window-drop"), std::string::npos) << How(*copied);
 }
 
 // A signal handler writing to the descriptor the program is streaming to,

@@ -299,25 +299,46 @@ WL_EXPORT ssize_t pwritev64v2(int fd, const iovec* iov, int count, off_t offset,
 
 // cp's way (coreutils 9): the kernel copies, so RWF_DONTCACHE has no say;
 // the copied range goes through the window-drop window whatever the
-// strategy, and the done record says so.
+// strategy, and the done record says so. cp asks for the whole file in one
+// call (up to 2 GiB, the kernel's most a call), which left all of it dirty
+// until the call returned: the copy goes in pieces of kBatch, each given to
+// the window as a write() of it would be, and returns their sum, as a copy
+// that the kernel cut short would (an error after the first piece returns
+// what was copied; the caller's next call meets the error). At most what
+// the kernel copies in one call, so that the sum fits where it did.
 WL_EXPORT ssize_t copy_file_range(int in, off_t* in_off, int out, off_t* out_off, size_t n,
                                   unsigned flags) {
-  FdState* s = Follow(out);
+  FdState* s = n ? Follow(out) : nullptr;
   if (!s) return real_copy_file_range()(in, in_off, out, out_off, n, flags);
-  const off_t at = out_off ? *out_off : -1;
-  const ssize_t r = real_copy_file_range()(in, in_off, out, out_off, n, flags);
-  if (r > 0) {
-    const int saved = errno;
+  constexpr size_t kMaxRwCount = 0x7ffff000;  // MAX_RW_COUNT with 4 KiB pages
+  n = n < kMaxRwCount ? n : kMaxRwCount;
+  const int saved = errno;
+  size_t total = 0;
+  while (total < n) {
+    const size_t len = n - total < kBatch ? n - total : kBatch;
+    const off_t at = out_off ? *out_off : -1;
+    const ssize_t r = real_copy_file_range()(in, in_off, out, out_off, len, flags);
+    if (r < 0 && total == 0) {  // the call's own result, errno too
+      Unlock(s);
+      return r;
+    }
+    if (r <= 0) {
+      errno = saved;
+      break;
+    }
+    const int after = errno;
     uint64_t start = static_cast<uint64_t>(at);
     if (at < 0) {
       const off_t end = real_lseek()(out, 0, SEEK_CUR);
       start = end >= r ? static_cast<uint64_t>(end - r) : 0;
     }
-    errno = saved;
+    errno = after;
     Wrote(*s, out, start, static_cast<uint64_t>(r), false);
+    total += static_cast<size_t>(r);
+    if (static_cast<size_t>(r) < len) break;  // the end of the input, or the kernel's own cut
   }
   Unlock(s);
-  return r;
+  return static_cast<ssize_t>(total);
 }
 
 // The position is asked of the kernel after each write (Vectored): lseek

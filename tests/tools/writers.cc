@@ -9,7 +9,8 @@
 //   writers small FILE COUNT               COUNT buffered writes of 64 bytes
 //   writers fwrite FILE COUNT SIZE         COUNT fwrite()s of SIZE bytes, then fclose
 //   writers semantics DIR                  what a preload must keep (O_APPEND, pwrite,
-//                                          errno, pipes): exit 0 when it holds
+//                                          copy_file_range, errno, pipes): exit 0 when
+//                                          it holds
 //   writers signals FILE MIB               MIB 1 MiB appends, a SIGALRM handler writing
 //                                          to the same descriptor every millisecond
 //   writers forks FILE MIB                 a thread streams MIB MiB while the main
@@ -190,6 +191,34 @@ int Calls(const char* path) {
 // asked and the position stays, a failed write keeps its errno, a write to
 // a pipe is a write. In DIR; exit 0 when all hold, 1 naming the first that
 // does not.
+// copy_file_range as the kernel does it, past --min-file (where the shim
+// copies in pieces): src is 12 MiB of 'x' and a 'p'. With offsets, only
+// they move; without, the positions do; a flag it does not know is EINVAL.
+int CopySemantics(const std::string& dir, const std::string& src) {
+  const int in = open(src.c_str(), O_RDONLY | O_CLOEXEC);
+  const int out = open((dir + "/copied").c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (in < 0 || out < 0) return Fail("open");
+  off64_t in_off = 1, out_off = 0;
+  if (copy_file_range(in, &in_off, out, &out_off, SIZE_MAX >> 2, 0) != 12 << 20 ||
+      in_off != (12 << 20) + 1 || out_off != 12 << 20 || lseek(in, 0, SEEK_CUR) != 0 ||
+      lseek(out, 0, SEEK_CUR) != 0)
+    return Fail("copy_file_range with offsets");
+  char last = 0;
+  if (pread(out, &last, 1, (12 << 20) - 1) != 1 || last != 'p') {
+    errno = EINVAL;
+    return Fail("what copy_file_range copied");
+  }
+  const ssize_t part = (10 << 20) + 3;
+  if (copy_file_range(in, nullptr, out, nullptr, static_cast<size_t>(part), 0) != part ||
+      lseek(in, 0, SEEK_CUR) != part || lseek(out, 0, SEEK_CUR) != part)
+    return Fail("copy_file_range at the positions");
+  errno = 0;
+  if (copy_file_range(in, nullptr, out, nullptr, 1 << 20, 1) != -1 || errno != EINVAL)
+    return Fail("copy_file_range's errno");
+  close(in);
+  return close(out) == 0 ? 0 : Fail("close");
+}
+
 int Semantics(const std::string& dir) {
   const std::string log = dir + "/appended";
   std::vector<char> block(1 << 20, 'x');
@@ -205,6 +234,7 @@ int Semantics(const std::string& dir) {
     return Fail("O_APPEND size");
   }
   close(fd);
+  if (int rc = CopySemantics(dir, log); rc != 0) return rc;
   fd = open((dir + "/positioned").c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Fail("open");
   if (write(fd, "abcdef", 6) != 6 || pwrite(fd, "XY", 2, 2) != 2 || lseek(fd, 0, SEEK_CUR) != 6 ||
