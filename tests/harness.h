@@ -43,6 +43,10 @@ struct RunResult {
   std::string err;
 };
 
+inline void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
 inline std::string Slurp(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream s;

@@ -5,7 +5,9 @@
 // written bytes lies behind the newest window, wait for that older range to
 // reach the device (WAIT_BEFORE | WRITE | WAIT_AFTER) and, with drop, remove
 // it from the page cache (posix_fadvise DONTNEED), so the writer leaves at
-// most about two windows dirty or cached.
+// most about two windows dirty or cached. Each drop reaches back to the 2
+// MiB boundary below where the last one ended, and the last one forward to
+// the boundary after the end (a folio is dropped only whole; see the .cc).
 //
 // Errors: every call's failure is returned, fadvise's included (on a regular
 // file it fails only for a bad descriptor or range, which is a bug worth

@@ -16,6 +16,10 @@
 //   WLRUN1 unseen pid=P dev=D ino=I path=PATH   (closed, MIN_FILE or more,
 //        open for writing, but written by no call the shim wraps: io_uring,
 //        mmap, a raw system call; the supervisor's)
+//   WLRUN1 leave pid=P reason=seccomp          (the process is installing a
+//        seccomp filter: the shim ended its streams and stepped aside; its
+//        later files are the supervisor's. A process that starts under one
+//        says nothing at all, not even hello)
 // D is st_dev as stat(2) gives it; PATH is percent-encoded (every byte
 // outside [A-Za-z0-9/._~+-] as %XX), so that a record is one line of
 // printable ASCII. M: how the bytes were handled: window, window-drop,
@@ -25,7 +29,10 @@
 // RWF_DONTCACHE: plain writes), small (the file stayed below MIN_FILE),
 // plain (STRATEGY plain: --compare's plain runs, counted, nothing done),
 // failed (a sync_file_range or fadvise call failed: from then on the file
-// was left as the program wrote it; handled says how far it got).
+// was left as the program wrote it; handled says how far it got), no-wait
+// (the shim could not open a read-only descriptor of its own to wait on, a
+// file the program may write but not read: writeback was started and what
+// was clean dropped, never waited for on the program's descriptor).
 #pragma once
 
 #include <cstddef>

@@ -81,6 +81,7 @@ const char* Mechanism(const FdState& s) {
   }
   if (!s.ever_claimed) return "small";
   if (s.failed) return "failed";
+  if (s.nowait) return "no-wait";
   if (s.refused) return "refused-dontcache";
   if (s.cached) return "dontcache+window-drop";
   switch (g_config.strategy) {
@@ -108,6 +109,17 @@ void ReportHello() {
   exe[len > 0 ? len : 0] = 0;
   Put(buf, &n, " exe=");
   PutPath(buf, &n, exe);
+  Send(buf, n);
+}
+
+void ReportLeave(const char* reason) {
+  char buf[proto::kMaxRecord + 1];
+  size_t n = 0;
+  Put(buf, &n, proto::kMagic);
+  Put(buf, &n, " leave pid=");
+  PutNumber(buf, &n, static_cast<uint64_t>(getpid()));
+  Put(buf, &n, " reason=");
+  Put(buf, &n, reason);
   Send(buf, n);
 }
 

@@ -22,20 +22,36 @@
 //
 // Wrapped: write, pwrite(64), writev, pwritev(64)(v2), copy_file_range,
 // fwrite(_unlocked), lseek(64), close, close_range, closefrom, fclose, dup2,
-// dup3. Other stdio calls (fprintf, fputs...) reach the file through glibc's
-// own write, which no preload sees: their bytes are taken up at the next
-// fwrite, and a file written only that way is said "unseen" at fclose for
-// the supervisor. A wrapper returns what the real call returned, with its
-// errno; the shim's own calls keep errno as they found it.
+// dup3; and prctl and syscall, to step aside before a seccomp filter is
+// installed. Other stdio calls (fprintf, fputs...) reach the file through
+// glibc's own write, which no preload sees: their bytes are taken up at the
+// next fwrite, and a file written only that way is said "unseen" at fclose
+// for the supervisor.
+//
+// Nothing the program sees changes (docs/run.md, "What CMD sees"): a
+// wrapper makes the program's own call (the same system call, but for
+// dontcache's pwritev2) and returns what it returned, with its errno; the
+// shim's own calls keep errno as they found it; it never waits on, nor
+// takes an error from, the program's descriptor (stream.cc: its waits go
+// through a descriptor of its own); it does not serialise writers of one
+// descriptor that are not a stream (a positional write is made without the
+// lock); it stays out of a process that runs under seccomp (checked at
+// start, and before a filter is installed), and a signal handler's calls
+// never wait for a lock of the shim's.
 //
 // Cost: a call on a descriptor the shim does not follow is the real call
 // plus a table lookup (close adds fcntl and fstat, once, for a descriptor it
 // has not seen written); fwrite on a small file adds a few nanoseconds
-// (bench/run_compare.sh).
+// (bench/run_compare.sh). A process that writes no regular file touches no
+// state page at start or in a fork's child.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/seccomp.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -51,7 +67,7 @@
 namespace writelab::shim {
 
 Config g_config;
-bool g_active = false;
+std::atomic<bool> g_active{false};
 thread_local int t_inside __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
@@ -82,6 +98,8 @@ using Dup2Fn = int (*)(int, int);
 using Dup3Fn = int (*)(int, int, int);
 using FcloseFn = int (*)(FILE*);
 using FwriteFn = size_t (*)(const void*, size_t, size_t, FILE*);
+using PrctlFn = int (*)(int, ...);
+using SyscallFn = long (*)(long, ...);
 WL_REAL(WriteFn, write)
 WL_REAL(PwriteFn, pwrite)
 WL_REAL(PwriteFn, pwrite64)
@@ -100,31 +118,55 @@ WL_REAL(Dup3Fn, dup3)
 WL_REAL(FcloseFn, fclose)
 WL_REAL(FwriteFn, fwrite)
 WL_REAL(FwriteFn, fwrite_unlocked)
+WL_REAL(PrctlFn, prctl)
+WL_REAL(SyscallFn, syscall)
 #undef WL_REAL
 
-// A write of iov at offset (-1: the file position, as write and writev)
-// under the strategy; returns what the real call returned, errno too. Where
-// it began is asked of the kernel after a positional write: the position
-// belongs to the open file, which read(), a dup or a fork's child may have
-// moved. RWF_DONTCACHE that the file system refuses (EOPNOTSUPP) is the
-// plain write, said in the file's done record.
-ssize_t Vectored(FdState* s, int fd, const iovec* iov, int count, off_t offset, int flags) {
+// A write the shim follows: plain() makes the program's own call (the same
+// system call it asked for); under dontcache the bytes go out with
+// pwritev2(RWF_DONTCACHE) instead, and a file system that refuses it
+// (EOPNOTSUPP) gets the program's own call, said in the file's done record.
+// A positional write is made without the descriptor's lock (s is unlocked
+// for it and locked again to count it), so that threads writing one
+// descriptor at offsets of their own are not serialised by the shim; a
+// write at the file position keeps the lock across the call, as the kernel
+// keeps the position's (where it began is asked of the kernel after the
+// call: the position belongs to the open file, which read(), a dup or a
+// fork's child may have moved). Returns what the call returned, errno too,
+// with s unlocked.
+template <class Plain>
+ssize_t Through(FdState* s, int fd, const iovec* iov, int count, off_t offset, int flags,
+                Plain plain) {
+  const bool positional = offset >= 0;
   const bool uncached = s->dontcache;
-  ssize_t r = real_pwritev2()(fd, iov, count, offset, uncached ? flags | RWF_DONTCACHE : flags);
-  if (uncached && r < 0 && errno == EOPNOTSUPP) {
-    s->dontcache = false;
-    s->refused = true;
-    r = real_pwritev2()(fd, iov, count, offset, flags);
+  if (positional) Unlock(s);
+  bool refused = false;
+  ssize_t r;
+  if (uncached) {
+    r = real_pwritev2()(fd, iov, count, offset, flags | RWF_DONTCACHE);
+    if (r < 0 && errno == EOPNOTSUPP) {
+      r = plain();
+      refused = r >= 0;
+    }
+  } else {
+    r = plain();
   }
-  if (r <= 0) return r;
   const int saved = errno;
-  uint64_t start = static_cast<uint64_t>(offset);
-  if (offset < 0) {
-    const off_t end = real_lseek()(fd, 0, SEEK_CUR);
-    start = end >= r ? static_cast<uint64_t>(end - r) : 0;
+  if (positional && !Relock(s)) {
+    errno = saved;
+    return r;
   }
+  if (refused) s->dontcache = false, s->refused = true;
+  if (r > 0) {
+    uint64_t start = static_cast<uint64_t>(offset);
+    if (!positional) {
+      const off_t end = real_lseek()(fd, 0, SEEK_CUR);
+      start = end >= r ? static_cast<uint64_t>(end - r) : 0;
+    }
+    Wrote(*s, fd, start, static_cast<uint64_t>(r), uncached && !refused);
+  }
+  Unlock(s);
   errno = saved;
-  Wrote(*s, fd, start, static_cast<uint64_t>(r), uncached);
   return r;
 }
 
@@ -141,16 +183,25 @@ __attribute__((noinline)) void StdioBatch(int fd, size_t bytes, uint8_t kind) {
 
 inline void StdioWrote(FILE* f, size_t bytes) {
   const int fd = f->_fileno;  // glibc's FILE; -1 for a stream without a descriptor
-  if (!g_active || fd < 0 || fd >= kMaxFds) return;
-  FdState& fast = g_fds[fd];
-  const uint8_t kind = fast.kind.load(std::memory_order_relaxed);
+  if (!Active() || fd < 0 || fd >= kMaxFds) return;
+  FdState* fast = Peek(fd);
+  const uint8_t kind = fast ? fast->kind.load(std::memory_order_relaxed) : uint8_t{kUnknown};
   if (kind == kIgnored) return;
   if (kind == kTracked) {
-    const uint64_t now = fast.stdio.load(std::memory_order_relaxed) + bytes;
-    fast.stdio.store(now, std::memory_order_relaxed);
+    const uint64_t now = fast->stdio.load(std::memory_order_relaxed) + bytes;
+    fast->stdio.store(now, std::memory_order_relaxed);
     if (now < kBatch) return;
   }
   StdioBatch(fd, bytes, kind);
+}
+
+// glibc's FILE: bytes fwrite has buffered and not yet written (the stream
+// is in put mode). fclose must not flush anything else: fflush on a stream
+// that is reading moves the descriptor's offset back to what was consumed
+// (an offset a parent shell may share), which fclose never does.
+bool Buffered(const FILE* f) {
+  constexpr int kNoWrites = 0x0008, kPutting = 0x0800;  // _IO_NO_WRITES, _IO_CURRENTLY_PUTTING
+  return !(f->_flags & kNoWrites) && (f->_flags & kPutting) && f->_IO_write_ptr > f->_IO_write_base;
 }
 
 Strategy ParseStrategy(const char* text, size_t n) {
@@ -183,6 +234,26 @@ void TakeReportSocket(const char* text) {
   }
 }
 
+// Whether the process runs under a seccomp filter or in strict mode (the
+// "Seccomp:" line of /proc/self/status, 0 for none). The dynamic loader
+// has just opened, read and mapped this library, so reading a file is
+// something any filter this process started under allows; nothing else is
+// called before the answer.
+bool UnderSeccomp() {
+  const int fd = openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // cannot tell: stay out
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  RealClose(fd);
+  if (n <= 0) return true;
+  buf[n] = 0;
+  const char* at = strstr(buf, "\nSeccomp:");
+  if (!at) return false;  // a kernel without seccomp
+  at += 9;
+  while (*at == ' ' || *at == '\t') ++at;
+  return *at != '0';
+}
+
 __attribute__((constructor)) void Init() {
   const char* config = getenv(proto::kConfigEnv);
   if (!config) return;
@@ -192,22 +263,25 @@ __attribute__((constructor)) void Init() {
   const uint64_t window = strtoull(comma + 1, &rest, 10);
   const uint64_t min_file = rest && *rest == ',' ? strtoull(rest + 1, nullptr, 10) : 0;
   if (window == 0) return;
+  const Strategy strategy = ParseStrategy(config, static_cast<size_t>(comma - config));
+  if (strategy == Strategy::kOff || UnderSeccomp()) return;  // the supervisor's, from outside
   if (const char* glob = getenv(proto::kPathEnv))
     strncpy(g_config.glob, glob, sizeof g_config.glob - 1);
   if (const char* fd = getenv(proto::kFdEnv)) TakeReportSocket(fd);
   g_config.window = window;
   g_config.min_file = min_file;
-  g_config.strategy = ParseStrategy(config, static_cast<size_t>(comma - config));
-  g_active = g_config.strategy != Strategy::kOff;
-  if (!g_active) return;
+  g_config.strategy = strategy;
+  g_active.store(true, std::memory_order_relaxed);
   pthread_atfork(nullptr, nullptr, ResetAfterFork);
   ReportHello();
 }
 
-// Every descriptor still followed when the program exits (not _exit).
+// Every descriptor still followed when the program exits (not _exit), but
+// when exit() comes from a signal handler that interrupted the shim.
 __attribute__((destructor)) void Fini() {
+  if (!Active() || t_inside) return;
   for (int fd = 0; fd < kMaxFds; ++fd)
-    if (g_fds[fd].kind.load(std::memory_order_relaxed) == kTracked) Finish(fd);
+    if (FdState* s = Peek(fd); s && s->kind.load(std::memory_order_relaxed) == kTracked) Finish(fd);
 }
 
 }  // namespace
@@ -217,6 +291,7 @@ ssize_t RealPwritev2(int fd, const iovec* iov, int count, off_t offset, int flag
   return real_pwritev2()(fd, iov, count, offset, flags);
 }
 off_t RealLseek(int fd, off_t offset, int whence) { return real_lseek()(fd, offset, whence); }
+int RealClose(int fd) { return real_close()(fd); }
 
 }  // namespace writelab::shim
 
@@ -234,68 +309,81 @@ WL_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
   FdState* s = Follow(fd);
   if (!s) return real_write()(fd, buf, n);
   iovec iov{const_cast<void*>(buf), n};
-  const ssize_t r = Vectored(s, fd, &iov, 1, -1, 0);
-  Unlock(s);
-  return r;
+  return Through(s, fd, &iov, 1, -1, 0, [&] { return real_write()(fd, buf, n); });
 }
 
 WL_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t offset) {
   FdState* s = offset >= 0 ? Follow(fd) : nullptr;
   if (!s) return real_pwrite()(fd, buf, n, offset);
   iovec iov{const_cast<void*>(buf), n};
-  const ssize_t r = Vectored(s, fd, &iov, 1, offset, 0);
-  Unlock(s);
-  return r;
+  return Through(s, fd, &iov, 1, offset, 0, [&] { return real_pwrite()(fd, buf, n, offset); });
 }
 
 WL_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t offset) {
   FdState* s = offset >= 0 ? Follow(fd) : nullptr;
   if (!s) return real_pwrite64()(fd, buf, n, offset);
   iovec iov{const_cast<void*>(buf), n};
-  const ssize_t r = Vectored(s, fd, &iov, 1, offset, 0);
-  Unlock(s);
-  return r;
+  return Through(s, fd, &iov, 1, offset, 0, [&] { return real_pwrite64()(fd, buf, n, offset); });
 }
 
 WL_EXPORT ssize_t writev(int fd, const iovec* iov, int count) {
   FdState* s = Follow(fd);
   if (!s) return real_writev()(fd, iov, count);
-  const ssize_t r = Vectored(s, fd, iov, count, -1, 0);
-  Unlock(s);
-  return r;
+  return Through(s, fd, iov, count, -1, 0, [&] { return real_writev()(fd, iov, count); });
 }
 
 WL_EXPORT ssize_t pwritev(int fd, const iovec* iov, int count, off_t offset) {
   FdState* s = offset >= 0 ? Follow(fd) : nullptr;
   if (!s) return real_pwritev()(fd, iov, count, offset);
-  const ssize_t r = Vectored(s, fd, iov, count, offset, 0);
-  Unlock(s);
-  return r;
+  return Through(s, fd, iov, count, offset, 0,
+                 [&] { return real_pwritev()(fd, iov, count, offset); });
 }
 
 WL_EXPORT ssize_t pwritev64(int fd, const iovec* iov, int count, off_t offset) {
   FdState* s = offset >= 0 ? Follow(fd) : nullptr;
   if (!s) return real_pwritev64()(fd, iov, count, offset);
-  const ssize_t r = Vectored(s, fd, iov, count, offset, 0);
-  Unlock(s);
-  return r;
+  return Through(s, fd, iov, count, offset, 0,
+                 [&] { return real_pwritev64()(fd, iov, count, offset); });
 }
 
 WL_EXPORT ssize_t pwritev2(int fd, const iovec* iov, int count, off_t offset, int flags) {
   FdState* s = offset >= -1 ? Follow(fd) : nullptr;
   if (!s) return real_pwritev2()(fd, iov, count, offset, flags);
-  const ssize_t r = Vectored(s, fd, iov, count, offset, flags);
-  Unlock(s);
-  return r;
+  return Through(s, fd, iov, count, offset, flags,
+                 [&] { return real_pwritev2()(fd, iov, count, offset, flags); });
 }
 
 WL_EXPORT ssize_t pwritev64v2(int fd, const iovec* iov, int count, off_t offset, int flags) {
   FdState* s = offset >= -1 ? Follow(fd) : nullptr;
   if (!s) return real_pwritev64v2()(fd, iov, count, offset, flags);
-  const ssize_t r = Vectored(s, fd, iov, count, offset, flags);
-  Unlock(s);
-  return r;
+  return Through(s, fd, iov, count, offset, flags,
+                 [&] { return real_pwritev64v2()(fd, iov, count, offset, flags); });
 }
+
+}  // extern "C"
+
+namespace writelab::shim {
+namespace {
+
+// Whether a copy within one file reads and writes overlapping ranges (the
+// kernel refuses it with EINVAL, and the caller then copies another way):
+// such a call is passed through whole, never in pieces that would each be
+// allowed and smear the data.
+bool Overlaps(int in, const off_t* in_off, int out, const off_t* out_off, size_t n) {
+  struct stat a, b;
+  if (fstat(in, &a) != 0 || fstat(out, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+    return false;
+  const off_t from = in_off ? *in_off : real_lseek()(in, 0, SEEK_CUR);
+  const off_t to = out_off ? *out_off : real_lseek()(out, 0, SEEK_CUR);
+  if (from < 0 || to < 0) return true;  // cannot tell: whole
+  const uint64_t x = static_cast<uint64_t>(from), y = static_cast<uint64_t>(to);
+  return x < y + n && y < x + n;
+}
+
+}  // namespace
+}  // namespace writelab::shim
+
+extern "C" {
 
 // cp's way (coreutils 9): the kernel copies, so RWF_DONTCACHE has no say;
 // the copied range goes through the window-drop window whatever the
@@ -305,21 +393,29 @@ WL_EXPORT ssize_t pwritev64v2(int fd, const iovec* iov, int count, off_t offset,
 // the window as a write() of it would be, and returns their sum, as a copy
 // that the kernel cut short would (an error after the first piece returns
 // what was copied; the caller's next call meets the error). At most what
-// the kernel copies in one call, so that the sum fits where it did.
+// the kernel copies in one call, so that the sum fits where it did. A copy
+// within one file whose ranges overlap is the kernel's to refuse: whole.
 WL_EXPORT ssize_t copy_file_range(int in, off_t* in_off, int out, off_t* out_off, size_t n,
                                   unsigned flags) {
   FdState* s = n ? Follow(out) : nullptr;
   if (!s) return real_copy_file_range()(in, in_off, out, out_off, n, flags);
+  const int saved = errno;
+  if (Overlaps(in, in_off, out, out_off, n)) {
+    Unlock(s);
+    errno = saved;
+    return real_copy_file_range()(in, in_off, out, out_off, n, flags);
+  }
   constexpr size_t kMaxRwCount = 0x7ffff000;  // MAX_RW_COUNT with 4 KiB pages
   n = n < kMaxRwCount ? n : kMaxRwCount;
-  const int saved = errno;
   size_t total = 0;
   while (total < n) {
     const size_t len = n - total < kBatch ? n - total : kBatch;
     const off_t at = out_off ? *out_off : -1;
     const ssize_t r = real_copy_file_range()(in, in_off, out, out_off, len, flags);
     if (r < 0 && total == 0) {  // the call's own result, errno too
+      const int err = errno;
       Unlock(s);
+      errno = err;
       return r;
     }
     if (r <= 0) {
@@ -341,15 +437,15 @@ WL_EXPORT ssize_t copy_file_range(int in, off_t* in_off, int out, off_t* out_off
   return static_cast<ssize_t>(total);
 }
 
-// The position is asked of the kernel after each write (Vectored): lseek
+// The position is asked of the kernel after each write (Through): lseek
 // needs no bookkeeping of its own, but stdio's bytes before it are taken up.
 WL_EXPORT off_t lseek(int fd, off_t offset, int whence) {
-  if (g_active && !t_inside && fd >= 0 && fd < kMaxFds &&
-      g_fds[fd].stdio.load(std::memory_order_relaxed))
-    if (FdState* s = Follow(fd)) {
-      CatchUpStdio(*s, fd);
-      Unlock(s);
-    }
+  if (Active() && !t_inside)
+    if (FdState* p = Peek(fd); p && p->stdio.load(std::memory_order_relaxed))
+      if (FdState* s = Follow(fd)) {
+        CatchUpStdio(*s, fd);
+        Unlock(s);
+      }
   return real_lseek()(fd, offset, whence);
 }
 
@@ -388,18 +484,29 @@ WL_EXPORT int dup3(int from, int to, int flags) {
   return real_dup3()(from, to, flags);
 }
 
+// What stdio still holds reaches the file before the stream's tail is
+// waited for. glibc drops a buffer whose write failed, so the real fclose
+// would then have nothing left to fail: the flush's failure is fclose's
+// result, as it would have been without the shim (fclose's own failure,
+// its close's, comes first, as in glibc).
 WL_EXPORT int fclose(FILE* f) {
   const int fd = f->_fileno;
-  if (g_active && fd >= 0 && fd < kMaxFds) {
-    const uint8_t kind = g_fds[fd].kind.load(std::memory_order_acquire);
+  int flush_errno = 0;
+  if (Active() && !t_inside && fd >= 0 && fd < kMaxFds) {
+    FdState* p = Peek(fd);
+    const uint8_t kind = p ? p->kind.load(std::memory_order_acquire) : uint8_t{kUnknown};
     if (kind != kIgnored) {
-      fflush(f);                               // what stdio still holds reaches the file first
+      if (Buffered(f) && fflush(f) != 0) flush_errno = errno ? errno : EIO;
       if (kind == kUnknown) ReportUnseen(fd);  // written only by fprintf and the like
       Finish(fd);
     }
   }
   const int r = real_fclose()(f);
   Forget(fd);  // glibc's own close: the number is free again
+  if (r == 0 && flush_errno) {
+    errno = flush_errno;
+    return EOF;
+  }
   return r;
 }
 
@@ -411,6 +518,32 @@ WL_EXPORT size_t fwrite(const void* p, size_t size, size_t n, FILE* f) {
 WL_EXPORT size_t fwrite_unlocked(const void* p, size_t size, size_t n, FILE* f) {
   StdioWrote(f, size * n);
   return real_fwrite_unlocked()(p, size, n, f);
+}
+
+// A seccomp filter or strict mode is about to be installed: the shim's own
+// calls (fstat, sync_file_range, sendmsg...) could be refused or kill the
+// process from then on, so every stream is ended now and the shim steps
+// aside; the supervisor handles the process's files from outside.
+WL_EXPORT int prctl(int option, ...) {
+  va_list ap;
+  va_start(ap, option);
+  unsigned long a[4];
+  for (unsigned long& x : a) x = va_arg(ap, unsigned long);
+  va_end(ap);
+  if (option == PR_SET_SECCOMP && (a[0] == SECCOMP_MODE_STRICT || a[0] == SECCOMP_MODE_FILTER))
+    StepAside("seccomp");
+  return real_prctl()(option, a[0], a[1], a[2], a[3]);
+}
+
+WL_EXPORT long syscall(long number, ...) {
+  va_list ap;
+  va_start(ap, number);
+  long a[6];
+  for (long& x : a) x = va_arg(ap, long);
+  va_end(ap);
+  if (number == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER))
+    StepAside("seccomp");
+  return real_syscall()(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 }  // extern "C"

@@ -31,46 +31,62 @@ struct Config {
   ino_t report_ino = 0;
 };
 extern Config g_config;
-extern bool g_active;  // a strategy is configured (set once, by the constructor)
+// A strategy is configured and the shim may act: set by the constructor,
+// cleared for good when the process installs a seccomp filter (the shim's
+// own system calls could then kill it; the supervisor takes over).
+extern std::atomic<bool> g_active;
+inline bool Active() { return g_active.load(std::memory_order_relaxed); }
 
 // What is passed to the window at a time: a call per MiB, not per write.
 inline constexpr uint64_t kBatch = 1u << 20;
-inline constexpr int kMaxFds = 4096;  // a descriptor above it is left alone
+// Descriptors are followed up to here, in chunks made on first use: a
+// process that never writes a stream touches none (no page at start, none
+// copied in a fork's child).
+inline constexpr int kMaxFds = 1 << 16;
+inline constexpr int kChunkFds = 64;
 
 enum Kind : uint8_t { kUnknown = 0, kIgnored = 1, kTracked = 2 };
 
 // A descriptor the shim follows: a regular file, not O_DIRECT (which leaves
 // nothing cached), whose path matches the glob. A stream is a run of writes
 // each beginning where the last ended; only a stream of at least min_file
-// bytes is claimed and handled.
+// bytes is claimed and handled. All zeros is a valid unknown state (chunks
+// come from mmap).
 struct FdState {
   std::atomic<uint8_t> kind{kUnknown};
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   dev_t dev = 0;
   ino_t ino = 0;
-  bool claimed = false;     // this stream is the shim's
+  bool claimed = false;       // this stream is the shim's
   bool ever_claimed = false;  // one of the descriptor's streams was
-  bool dontcache = false;  // its writes go out with RWF_DONTCACHE
-  bool refused = false;    // the file system refused RWF_DONTCACHE
-  bool failed = false;     // a window call failed: the rest as the program wrote it
-  bool cached = false;     // under dontcache, bytes it could not write uncached
-                           // (copy_file_range, stdio): those went through the window
-  uint64_t start = 0;      // where the stream began
-  uint64_t next = 0;       // where its last write ended
-  uint64_t pending = 0;    // from here to next: not yet given to the window
-  uint64_t dropped = 0;    // drop-behind: advised up to here
-  uint64_t written = 0;    // over the descriptor's life, all its streams
+  bool dontcache = false;     // its writes go out with RWF_DONTCACHE
+  bool refused = false;       // the file system refused RWF_DONTCACHE
+  bool failed = false;        // a window call failed: the rest as the program wrote it
+  bool cached = false;        // under dontcache, bytes it could not write uncached
+                              // (copy_file_range, stdio): those went through the window
+  bool nowait = false;        // no descriptor of the shim's own could be opened to
+                              // wait on: writeback started and dropped, never waited for
+  uint64_t start = 0;         // where the stream began
+  uint64_t next = 0;          // where its last write ended
+  uint64_t pending = 0;       // from here to next: not yet given to the window
+  uint64_t dropped = 0;       // drop-behind: advised up to here
+  uint64_t written = 0;       // over the descriptor's life, all its streams
   uint64_t handled = 0;
   uint64_t unchecked = 0;  // bytes since dev and ino were last checked
   // Bytes given to fwrite since the position was last read: counted
   // without the lock (a race loses a count, never a byte of the file).
   std::atomic<uint64_t> stdio{0};
-  WritebackWindow window{8u << 20, true};
+  WritebackWindow window{0, false};
 };
-extern FdState g_fds[kMaxFds];
+
+// fd's state where one was made, else null (an unknown descriptor): no
+// lock, no allocation, for the fast paths.
+FdState* Peek(int fd);
 
 // Above zero while this thread is inside the shim: a signal handler's
-// write (or anything the shim itself calls) goes straight to the real call.
+// write (or anything the shim itself calls) goes straight to the real call,
+// and a handler's close, dup2 or exit leaves the shim's state alone rather
+// than wait for a lock its own thread holds.
 extern thread_local int t_inside __attribute__((tls_model("initial-exec")));
 struct Inside {
   Inside() { ++t_inside; }
@@ -84,6 +100,7 @@ struct Inside {
 ssize_t RealWrite(int fd, const void* buf, size_t n);
 ssize_t RealPwritev2(int fd, const iovec* iov, int count, off_t offset, int flags);
 off_t RealLseek(int fd, off_t offset, int whence);
+int RealClose(int fd);
 
 // ---- stream.cc: the strategy on one descriptor ----------------------------
 
@@ -92,12 +109,19 @@ off_t RealLseek(int fd, off_t offset, int whence);
 // the thread counts as inside the shim (t_inside).
 FdState* Follow(int fd);
 void Unlock(FdState* s);
+// Locks a state Follow returned and Unlock released again (a positional
+// write is made between the two, without the lock: writers of one
+// descriptor that are not a stream are never serialised by the shim);
+// false, unlocked, when the descriptor stopped being followed meanwhile.
+bool Relock(FdState* s);
 // After n bytes were written at start: uncached (RWF_DONTCACHE) or cached.
 void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached);
 // What stdio wrote since the last look, by the kernel's position.
 void CatchUpStdio(FdState& s, int fd);
 // The end of fd's stream and of the shim's interest in it: the tail waited
-// for and dropped, the done record sent, the state forgotten.
+// for and dropped, the done record sent, the state forgotten. Nothing when
+// this thread is inside the shim (a signal handler's close): the state is
+// then only marked unknown.
 void Finish(int fd);
 // The shim's interest in fd forgotten without a word (the descriptor is
 // gone some way the shim did not see, or it is a fork's copy).
@@ -107,10 +131,14 @@ void Forget(int fd);
 void ReportUnseen(int fd);
 // In a fork's child: the parent's locks and streams are not the child's.
 void ResetAfterFork();
+// Every stream ended, then the shim steps aside for good (a seccomp filter
+// is about to be installed): later calls go straight to the real ones.
+void StepAside(const char* reason);
 
 // ---- report.cc: records to writelab (protocol.h) --------------------------
 
 void ReportHello();
 void ReportFile(const char* type, const FdState& s, int fd);  // claim, done, unseen
+void ReportLeave(const char* reason);
 
 }  // namespace writelab::shim

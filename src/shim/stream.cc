@@ -6,19 +6,37 @@
 // the shim returns.
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "shim/shim.h"
 
 namespace writelab::shim {
-
-FdState g_fds[kMaxFds];
-
 namespace {
+
+// The descriptors' states, a chunk of kChunkFds at a time, each made (by
+// mmap, zeroed) the first time one of its descriptors is written.
+std::atomic<FdState*> g_chunks[kMaxFds / kChunkFds];
+
+FdState* Slot(int fd) {
+  if (FdState* s = Peek(fd)) return s;
+  if (fd < 0 || fd >= kMaxFds) return nullptr;
+  void* mem = mmap(nullptr, sizeof(FdState) * kChunkFds, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return nullptr;
+  FdState* chunk = new (mem) FdState[kChunkFds];
+  FdState* expected = nullptr;
+  if (!g_chunks[fd / kChunkFds].compare_exchange_strong(expected, chunk)) {
+    munmap(mem, sizeof(FdState) * kChunkFds);  // another thread made it first
+    chunk = expected;
+  }
+  return &chunk[fd % kChunkFds];
+}
 
 // The window drops what it waited for, but for the window strategy (under
 // dontcache only the bytes written cached go through it).
@@ -31,13 +49,71 @@ void FdLinkPath(int fd, char* out, size_t cap) {
   out[len > 0 ? len : 0] = 0;
 }
 
-// Whether fd is still the file the state was made for (a descriptor can be
-// closed and reused behind the shim's back: glibc's own close in pclose or
-// freopen, close_range). Checked once a batch, not per write.
-bool StillTheFile(const FdState& s, int fd) {
+bool SameFile(const FdState& s, int fd) {
   struct stat st;
   return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == s.dev && st.st_ino == s.ino;
 }
+
+// The window's calls on the program's file. Writeback is started through
+// the program's own descriptor (SYNC_FILE_RANGE_WRITE alone reports
+// nothing to it), but every wait goes through a read-only descriptor of the
+// shim's own, opened for the occasion and closed after: sync_file_range's
+// WAIT flags report a writeback error to the open file they are called on
+// and consume it there (file_check_and_advance_wb_err), so a wait on the
+// program's descriptor would take the error its own fsync is owed. Where no
+// such descriptor can be had (a file the program may write but not read,
+// no descriptor left), nothing is waited for: writeback is started and
+// what is clean is dropped (the stream's done record says no-wait).
+class ShimCalls final : public WindowCalls {
+ public:
+  ShimCalls(FdState& s, int fd) : s_(s), fd_(fd) {}
+  ~ShimCalls() {
+    if (own_ >= 0) RealClose(own_);
+  }
+  ShimCalls(const ShimCalls&) = delete;
+  ShimCalls& operator=(const ShimCalls&) = delete;
+
+  int SyncRange(uint64_t offset, uint64_t len, unsigned flags) override {
+    int fd = fd_;
+    if (flags & (SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WAIT_AFTER)) {
+      fd = Own();
+      if (fd < 0) {
+        s_.nowait = true;
+        fd = fd_, flags = SYNC_FILE_RANGE_WRITE;
+      }
+    }
+    return sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(len), flags) == 0
+               ? 0
+               : -errno;
+  }
+  // POSIX_FADV_DONTNEED starts writeback and drops clean pages; it reports
+  // no writeback error to anyone.
+  int DropCache(uint64_t offset, uint64_t len) override {
+    return -posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(len),
+                          POSIX_FADV_DONTNEED);
+  }
+
+ private:
+  // O_NONBLOCK: a lease another process holds fails the open instead of
+  // making the writer wait for it to be broken.
+  int Own() {
+    if (own_ >= 0 || tried_) return own_;
+    tried_ = true;
+    char link[40];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd_);
+    own_ = openat(AT_FDCWD, link, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (own_ >= 0 && !SameFile(s_, own_)) {  // the descriptor was replaced under the shim
+      RealClose(own_);
+      own_ = -1;
+    }
+    return own_;
+  }
+
+  FdState& s_;
+  int fd_;
+  int own_ = -1;
+  bool tried_ = false;
+};
 
 void BeginStream(FdState& s, uint64_t at) {
   s.start = s.next = s.pending = s.dropped = at;
@@ -51,7 +127,7 @@ void BeginStream(FdState& s, uint64_t at) {
 void Pass(FdState& s, int fd, bool force) {
   const uint64_t len = s.next - s.pending;
   if (!s.claimed || len == 0 || (!force && len < kBatch)) return;
-  FdWindowCalls calls(fd);
+  ShimCalls calls(s, fd);
   const char* what = "";
   int rc = 0;
   if (!s.failed) switch (g_config.strategy) {
@@ -87,7 +163,7 @@ void EndStream(FdState& s, int fd) {
   if (!s.claimed) return;
   Pass(s, fd, true);
   if (s.failed) return;
-  FdWindowCalls calls(fd);
+  ShimCalls calls(s, fd);
   const char* what = "";
   if (g_config.strategy == Strategy::kDropBehind)
     s.failed = calls.DropCache(s.start, s.next - s.start) < 0;
@@ -102,7 +178,7 @@ void Claim(FdState& s, int fd) {
   s.claimed = s.ever_claimed = true;
   ReportFile("claim", s, fd);
   if (g_config.strategy != Strategy::kDontcache) return;
-  FdWindowCalls calls(fd);
+  ShimCalls calls(s, fd);
   const uint64_t from = s.pending;
   if (calls.SyncRange(
           from, s.next - from,
@@ -117,32 +193,49 @@ void Claim(FdState& s, int fd) {
   s.dontcache = true;
 }
 
+// Whether the shim follows fd (a first look at it: its flags, type and path).
+bool Classify(FdState& s, int fd) {
+  struct stat st;
+  const int flags = fcntl(fd, F_GETFL);
+  bool follow = flags >= 0 && !(flags & O_DIRECT) && (flags & O_ACCMODE) != O_RDONLY &&
+                fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (follow && g_config.glob[0]) {
+    char path[2048];
+    FdLinkPath(fd, path, sizeof path);
+    follow = fnmatch(g_config.glob, path, 0) == 0;
+  }
+  if (!follow) return false;
+  const off_t pos = RealLseek(fd, 0, SEEK_CUR);
+  s.dev = st.st_dev, s.ino = st.st_ino;
+  s.refused = s.cached = s.failed = s.ever_claimed = s.nowait = false;
+  s.written = s.handled = s.unchecked = 0;
+  s.stdio.store(0, std::memory_order_relaxed);
+  BeginStream(s, pos >= 0 ? static_cast<uint64_t>(pos) : 0);
+  return true;
+}
+
 }  // namespace
 
+FdState* Peek(int fd) {
+  if (fd < 0 || fd >= kMaxFds) return nullptr;
+  FdState* chunk = g_chunks[fd / kChunkFds].load(std::memory_order_acquire);
+  return chunk ? &chunk[fd % kChunkFds] : nullptr;
+}
+
 FdState* Follow(int fd) {
-  if (!g_active || t_inside || fd < 0 || fd >= kMaxFds) return nullptr;
-  FdState& s = g_fds[fd];
-  if (s.kind.load(std::memory_order_acquire) == kIgnored) return nullptr;
+  if (!Active() || t_inside || fd < 0 || fd >= kMaxFds) return nullptr;
+  FdState* p = Peek(fd);
+  if (p && p->kind.load(std::memory_order_acquire) == kIgnored) return nullptr;
+  const int saved = errno;
+  if (!p) p = Slot(fd);
+  if (!p) {
+    errno = saved;
+    return nullptr;
+  }
+  FdState& s = *p;
   pthread_mutex_lock(&s.mu);
   if (s.kind.load(std::memory_order_relaxed) == kUnknown) {
-    const int saved = errno;
-    struct stat st;
-    const int flags = fcntl(fd, F_GETFL);
-    bool follow = flags >= 0 && !(flags & O_DIRECT) && (flags & O_ACCMODE) != O_RDONLY &&
-                  fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    if (follow && g_config.glob[0]) {
-      char path[2048];
-      FdLinkPath(fd, path, sizeof path);
-      follow = fnmatch(g_config.glob, path, 0) == 0;
-    }
-    if (follow) {
-      const off_t pos = RealLseek(fd, 0, SEEK_CUR);
-      s.dev = st.st_dev, s.ino = st.st_ino;
-      s.refused = s.cached = s.failed = s.ever_claimed = false;
-      s.written = s.handled = s.unchecked = 0;
-      s.stdio.store(0, std::memory_order_relaxed);
-      BeginStream(s, pos >= 0 ? static_cast<uint64_t>(pos) : 0);
-    }
+    const bool follow = Classify(s, fd);
     s.kind.store(follow ? kTracked : kIgnored, std::memory_order_release);
     errno = saved;
     if (!follow) {
@@ -150,6 +243,7 @@ FdState* Follow(int fd) {
       return nullptr;
     }
   }
+  errno = saved;
   ++t_inside;  // until Unlock: a signal handler's write to fd must not wait for this lock
   return &s;
 }
@@ -158,6 +252,16 @@ void Unlock(FdState* s) {
   if (!s) return;
   --t_inside;
   pthread_mutex_unlock(&s->mu);
+}
+
+bool Relock(FdState* s) {
+  pthread_mutex_lock(&s->mu);
+  if (s->kind.load(std::memory_order_relaxed) != kTracked) {
+    pthread_mutex_unlock(&s->mu);
+    return false;
+  }
+  ++t_inside;
+  return true;
 }
 
 void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached) {
@@ -176,7 +280,7 @@ void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached) {
   } else if (g_config.strategy != Strategy::kPlain) {
     if (s.unchecked >= kBatch) {
       s.unchecked = 0;
-      if (!StillTheFile(s, fd)) {  // not ours any more: forget it
+      if (!SameFile(s, fd)) {  // not ours any more: forget it
         s.kind.store(kUnknown, std::memory_order_release);
         errno = saved;
         return;
@@ -196,16 +300,19 @@ void CatchUpStdio(FdState& s, int fd) {
 }
 
 void Finish(int fd) {
-  if (fd < 0 || fd >= kMaxFds) return;
-  FdState& s = g_fds[fd];
-  if (s.kind.load(std::memory_order_acquire) != kTracked) {
+  FdState* p = Peek(fd);
+  if (!p) return;
+  FdState& s = *p;
+  if (s.kind.load(std::memory_order_acquire) != kTracked || t_inside) {
+    // t_inside: a signal handler interrupted this thread inside the shim,
+    // maybe holding this very lock; the state is let go, not waited for.
     s.kind.store(kUnknown, std::memory_order_release);
     return;
   }
   const int saved = errno;
   Inside inside;
   pthread_mutex_lock(&s.mu);
-  if (s.kind.load(std::memory_order_relaxed) == kTracked && StillTheFile(s, fd)) {
+  if (s.kind.load(std::memory_order_relaxed) == kTracked && SameFile(s, fd)) {
     if (s.stdio.load(std::memory_order_relaxed)) CatchUpStdio(s, fd);
     EndStream(s, fd);
     if (s.written) ReportFile("done", s, fd);
@@ -216,13 +323,12 @@ void Finish(int fd) {
 }
 
 void Forget(int fd) {
-  if (fd >= 0 && fd < kMaxFds) g_fds[fd].kind.store(kUnknown, std::memory_order_release);
+  if (FdState* s = Peek(fd)) s->kind.store(kUnknown, std::memory_order_release);
 }
 
 void ReportUnseen(int fd) {
-  if (!g_active || t_inside || fd < 0 || fd >= kMaxFds ||
-      g_fds[fd].kind.load(std::memory_order_acquire) != kUnknown)
-    return;
+  if (!Active() || t_inside || fd < 0 || fd >= kMaxFds) return;
+  if (FdState* s = Peek(fd); s && s->kind.load(std::memory_order_acquire) != kUnknown) return;
   const int saved = errno;
   Inside inside;
   struct stat st;
@@ -236,11 +342,28 @@ void ReportUnseen(int fd) {
   errno = saved;
 }
 
+// Only what is in use is written to: every page written here is a page the
+// kernel copies for the child (a shell forks for every command it runs).
 void ResetAfterFork() {
-  for (FdState& s : g_fds) {
-    pthread_mutex_init(&s.mu, nullptr);
-    s.kind.store(kUnknown, std::memory_order_relaxed);
+  for (auto& c : g_chunks) {
+    FdState* chunk = c.load(std::memory_order_relaxed);
+    if (!chunk) continue;
+    for (int i = 0; i < kChunkFds; ++i) {
+      FdState& s = chunk[i];
+      if (s.kind.load(std::memory_order_relaxed) != kUnknown)
+        s.kind.store(kUnknown, std::memory_order_relaxed);
+      if (s.mu.__data.__lock != 0) pthread_mutex_init(&s.mu, nullptr);
+    }
   }
+}
+
+void StepAside(const char* reason) {
+  if (!Active() || t_inside) return;
+  for (int fd = 0; fd < kMaxFds; fd += kChunkFds)
+    if (g_chunks[fd / kChunkFds].load(std::memory_order_acquire))
+      for (int i = fd; i < fd + kChunkFds; ++i) Finish(i);
+  ReportLeave(reason);
+  g_active.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace writelab::shim

@@ -25,6 +25,9 @@
 //                                          count of its own: writev 2, pwritev 3,
 //                                          sync_file_range 4, msync 5 (of a MAP_SHARED
 //                                          mapping of FILE), syncfs 6
+// and those of tools/writers.h, where a preload is least safe (tempfiles,
+// strict, filtered, sandboxed, handler, forge-many, sparse, random-pair,
+// readclose).
 // Exit status 0, or 1 with the failed call on stderr. With WRITERS_ELAPSED
 // set, prints "elapsed_ns N" (its own time, from start to exit) on stderr,
 // for the benchmarks.
@@ -50,12 +53,20 @@
 #include <thread>
 #include <vector>
 
-namespace {
+#include "writers.h"
+
+namespace writers {
 
 int Fail(const char* what) {
   std::fprintf(stderr, "writers: %s: %s\n", what, std::strerror(errno));
   return 1;
 }
+
+}  // namespace writers
+
+namespace {
+
+using writers::Fail;
 
 int Fsync(const char* path, long count, long interval_ms) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -215,6 +226,20 @@ int CopySemantics(const std::string& dir, const std::string& src) {
   errno = 0;
   if (copy_file_range(in, nullptr, out, nullptr, 1 << 20, 1) != -1 || errno != EINVAL)
     return Fail("copy_file_range's errno");
+  // Within one file, overlapping: the kernel refuses it whole (and the
+  // caller copies another way); in pieces each piece would be allowed.
+  // ([0, 4 MiB) to 1 MiB: each 1 MiB piece alone overlaps nothing.)
+  if (pwrite(out, "0123456789", 10, 0) != 10) return Fail("pwrite");
+  off64_t from = 0, to = 1 << 20;
+  errno = 0;
+  if (copy_file_range(out, &from, out, &to, 4 << 20, 0) != -1 || errno != EINVAL || from != 0 ||
+      to != 1 << 20)
+    return Fail("an overlapping copy within one file");
+  char head[11] = {};
+  if (pread(out, head, 10, 1 << 20) != 10 || std::string(head) == "0123456789") {
+    errno = EINVAL;
+    return Fail("what an overlapping copy left");
+  }
   close(in);
   return close(out) == 0 ? 0 : Fail("close");
 }
@@ -371,11 +396,23 @@ int Run(int argc, char** argv) {
   if (mode == "forge" && argc == 3) return Forge(argv[2]);
   if (mode == "swap" && argc == 5) return Swap(argv[2], n(3), n(4));
   if (mode == "calls" && argc == 3) return Calls(argv[2]);
+  if (mode == "tempfiles" && argc == 6) return writers::TempFiles(argv[2], n(3), n(4), n(5));
+  if (mode == "strict" && argc == 4) return writers::Strict(argv[2], n(3));
+  if (mode == "filtered" && argc == 4) return writers::Filtered(argv[2], n(3));
+  if (mode == "sandboxed" && argc == 4) return writers::Sandboxed(argv[0], argv[2], n(3));
+  if (mode == "handler" && argc == 5) return writers::HandlerEnds(argv[2], n(3), argv[4]);
+  if (mode == "forge-many" && argc == 4) return writers::ForgeMany(argv[2], n(3));
+  if (mode == "sparse" && argc == 5) return writers::Sparse(argv[2], n(3), n(4));
+  if (mode == "random-pair" && argc == 5) return writers::RandomPair(argv[2], n(3), n(4));
+  if (mode == "readclose" && argc == 2) return writers::ReadAndClose();
   std::fprintf(stderr,
                "usage: writers fsync FILE COUNT INTERVAL_MS | dsync FILE COUNT STRIDE | "
                "stream FILE MIB | osync FILE COUNT | small FILE COUNT | fwrite FILE COUNT SIZE | "
                "uring FILE MIB | calls FILE | semantics DIR | signals FILE MIB | forks FILE MIB | "
-               "forge PATH | swap DIR PAIRS SECONDS\n");
+               "forge PATH | swap DIR PAIRS SECONDS | tempfiles DIR COUNT MIB PAUSE_MS | "
+               "strict FILE MIB | filtered FILE MIB | sandboxed FILE MIB | handler FILE MIB "
+               "exit|dup2 | forge-many DIR COUNT | sparse DIR COUNT MIB | random-pair FILE MIB MS "
+               "| readclose\n");
   return 2;
 }
 

@@ -67,6 +67,8 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
     r.type = ShimRecord::Type::kDone;
   else if (type == "unseen")
     r.type = ShimRecord::Type::kUnseen;
+  else if (type == "leave")
+    r.type = ShimRecord::Type::kLeave;
   else
     return std::unexpected("unknown record type");
   std::map<std::string_view, std::string_view> fields;
@@ -77,6 +79,18 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
       return std::unexpected("a field given twice");
   }
   using Type = ShimRecord::Type;
+  if (r.type == Type::kLeave) {  // pid and reason, no more
+    auto pid = fields.find("pid");
+    auto v = pid == fields.end() ? std::nullopt : Number(pid->second);
+    if (fields.size() != 2 || !v || *v == 0 || *v > 4194304)
+      return std::unexpected("a leave record is pid and reason");
+    auto reason = fields.find("reason");
+    if (reason == fields.end() || reason->second != "seccomp")
+      return std::unexpected("'reason' is not one the shim says");
+    r.pid = static_cast<pid_t>(*v);
+    r.mech = reason->second;
+    return r;
+  }
   // hello: pid; claim and unseen: pid, dev, ino; done: all five.
   static constexpr std::string_view kNumbers[] = {"pid", "dev", "ino", "written", "handled"};
   const size_t numbers = r.type == Type::kHello ? 1 : r.type == Type::kDone ? 5 : 3;
@@ -115,7 +129,8 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
                                                   "refused-dontcache",
                                                   "small",
                                                   "plain",
-                                                  "failed"};
+                                                  "failed",
+                                                  "no-wait"};
     bool known = false;
     for (std::string_view m : kMechs) known |= mech != fields.end() && mech->second == m;
     if (!known) return std::unexpected("'mech' is not one the shim says");

@@ -14,11 +14,11 @@
 namespace writelab {
 
 struct ShimRecord {
-  enum class Type { kHello, kClaim, kDone, kUnseen } type = Type::kHello;
+  enum class Type { kHello, kClaim, kDone, kUnseen, kLeave } type = Type::kHello;
   pid_t pid = 0;
   uint64_t dev = 0, ino = 0;          // claim, done, unseen
   uint64_t written = 0, handled = 0;  // done
-  std::string mech;                   // done: how (protocol.h)
+  std::string mech;                   // done: how (protocol.h); leave: the reason
   std::string path;                   // claim, done, unseen: the file; hello: the executable
 };
 

@@ -106,6 +106,10 @@ std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, 
                       : f.shim_mech == "failed"
                           ? std::string("failed (a sync_file_range or fadvise call "
                                         "failed: from then on as CMD wrote it)")
+                      : f.shim_mech == "no-wait"
+                          ? std::string("no-wait (no read-only descriptor of the file could be "
+                                        "opened to wait on: writeback started and clean pages "
+                                        "dropped, never waited for)")
                           : f.shim_mech);
   if (f.supervised) {
     how += how.empty() ? "supervisor: " : "; supervisor first: ";
@@ -240,8 +244,17 @@ void Notes(const Supervisor& sup, RunStrategy s, RunTrial& t) {
     for (const auto& [pid, exe] : sup.processes())
       if (!sup.shimmed().count(pid))
         t.notes.push_back("pid " + std::to_string(pid) + " (" + Quoted(exe) +
-                          ") ran without the shim (a static binary, or one that clears "
-                          "LD_PRELOAD): its files were the supervisor's");
+                          ") ran without the shim (a static binary, one that clears "
+                          "LD_PRELOAD, or one started under seccomp): its files were the "
+                          "supervisor's");
+  for (const auto& [pid, reason] : sup.left()) {
+    auto exe = sup.processes().find(pid);
+    t.notes.push_back("pid " + std::to_string(pid) + " (" +
+                      Quoted(exe == sup.processes().end() ? "?" : exe->second) + ") installed a " +
+                      reason +
+                      " filter: the shim ended its streams and stepped aside, and its files were "
+                      "the supervisor's from then on");
+  }
   for (const std::string& e : sup.record_errors())
     t.notes.push_back("a record of the shim was not understood: " + e);
   for (const std::string& loss : sup.Losses()) t.notes.push_back(loss);

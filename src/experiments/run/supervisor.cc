@@ -171,6 +171,13 @@ void Supervisor::Take(const ShimRecord& r, pid_t sender) {
     processes_[r.pid] = r.path;
     return;
   }
+  if (r.type == ShimRecord::Type::kLeave) {  // its streams ended: its files are ours now
+    left_[r.pid] = r.mech;
+    for (WatchedFile& f : files_)
+      if (std::find(f.writers.begin(), f.writers.end(), r.pid) != f.writers.end())
+        f.shim_left = true;
+    return;
+  }
   WatchedFile* f = Find(r.dev, r.ino);
   if (!f) f = Add(r.dev, r.ino, r.path);  // closed between two looks: opened when needed
   if (!f) return;
@@ -309,7 +316,7 @@ void Supervisor::Poll(bool full) {
   }
   if (spec_.strategy == RunStrategy::kPlain) return;
   for (WatchedFile& f : files_) {
-    if (f.shim_claimed && !f.supervised) continue;
+    if (f.shim_claimed && !f.supervised && !f.shim_left) continue;
     if (!Grown(f, spec_.min_file)) continue;
     // Past --min-file and not the shim's at two looks in a row: the shim
     // would have claimed it within the write that crossed.
@@ -322,7 +329,7 @@ void Supervisor::Finish() {
   ReadRecords();
   if (spec_.strategy == RunStrategy::kPlain) return;
   for (WatchedFile& f : files_) {
-    if (f.shim_claimed && !f.supervised) continue;
+    if (f.shim_claimed && !f.supervised && !f.shim_left) continue;
     if (FdOf(f) < 0) continue;
     struct stat st;
     if (fstat(f.fd.get(), &st) == 0) f.size = static_cast<uint64_t>(st.st_size);

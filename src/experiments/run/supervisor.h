@@ -45,6 +45,7 @@ struct WatchedFile {
   bool shim_claimed = false;
   uint64_t shim_written = 0, shim_handled = 0;
   std::string shim_mech;
+  bool shim_left = false;  // a process writing it stepped the shim aside (seccomp)
   // The supervisor's.
   int unclaimed_looks = 0;  // looks at or past --min-file without a claim
   bool supervised = false;
@@ -76,6 +77,9 @@ class Supervisor {
   // hello carry the shim.
   const std::map<pid_t, std::string>& processes() const { return processes_; }
   const std::set<pid_t>& shimmed() const { return shimmed_; }
+  // Processes whose shim stepped aside (a seccomp filter was installed),
+  // with the reason.
+  const std::map<pid_t, std::string>& left() const { return left_; }
   const std::vector<std::string>& record_errors() const { return record_errors_; }
   // What it had to leave out: records of processes outside the scope,
   // records beyond the error cap, files beyond the file cap, /proc it could
@@ -104,6 +108,7 @@ class Supervisor {
   std::map<std::pair<uint64_t, uint64_t>, size_t> index_;
   std::map<pid_t, std::string> processes_;
   std::set<pid_t> shimmed_;
+  std::map<pid_t, std::string> left_;
   std::vector<std::string> record_errors_;
   uint64_t errors_dropped_ = 0, out_of_scope_ = 0, files_dropped_ = 0, scan_errors_ = 0;
 };
