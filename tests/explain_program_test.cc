@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -320,6 +321,58 @@ TEST_F(ExplainProgram, APidThatExitsAtOnceIsOneLineAndExitTwo) {
   EXPECT_TRUE(r.out.empty()) << "no document: " << r.out;
 }
 
+// stdout is CMD's: `explain -- gzip -c f > f.gz` must leave f.gz gzip's
+// (issue 40). The tables go to stderr, and --json - is refused.
+TEST_F(ExplainProgram, CmdsStdoutCarriesOnlyWhatCmdWrote) {
+  RunResult r = RunWritelab({"explain", "--quiet", "--json", json_path, "--", "sh", "-c",
+                             "printf 'cmd output'; " + std::string(WRITELAB_WRITERS_BINARY) +
+                                 " fsync " + work.path() + "/f 3 0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "cmd output");
+  EXPECT_NE(r.err.find("fsync"), std::string::npos) << "the tables, on stderr: " << r.err;
+}
+
+// A process ends and the kernel hands its number to another: --pid holds a
+// pidfd, so it ends with the process it attached to, and the newcomer's
+// calls are not counted as the target's (issue 40).
+TEST_F(ExplainProgram, APidReusedAfterTheProcessEndsIsNotFollowed) {
+  pid_t target = fork();
+  if (target == 0) {
+    execl("/bin/sleep", "sleep", "1", nullptr);
+    _exit(127);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r;
+  std::thread explain([&] {
+    r = RunWritelab({"explain", "--quiet", "--json", json_path, "--pid", std::to_string(target)});
+  });
+  waitpid(target, nullptr, 0);  // reaped: its number is free
+  // The next process made gets the target's number (ns_last_pid), unless
+  // another one is made in between: then again.
+  pid_t impostor = -1;
+  const std::string f = work.path() + "/impostor";
+  for (int attempt = 0; attempt < 200 && impostor != target; ++attempt) {
+    if (impostor > 0) kill(impostor, SIGKILL), waitpid(impostor, nullptr, 0);
+    WriteFile("/proc/sys/kernel/ns_last_pid", std::to_string(target - 1));
+    impostor = fork();
+    if (impostor == 0) {
+      execl(WRITELAB_WRITERS_BINARY, "writers", "fsync", f.c_str(), "100", "20", nullptr);
+      _exit(127);
+    }
+  }
+  explain.join();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bool reused = impostor == target;
+  kill(impostor, SIGKILL);
+  waitpid(impostor, nullptr, 0);
+  ASSERT_TRUE(reused) << "the number was never handed out again";
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(took, 2.5) << "explain followed the newcomer, which writes for 2 s";
+  const json doc = json::parse(Slurp(json_path));
+  EXPECT_EQ(RowOf(doc, "explain", "fsync"), nullptr) << "the newcomer's calls were counted";
+}
+
 // The live table: on a terminal (script(1) gives the command one), once a
 // second, a line per type of call; none with --quiet, none when stderr is
 // not a terminal.
@@ -348,7 +401,9 @@ TEST(ExplainProgramRefusals, BadInputIsOneLineAndExitTwo) {
                                                {"explain", "--pid", "1", "--", "true"},
                                                {"explain", "--duration", "1s", "--", "true"},
                                                {"explain", "--slow", "0", "--", "true"},
-                                               {"explain", "--", "/nonexistent/program"}}) {
+                                               {"explain", "--", "/nonexistent/program"},
+                                               {"explain", "--json", "-", "--", "true"},
+                                               {"explain", "--csv", "-", "--", "true"}}) {
     RunResult r = RunWritelab(args);
     EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
     EXPECT_EQ(CountLines(r.err), 1) << r.err;

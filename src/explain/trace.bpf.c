@@ -401,6 +401,19 @@ int BPF_PROG(scope_fork, struct task_struct* parent, struct task_struct* child) 
   return 0;
 }
 
+// A process of the scope ends (its last thread): its number leaves the
+// scope at once, since the kernel may hand it to another process, which is
+// not the scope's unless a process of the scope forks it. The live count
+// drops before the tracepoint fires (kernels with and without its
+// group_dead argument).
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(scope_exit, struct task_struct* task) {
+  if (BPF_CORE_READ(task, signal, live.counter) != 0) return 0;
+  __u32 tgid = BPF_CORE_READ(task, tgid);
+  bpf_map_delete_elem(&scope, &tgid);
+  return 0;
+}
+
 // ---- the timed calls
 
 static __always_inline int KindOf(long nr) {

@@ -41,6 +41,9 @@ std::optional<std::string> BuildSpec(ProgramOptions& o) {
     if (*d == 0) return "--slow: must be greater than 0";
     s.slow_ns = *d;
   }
+  if (o.out.json == "-" || o.out.csv == "-")
+    return "--json -, --csv -: stdout is CMD's (its output may be a file of the user's); give a "
+           "file";
   if (s.pid && kill(s.pid, 0) != 0 && errno == ESRCH)
     return "--pid: no process " + std::to_string(s.pid);
   for (const std::string& d : s.devices) {
@@ -56,14 +59,16 @@ std::optional<std::string> BuildSpec(ProgramOptions& o) {
 
 void AddProgramCommand(CLI::App& app, CommandAction* action) {
   auto o = std::make_shared<ProgramOptions>();
+  // stdout is CMD's: `explain -- gzip -c f > f.gz` must leave f.gz gzip's.
+  o->out.tables_to_stderr = true;
   CLI::App* sub = app.add_subcommand(
       "explain",
       "Where any program's write and sync time went, call by call: runs CMD (writelab explain -- "
       "CMD ARGS) or attaches to --pid PID, with its descendants, and splits every write, fsync, "
       "fdatasync, sync_file_range, msync, syncfs, sync and io_uring write or fsync into the "
       "journal commit, cache flush and device writes it waited for; lists the slowest calls "
-      "with what was happening around them (root; BPF). Exits with CMD's status. See "
-      "docs/explain.md.");
+      "with what was happening around them (root; BPF). CMD's output passes through; "
+      "writelab's tables go to stderr. Exits with CMD's status. See docs/explain.md.");
   sub->add_option("--pid", o->spec.pid, "Attach to this running process and its descendants")
       ->check(Count(1, 4194304));
   sub->add_option("--duration", o->duration,

@@ -8,10 +8,12 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +38,7 @@
 #include "explain/kernel_dev.h"
 #include "telemetry/identify.h"
 #include "telemetry/procfs.h"
+#include "writelab/unique_fd.h"
 
 namespace writelab {
 namespace {
@@ -134,13 +137,13 @@ class Collector {
   std::map<std::pair<uint32_t, uint64_t>, std::string> names_;
 };
 
-// Whether pid has exited: gone, or a zombie its parent has not reaped.
-bool ProcessExited(pid_t pid) {
-  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
-  const std::string stat = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat").value_or("");
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return true;
-  return stat[close + 2] == 'Z' || stat[close + 2] == 'X';
+// Whether the process behind pidfd has exited (a zombie its parent has not
+// reaped included): its pidfd turns readable. A pidfd names one process for
+// good, so a number the kernel hands to another process later is never
+// taken for it.
+bool ProcessExited(int pidfd) {
+  pollfd p{pidfd, POLLIN, 0};
+  return poll(&p, 1, 0) != 0;
 }
 
 uint64_t CallsSeen(const Tracer& tracer) {
@@ -170,6 +173,11 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
 
   std::optional<Child> child;
   pid_t root = spec.pid;
+  UniqueFd pidfd;  // --pid: the process attached to, held (its number may be reused after it ends)
+  if (spec.command.empty()) {
+    pidfd.Reset(static_cast<int>(syscall(SYS_pidfd_open, spec.pid, 0)));
+    if (!pidfd) return Unexpected(ErrnoError(errno, "--pid: process " + std::to_string(spec.pid)));
+  }
   trace.start_ns = NowNs();
   if (!spec.command.empty()) {
     auto spawned = Spawn(spec.command, *as);
@@ -199,7 +207,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
     collect.ScanPaths(tracer->Processes());
     if (child) {
       if (waitpid(child->pid, &status, WNOHANG) == child->pid) exited = true;
-    } else if (ProcessExited(root)) {
+    } else if (ProcessExited(pidfd.get())) {
       exited = true;
       // Gone before the first poll ended, with nothing seen: nothing to explain.
       if (first && CallsSeen(*tracer) == 0)
