@@ -42,6 +42,25 @@ inline void FillUp(const std::string& dir) {
   close(fd);
 }
 
+// A tmpfs of `size` (mount(8)'s size=) at dir, of the test's own.
+class Tmpfs {
+ public:
+  Tmpfs(const std::string& dir, const std::string& size) : dir_(dir) {
+    std::filesystem::create_directories(dir_);
+    mounted_ =
+        Shell("mount -t tmpfs -o size=" + size + " writelab-test " + dir_ + " && echo ok") == "ok";
+  }
+  ~Tmpfs() {
+    if (mounted_) Shell("umount " + dir_);
+  }
+  bool ok() const { return mounted_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
 class FullTmpfs {
  public:
   explicit FullTmpfs(const std::string& dir) : dir_(dir) {

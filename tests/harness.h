@@ -9,6 +9,7 @@
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ struct RunResult {
   int exit_code = -1;
   std::string out;
   std::string err;
+  long max_rss_kib = 0;  // the program's largest resident set (wait4's rusage)
 };
 
 inline void WriteFile(const std::string& path, const std::string& text) {
@@ -107,8 +109,10 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
       kill(pid, sig);
     }
     int status = 0;
-    waitpid(pid, &status, 0);
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.max_rss_kib = usage.ru_maxrss;
   }
   r.out = Slurp(out_path);
   r.err = Slurp(err_path);

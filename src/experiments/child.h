@@ -7,8 +7,10 @@
 
 #include <sys/types.h>
 
+#include <cerrno>
 #include <expected>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "writelab/error.h"
@@ -16,14 +18,25 @@
 namespace writelab {
 
 // The credentials CMD runs with: --user, else SUDO_USER under sudo, else
-// writelab's own (change false).
+// writelab's own (change false). With change, CMD gets the user's
+// supplementary groups (never root's) and HOME, USER and LOGNAME.
 struct RunAs {
   bool change = false;
   uid_t uid = 0;
   gid_t gid = 0;
   std::string name;
+  std::vector<gid_t> groups;  // the user's supplementary groups (getgrouplist)
+  std::string home;
 };
 std::expected<RunAs, std::string> ResolveUser(const std::string& user);
+
+// Opens what open() opens, with the user's rights: fsuid, fsgid and the
+// supplementary groups of `as`, set in a thread of its own by raw system
+// calls (Linux keeps credentials per thread; glibc's wrappers would change
+// every thread's), so that root's own groups never open for the user what
+// the user could not. open() returns a descriptor or -1 with errno set.
+template <class Open>
+int OpenAsUser(const RunAs& as, Open open);
 
 struct SpawnExtras {
   std::vector<std::string> env;  // "NAME=VALUE", replacing NAME where it is set
@@ -49,5 +62,24 @@ Result<Child> Spawn(const std::vector<std::string>& command, const RunAs& as,
 
 // The processes under root now (its descendants, root included), from /proc.
 std::vector<pid_t> Descendants(pid_t root);
+
+// ---- implementation
+
+// Sets this thread's filesystem credentials to as's; false if the kernel
+// refused one of them.
+bool BecomeUserInThisThread(const RunAs& as);
+
+template <class Open>
+int OpenAsUser(const RunAs& as, Open open) {
+  if (!as.change) return open();
+  int fd = -1, err = EPERM;
+  std::thread([&] {
+    if (!BecomeUserInThisThread(as)) return;
+    fd = open();
+    err = errno;
+  }).join();
+  if (fd < 0) errno = err;
+  return fd;
+}
 
 }  // namespace writelab

@@ -14,9 +14,8 @@
 namespace writelab {
 namespace {
 
-constexpr const ExperimentDef* kExperiments[] = {&kStreamDef,   &kFsyncDef,  &kRecordsDef,
-                                                 &kPreallocDef, &kStrideDef, &kProgramDef,
-                                                 &kRunDef};
+constexpr const ExperimentDef* kExperiments[] = {
+    &kStreamDef, &kFsyncDef, &kRecordsDef, &kPreallocDef, &kStrideDef, &kProgramDef, &kRunDef};
 
 }  // namespace
 

@@ -20,6 +20,8 @@
 //        seccomp filter: the shim ended its streams and stepped aside; its
 //        later files are the supervisor's. A process that starts under one
 //        says nothing at all, not even hello)
+//   WLRUN1 handover pid=P dev=D ino=I path=PATH (after leave: a regular file
+//        the process has open for writing, the supervisor's from now on)
 // D is st_dev as stat(2) gives it; PATH is percent-encoded (every byte
 // outside [A-Za-z0-9/._~+-] as %XX), so that a record is one line of
 // printable ASCII. M: how the bytes were handled: window, window-drop,

@@ -4,6 +4,7 @@
 // stream goes through. Every system call here is the real one (the shim's
 // own wrappers are not re-entered), and errno is the program's again when
 // the shim returns.
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -357,12 +359,35 @@ void ResetAfterFork() {
   }
 }
 
+// Before the filter: every stream ended, and every regular file the
+// process has open for writing named to the supervisor (a handover
+// record), since the shim will see none of its writes from now on.
 void StepAside(const char* reason) {
   if (!Active() || t_inside) return;
   for (int fd = 0; fd < kMaxFds; fd += kChunkFds)
     if (g_chunks[fd / kChunkFds].load(std::memory_order_acquire))
       for (int i = fd; i < fd + kChunkFds; ++i) Finish(i);
   ReportLeave(reason);
+  const int saved = errno;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    const int own = dirfd(d);
+    while (dirent* e = readdir(d)) {
+      const int fd = atoi(e->d_name);
+      struct stat st;
+      const int flags =
+          e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != own && fd != g_config.report
+              ? fcntl(fd, F_GETFL)
+              : -1;
+      if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || fstat(fd, &st) != 0 ||
+          !S_ISREG(st.st_mode))
+        continue;
+      FdState handed;
+      handed.dev = st.st_dev, handed.ino = st.st_ino;
+      ReportFile("handover", handed, fd);
+    }
+    closedir(d);
+  }
+  errno = saved;
   g_active.store(false, std::memory_order_relaxed);
 }
 

@@ -159,6 +159,20 @@ int Sparse(const char* dir, long count, long mib) {
   return 0;
 }
 
+int Hold(const char* dir, long count, long mib) {
+  std::vector<int> held;
+  for (long i = 0; i < count; ++i) {
+    const std::string path = std::string(dir) + "/held" + std::to_string(i);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return Fail("open");
+    if (int rc = WriteMiB(fd, mib, 'o'); rc != 0) return rc;
+    held.push_back(fd);
+  }
+  sleep(1);
+  for (int fd : held) close(fd);
+  return 0;
+}
+
 int RandomPair(const char* path, long mib, long ms) {
   const int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(mib) << 20) != 0) return Fail("open");

@@ -15,7 +15,7 @@
 //                                          to the same descriptor every millisecond
 //   writers forks FILE MIB                 a thread streams MIB MiB while the main
 //                                          thread forks 20 children that write and exit()
-//   writers forge PATH                     records a shim never sent, on WRITELAB_RUN_FD
+//   writers forge PATH [DEV INO]           records a shim never sent, on WRITELAB_RUN_FD
 //   writers swap DIR PAIRS SECONDS         descriptors 30.. swapped between two files
 //                                          each, of sizes of their own, for SECONDS
 //   writers uring FILE MIB                 MIB 1 MiB writes through io_uring, one at a time
@@ -26,8 +26,8 @@
 //                                          sync_file_range 4, msync 5 (of a MAP_SHARED
 //                                          mapping of FILE), syncfs 6
 // and those of tools/writers.h, where a preload is least safe (tempfiles,
-// strict, filtered, sandboxed, handler, forge-many, sparse, random-pair,
-// readclose).
+// strict, filtered, sandboxed, handler, forge-many, sparse, hold,
+// random-pair, readclose).
 // Exit status 0, or 1 with the failed call on stderr. With WRITERS_ELAPSED
 // set, prints "elapsed_ns N" (its own time, from start to exit) on stderr,
 // for the benchmarks.
@@ -363,12 +363,15 @@ int Swap(const char* dir, long pairs, long seconds) {
 // Records a shim could have sent, forged: PATH named as a file the program
 // "wrote" (unseen and done, with PATH's own device and inode), and a hello
 // from pid 1, written to the descriptor WRITELAB_RUN_FD names.
-int Forge(const char* path) {
+// (With DEV and INO, those: a file the program cannot stat, whose numbers
+// it guessed.)
+int Forge(const char* path, const char* dev, const char* ino) {
   const char* fd_text = std::getenv("WRITELAB_RUN_FD");
-  struct stat st;
-  if (!fd_text || stat(path, &st) != 0) return Fail("WRITELAB_RUN_FD or stat");
+  struct stat st {};
+  if (!fd_text || (!dev && stat(path, &st) != 0)) return Fail("WRITELAB_RUN_FD or stat");
   const int fd = std::atoi(fd_text);
-  const std::string id = " dev=" + std::to_string(st.st_dev) + " ino=" + std::to_string(st.st_ino);
+  const std::string id = " dev=" + (dev ? std::string(dev) : std::to_string(st.st_dev)) +
+                         " ino=" + (ino ? std::string(ino) : std::to_string(st.st_ino));
   for (const std::string& line :
        {"WLRUN1 unseen pid=" + std::to_string(getpid()) + id + " path=" + path + "\n",
         "WLRUN1 done pid=" + std::to_string(getpid()) + id +
@@ -393,7 +396,8 @@ int Run(int argc, char** argv) {
   if (mode == "semantics" && argc == 3) return Semantics(argv[2]);
   if (mode == "signals" && argc == 4) return Signals(argv[2], n(3));
   if (mode == "forks" && argc == 4) return Forks(argv[2], n(3));
-  if (mode == "forge" && argc == 3) return Forge(argv[2]);
+  if (mode == "forge" && argc == 3) return Forge(argv[2], nullptr, nullptr);
+  if (mode == "forge" && argc == 5) return Forge(argv[2], argv[3], argv[4]);
   if (mode == "swap" && argc == 5) return Swap(argv[2], n(3), n(4));
   if (mode == "calls" && argc == 3) return Calls(argv[2]);
   if (mode == "tempfiles" && argc == 6) return writers::TempFiles(argv[2], n(3), n(4), n(5));
@@ -403,15 +407,17 @@ int Run(int argc, char** argv) {
   if (mode == "handler" && argc == 5) return writers::HandlerEnds(argv[2], n(3), argv[4]);
   if (mode == "forge-many" && argc == 4) return writers::ForgeMany(argv[2], n(3));
   if (mode == "sparse" && argc == 5) return writers::Sparse(argv[2], n(3), n(4));
+  if (mode == "hold" && argc == 5) return writers::Hold(argv[2], n(3), n(4));
   if (mode == "random-pair" && argc == 5) return writers::RandomPair(argv[2], n(3), n(4));
   if (mode == "readclose" && argc == 2) return writers::ReadAndClose();
   std::fprintf(stderr,
                "usage: writers fsync FILE COUNT INTERVAL_MS | dsync FILE COUNT STRIDE | "
                "stream FILE MIB | osync FILE COUNT | small FILE COUNT | fwrite FILE COUNT SIZE | "
                "uring FILE MIB | calls FILE | semantics DIR | signals FILE MIB | forks FILE MIB | "
-               "forge PATH | swap DIR PAIRS SECONDS | tempfiles DIR COUNT MIB PAUSE_MS | "
+               "forge PATH [DEV INO] | swap DIR PAIRS SECONDS | tempfiles DIR COUNT MIB PAUSE_MS | "
                "strict FILE MIB | filtered FILE MIB | sandboxed FILE MIB | handler FILE MIB "
-               "exit|dup2 | forge-many DIR COUNT | sparse DIR COUNT MIB | random-pair FILE MIB MS "
+               "exit|dup2 | forge-many DIR COUNT | sparse DIR COUNT MIB | hold DIR COUNT MIB | "
+               "random-pair FILE MIB MS "
                "| readclose\n");
   return 2;
 }

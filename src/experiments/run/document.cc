@@ -101,6 +101,10 @@ Row MakeRunRow(RunRow& r) {
   return row;
 }
 
+// At most this many files are rows of run-files, those CMD wrote most to;
+// the rest are one row that sums them (docs/run.md: what one run keeps).
+constexpr size_t kMaxFileRows = 200;
+
 Row FileRow(const RunFile& f, const std::string& prefix) {
   Outcome ok;
   Row row = MakeRow(prefix + f.path, ok);
@@ -111,6 +115,29 @@ Row FileRow(const RunFile& f, const std::string& prefix) {
   AddFigures(row.figures, kRunFileFigures, v);
   row.notes.push_back(f.how);
   return row;
+}
+
+// The files CMD wrote most to, a row each, the rest summed in one row.
+void AddFileRows(std::vector<RunFile> files, const std::string& prefix, ExperimentResult& out) {
+  std::stable_sort(files.begin(), files.end(),
+                   [](const RunFile& a, const RunFile& b) { return a.written > b.written; });
+  RunFile rest;
+  size_t more = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (i < kMaxFileRows) {
+      out.rows.push_back(FileRow(files[i], prefix));
+      continue;
+    }
+    ++more;
+    rest.written += files[i].written;
+    rest.handled += files[i].handled;
+    rest.size += files[i].size;
+  }
+  if (!more) return;
+  rest.path = fmt::format("({} more files)", more);
+  rest.how = fmt::format("{} files beyond the {} CMD wrote most to, summed (not listed one by one)",
+                         more, kMaxFileRows);
+  out.rows.push_back(FileRow(rest, prefix));
 }
 
 // Where CMD wrote most: the directory of its largest file (else ".").
@@ -185,7 +212,7 @@ Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int
     run.rows.push_back(MakeRunRow(r));
     const std::string prefix =
         spec.compare ? std::string(NameOf(kRunStrategies, r.strategy)) + ": " : "";
-    for (const RunFile& f : r.files) files.rows.push_back(FileRow(f, prefix));
+    AddFileRows(r.files, prefix, files);
   }
   AddTrialNotes(ctx, RotationNote(spec.rounds), {}, run);
   if (spec.strategy == RunStrategy::kDontcache)

@@ -69,6 +69,8 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
     r.type = ShimRecord::Type::kUnseen;
   else if (type == "leave")
     r.type = ShimRecord::Type::kLeave;
+  else if (type == "handover")
+    r.type = ShimRecord::Type::kHandover;
   else
     return std::unexpected("unknown record type");
   std::map<std::string_view, std::string_view> fields;
@@ -91,7 +93,7 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
     r.mech = reason->second;
     return r;
   }
-  // hello: pid; claim and unseen: pid, dev, ino; done: all five.
+  // hello: pid; claim, unseen and handover: pid, dev, ino; done: all five.
   static constexpr std::string_view kNumbers[] = {"pid", "dev", "ino", "written", "handled"};
   const size_t numbers = r.type == Type::kHello ? 1 : r.type == Type::kDone ? 5 : 3;
   const std::string_view text_field = r.type == Type::kHello ? "exe" : "path";

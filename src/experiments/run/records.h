@@ -14,7 +14,7 @@
 namespace writelab {
 
 struct ShimRecord {
-  enum class Type { kHello, kClaim, kDone, kUnseen, kLeave } type = Type::kHello;
+  enum class Type { kHello, kClaim, kDone, kUnseen, kLeave, kHandover } type = Type::kHello;
   pid_t pid = 0;
   uint64_t dev = 0, ino = 0;          // claim, done, unseen
   uint64_t written = 0, handled = 0;  // done

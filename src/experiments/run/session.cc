@@ -117,34 +117,38 @@ std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, 
                                         : std::string(NameOf(kRunStrategies, s));
   }
   if (!f.supervisor_error.empty()) how += " (failed: " + f.supervisor_error + ")";
-  if (how.empty()) {
-    if (std::max(f.size > f.base ? f.size - f.base : 0, f.shim_written) < spec.min_file)
-      how = "small: left alone (below --min-file)";
-    else if (!f.fd)
-      how = "not handled: writelab could not open it";
-    else
-      how = "not handled";
-  }
-  return {how, handled};
+  const uint64_t written = std::max(GrowthOf(f), f.shim_written);
+  if (f.deleted) how += std::string(how.empty() ? "" : "; ") + "deleted while CMD ran";
+  if (!how.empty()) return {how, handled};
+  if (written == 0 && !f.fd && f.open_error)
+    return {"not looked at: writelab could not open it (" + Printable(std::strerror(f.open_error)) +
+                ")",
+            handled};
+  if (written < spec.min_file) return {"small: left alone (below --min-file)", handled};
+  if (!f.fd)
+    return {"not handled: writelab could not open it" +
+                (f.open_error ? " (" + Printable(std::strerror(f.open_error)) + ")" : ""),
+            handled};
+  return {"not handled", handled};
 }
 
 // The page cache is measured for the files the strategy is for (CMD wrote
 // at least --min-file to them): a small file has no descriptor of
-// writelab's, and the promise is about the streams.
+// writelab's, and the promise is about the streams. A file deleted while CMD
+// ran has no pages to measure.
 RunFile Account(Supervisor& sup, WatchedFile& f, const RunSpec& spec, RunStrategy s) {
   RunFile out;
   out.path = f.path;
-  const uint64_t grown = f.size > f.base ? f.size - f.base : 0;
-  if (std::max(grown, f.shim_written) >= spec.min_file) {
+  if (std::max(GrowthOf(f), f.shim_written) >= spec.min_file && !f.deleted) {
     if (const int fd = sup.FdOf(f); fd >= 0) {
       struct stat st;
       if (fstat(fd, &st) == 0) f.size = static_cast<uint64_t>(st.st_size);
       if (auto r = MeasureResidency(fd, f.path)) out.cached = r->cached_bytes();
     }
-    out.measured = true;
+    out.measured = !f.deleted;
   }
   out.size = f.size;
-  out.written = f.shim_written ? f.shim_written : f.size > f.base ? f.size - f.base : 0;
+  out.written = f.shim_written ? f.shim_written : GrowthOf(f);
   std::tie(out.how, out.handled) = How(f, spec, s);
   out.handled = std::min(out.handled, out.written);
   return out;
@@ -239,22 +243,37 @@ void Watch(pid_t pid, const RunSpec& spec, Supervisor& sup, const RunContext& ct
   if (pidfd >= 0) close(pidfd);
 }
 
+// At most this many processes are named in a run's notes; the rest counted.
+constexpr size_t kMaxNamedProcesses = 10;
+
 void Notes(const Supervisor& sup, RunStrategy s, RunTrial& t) {
+  size_t named = 0, unnamed = 0;
+  auto name = [&](pid_t pid) {
+    auto exe = sup.processes().find(pid);
+    return "pid " + std::to_string(pid) + " (" +
+           Quoted(exe == sup.processes().end() ? "?" : exe->second) + ")";
+  };
+  auto add = [&](const std::string& note) {
+    if (named++ < kMaxNamedProcesses)
+      t.notes.push_back(note);
+    else
+      ++unnamed;
+  };
   if (s != RunStrategy::kPlain)
     for (const auto& [pid, exe] : sup.processes())
       if (!sup.shimmed().count(pid))
-        t.notes.push_back("pid " + std::to_string(pid) + " (" + Quoted(exe) +
-                          ") ran without the shim (a static binary, one that clears "
-                          "LD_PRELOAD, or one started under seccomp): its files were the "
-                          "supervisor's");
-  for (const auto& [pid, reason] : sup.left()) {
-    auto exe = sup.processes().find(pid);
-    t.notes.push_back("pid " + std::to_string(pid) + " (" +
-                      Quoted(exe == sup.processes().end() ? "?" : exe->second) + ") installed a " +
-                      reason +
-                      " filter: the shim ended its streams and stepped aside, and its files were "
-                      "the supervisor's from then on");
-  }
+        add(name(pid) +
+            " ran without the shim (a static binary, one that clears LD_PRELOAD, or one started "
+            "under seccomp): its files were the supervisor's");
+  for (const auto& [pid, reason] : sup.left())
+    add(name(pid) + " installed a " + reason +
+        " filter: the shim ended its streams and stepped aside, and its files were the "
+        "supervisor's from then on");
+  if (unnamed)
+    t.notes.push_back(std::to_string(unnamed) +
+                      " more processes ran without the shim or stepped it aside (not named: at "
+                      "most " +
+                      std::to_string(kMaxNamedProcesses) + " are)");
   for (const std::string& e : sup.record_errors())
     t.notes.push_back("a record of the shim was not understood: " + e);
   for (const std::string& loss : sup.Losses()) t.notes.push_back(loss);
@@ -335,8 +354,7 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   auto child = Spawn(spec.command, *as, extras);
   if (!child) return t.outcome.Fail(child.error()), t;
   report_write.Reset();  // CMD's copy is its own
-  Supervisor sup(run, child->pid, report.get(), RealtimeNs(), as->change ? as->uid : geteuid(),
-                 as->change ? as->gid : getegid());
+  Supervisor sup(run, child->pid, report.get(), RealtimeNs(), *as);
   Sampler sampler("", spec.sample_interval_ns, nullptr);
   sampler.Start();
   if (probe) probe->Start();

@@ -46,12 +46,6 @@ bool OpenForWriting(const std::string& fdinfo, uint64_t ino) {
   return (flags & O_ACCMODE) != O_RDONLY;
 }
 
-// At most this many files watched and record errors kept: a CMD that opens
-// millions of files, or writes garbage to the socket, costs writelab a
-// bounded amount (docs/security.md).
-constexpr size_t kMaxFiles = 100000;
-constexpr size_t kMaxRecordErrors = 10;
-
 // The parent of pid (0 when it cannot be read).
 pid_t ParentOf(pid_t pid) {
   auto stat = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat");
@@ -78,23 +72,41 @@ int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, u
 
 int OpenRegularFile(const std::string& path, uint64_t dev, uint64_t ino, bool follow) {
   UniqueFd handle(open(path.c_str(), O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW)));
+  if (!handle) return -1;
   struct stat st;
-  if (!handle || fstat(handle.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_dev) != dev || st.st_ino != ino)
+  if (fstat(handle.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_dev) != dev || st.st_ino != ino) {
+    errno = ENOENT;  // not the file named: as if it were gone
     return -1;
+  }
   const std::string again = "/proc/self/fd/" + std::to_string(handle.get());
   const int fd = open(again.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd >= 0 &&
       (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_dev) != dev || st.st_ino != ino)) {
     close(fd);
+    errno = ENOENT;
     return -1;
   }
   return fd;
 }
 
-Supervisor::Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns, uid_t uid,
-                       gid_t gid)
-    : spec_(spec), root_(root), report_(report), start_ns_(start_ns), uid_(uid), gid_(gid) {}
+uint64_t GrowthOf(const WatchedFile& f) {
+  const uint64_t base = std::min(f.base, f.min_size);
+  const uint64_t grown = f.size > base ? f.size - base : 0;
+  const uint64_t first_blocks = f.created ? 0 : f.first_blocks;
+  const uint64_t allocated = f.blocks > first_blocks ? f.blocks - first_blocks : 0;
+  return std::min(grown, allocated);
+}
+
+Supervisor::Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns,
+                       const RunAs& as)
+    : spec_(spec), root_(root), report_(report), start_ns_(start_ns), as_(as) {}
+
+void Supervisor::Note(WatchedFile& f, const struct stat& st) {
+  f.size = static_cast<uint64_t>(st.st_size);
+  f.min_size = std::min(f.min_size, f.size);
+  f.blocks = static_cast<uint64_t>(st.st_blocks) * 512;
+}
 
 WatchedFile* Supervisor::Find(uint64_t dev, uint64_t ino) {
   auto it = index_.find({dev, ino});
@@ -115,25 +127,32 @@ WatchedFile* Supervisor::Add(uint64_t dev, uint64_t ino, const std::string& path
 
 // Opened from the link a process of the scope holds (the file it has open)
 // or, for a file only the shim named, by its path with the rights of the
-// user CMD runs as; the first open fixes where CMD's bytes begin.
+// user CMD runs as; the first open fixes where CMD's bytes begin. A file
+// released while CMD ran is opened again when asked for (never a deleted
+// one: its name is another file's, or none).
 int Supervisor::FdOf(WatchedFile& f) {
-  if (f.opened) return f.fd ? f.fd.get() : -1;
+  if (f.fd) return f.fd.get();
+  if ((f.opened && !f.released) || f.deleted) return -1;
+  const bool first = !f.opened;
   f.opened = true;
+  f.released = false;
   int fd = f.link.empty() ? -1 : OpenRegularFile(f.link, f.dev, f.ino, true);
-  if (fd < 0 && !f.path.empty() && f.path.front() == '/') {
-    const bool as_user = uid_ != geteuid();
-    const uid_t old_uid = as_user ? static_cast<uid_t>(setfsuid(uid_)) : 0;
-    const gid_t old_gid = as_user ? static_cast<gid_t>(setfsgid(gid_)) : 0;
-    fd = OpenRegularFile(f.path, f.dev, f.ino, false);
-    if (as_user) setfsgid(old_gid), setfsuid(old_uid);
+  if (fd < 0 && !f.path.empty() && f.path.front() == '/')
+    fd = OpenAsUser(as_, [&] { return OpenRegularFile(f.path, f.dev, f.ino, false); });
+  if (fd < 0) {
+    f.open_error = errno ? errno : ENOENT;
+    return -1;
   }
-  if (fd < 0) return -1;
   f.fd.Reset(fd);
   struct stat st;
   if (fstat(fd, &st) == 0) {
-    if (f.first_size == 0 && f.size == 0) f.first_size = static_cast<uint64_t>(st.st_size);
-    f.size = static_cast<uint64_t>(st.st_size);
+    if (first && f.first_size == 0 && f.size == 0) {
+      f.first_size = static_cast<uint64_t>(st.st_size);
+      f.first_blocks = static_cast<uint64_t>(st.st_blocks) * 512;
+    }
+    Note(f, st);
   }
+  if (!first) return fd;
   f.created = f.created || BornSince(fd, start_ns_);
   // A file that was there before CMD: only what it grew by is CMD's to
   // window (its cached pages below are not the run's to drop).
@@ -184,6 +203,10 @@ void Supervisor::Take(const ShimRecord& r, pid_t sender) {
   if (std::find(f->writers.begin(), f->writers.end(), r.pid) == f->writers.end())
     f->writers.push_back(r.pid);
   if (r.type == ShimRecord::Type::kUnseen) return;  // the supervisor's, like any file it sees
+  if (r.type == ShimRecord::Type::kHandover) {
+    f->shim_left = true;
+    return;
+  }
   if (r.type == ShimRecord::Type::kClaim) {
     f->shim_claimed = true;
     return;
@@ -257,11 +280,13 @@ void Supervisor::Scan(pid_t pid) {
       f = Add(static_cast<uint64_t>(st.st_dev), st.st_ino, path);
       if (!f) continue;
       f->first_size = static_cast<uint64_t>(st.st_size);
+      f->first_blocks = static_cast<uint64_t>(st.st_blocks) * 512;
       f->created = BornSince(view->handle.get(), start_ns_);
       f->base = f->created ? 0 : f->first_size;
     }
     f->link = e.path().string();
-    f->size = static_cast<uint64_t>(st.st_size);
+    f->seen = true;
+    Note(*f, st);
     if (std::find(f->writers.begin(), f->writers.end(), pid) == f->writers.end())
       f->writers.push_back(pid);
   }
@@ -298,12 +323,41 @@ void Supervisor::Supervise(WatchedFile& f) {
 
 // A file is the strategy's when what CMD wrote to it (from its base) is at
 // least --min-file.
-static bool Grown(const WatchedFile& f, uint64_t min_file) {
-  return f.size > f.base && f.size - f.base >= min_file;
+static bool Grown(const WatchedFile& f, uint64_t min_file) { return GrowthOf(f) >= min_file; }
+
+void Supervisor::Release(WatchedFile& f, bool deleted) {
+  if (!deleted && f.supervised && f.supervisor_error.empty()) {
+    FdWindowCalls calls(f.fd.get());
+    const char* what = "";
+    const int rc = spec_.strategy == RunStrategy::kDropBehind
+                       ? calls.DropCache(f.base, f.size - std::min(f.base, f.size))
+                       : f.window.Finish(calls, f.size, &what);
+    if (rc < 0) f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
+  }
+  f.fd.Reset();
+  f.released = true;
+  f.deleted |= deleted;
+}
+
+// A descriptor of writelab's must not keep a file alive (a deleted
+// temporary file keeps its blocks while anyone holds it) nor a file
+// nobody of the scope writes any more open: each look checks the link
+// count, and each full look whether a process of the scope still holds it.
+void Supervisor::ReleaseUnused(bool full) {
+  for (WatchedFile& f : files_) {
+    if (!f.fd) continue;
+    struct stat st;
+    if (fstat(f.fd.get(), &st) == 0 && st.st_nlink == 0)
+      Release(f, true);
+    else if (full && !f.seen)
+      Release(f, false);
+  }
 }
 
 void Supervisor::Poll(bool full) {
   ReadRecords();
+  if (full)
+    for (WatchedFile& f : files_) f.seen = false;
   if (full) {
     // CMD's descendants, and the orphans writelab (their subreaper) took in.
     for (pid_t pid : Descendants(getpid()))
@@ -314,6 +368,7 @@ void Supervisor::Poll(bool full) {
       if (pid != root_) known.push_back(pid);
     for (pid_t pid : known) Scan(pid);
   }
+  ReleaseUnused(full);
   if (spec_.strategy == RunStrategy::kPlain) return;
   for (WatchedFile& f : files_) {
     if (f.shim_claimed && !f.supervised && !f.shim_left) continue;
@@ -332,7 +387,7 @@ void Supervisor::Finish() {
     if (f.shim_claimed && !f.supervised && !f.shim_left) continue;
     if (FdOf(f) < 0) continue;
     struct stat st;
-    if (fstat(f.fd.get(), &st) == 0) f.size = static_cast<uint64_t>(st.st_size);
+    if (fstat(f.fd.get(), &st) == 0) Note(f, st);
     if (!Grown(f, spec_.min_file)) continue;
     Supervise(f);
     if (!f.supervised || !f.supervisor_error.empty()) continue;

@@ -9,6 +9,7 @@
 // says so). It also reads the shim's records (experiments/run/records.h).
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "experiments/child.h"
 #include "experiments/run/records.h"
 #include "experiments/run/spec.h"
 #include "io/file.h"
@@ -35,12 +37,19 @@ struct WatchedFile {
   // once the file is one the strategy is for (at least --min-file), and
   // only as a regular file that is that device and inode.
   UniqueFd fd;
-  bool opened = false;         // an open was tried (fd may still be empty: it failed)
-  bool created = false;        // born during the run (statx btime): all its bytes are CMD's
-  uint64_t first_size = 0;     // when first seen
-  uint64_t size = 0;           // the latest seen
-  uint64_t base = 0;           // where CMD's bytes begin: 0 if it created it, else first_size
-  std::vector<pid_t> writers;  // processes seen holding it open for writing (or reporting it)
+  bool opened = false;             // an open was tried (fd may still be empty: it failed)
+  int open_error = 0;              // why the last open failed (EMFILE, EACCES, ENOENT...)
+  bool released = false;           // its descriptor was closed while CMD ran (it may reopen)
+  bool deleted = false;            // unlinked while CMD ran: its descriptor went with it
+  bool seen = false;               // held open by a process of the scope at the last full look
+  bool created = false;            // born during the run (statx btime): all its bytes are CMD's
+  uint64_t first_size = 0;         // when first seen
+  uint64_t size = 0;               // the latest seen
+  uint64_t min_size = UINT64_MAX;  // the smallest seen (a truncation shows here)
+  uint64_t first_blocks = 0;       // bytes allocated to it when first seen (st_blocks)
+  uint64_t blocks = 0;             // the latest seen
+  uint64_t base = 0;               // where CMD's bytes begin: 0 if it created it, else first_size
+  std::vector<pid_t> writers;      // processes seen holding it open for writing (or reporting it)
   // The shim's account (claim and done records).
   bool shim_claimed = false;
   uint64_t shim_written = 0, shim_handled = 0;
@@ -54,12 +63,17 @@ struct WatchedFile {
   std::string supervisor_error;  // a window call that failed
 };
 
+// What CMD wrote to f, as the supervisor can tell without the shim: what
+// it grew by, but no more than the space allocated to it grew by (a file
+// ftruncate'd to 9 MiB and never written grew by nothing).
+uint64_t GrowthOf(const WatchedFile& f);
+
 class Supervisor {
  public:
   // root: CMD; report: writelab's end of the shim's socket (non-blocking),
   // or -1; as: the user CMD runs as (files the shim names by path are opened
-  // with that user's rights, never root's).
-  Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns, uid_t uid, gid_t gid);
+  // with that user's rights and groups, never root's).
+  Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns, const RunAs& as);
 
   // One look: the shim's records, then the scope's open files; the window
   // given to those past --min-file the shim has not claimed. full: find
@@ -86,6 +100,11 @@ class Supervisor {
   // not read; a line each, for the run's notes.
   std::vector<std::string> Losses() const;
 
+  // At most this many files are watched, and this many records of the shim
+  // that it did not understand kept (docs/security.md: what one run keeps).
+  static constexpr size_t kMaxFiles = 10000;
+  static constexpr size_t kMaxRecordErrors = 10;
+
  private:
   void ReadRecords();
   // sender: the pid the kernel stamped on the record's message (0 where
@@ -96,13 +115,17 @@ class Supervisor {
   WatchedFile* Find(uint64_t dev, uint64_t ino);
   WatchedFile* Add(uint64_t dev, uint64_t ino, const std::string& path);
   void Supervise(WatchedFile& f);
+  // Closes writelab's descriptor of f (a file nobody of the scope has open
+  // any more, or one unlinked): its window finished first, unless deleted.
+  void Release(WatchedFile& f, bool deleted);
+  void ReleaseUnused(bool full);
+  void Note(WatchedFile& f, const struct stat& st);
 
   const RunSpec& spec_;
   pid_t root_;
   int report_;
   uint64_t start_ns_;
-  uid_t uid_;
-  gid_t gid_;
+  RunAs as_;
   ShimRecordReader reader_;
   std::vector<WatchedFile> files_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> index_;
