@@ -151,8 +151,8 @@ TEST(History, OffMeansNoFileAndNoWord) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(history)) << "WRITELAB_HISTORY=FILE is used";
   EXPECT_EQ(RunWritelab({"history", "list", "--history", work.path() + "/none.sqlite"}).exit_code,
-            1)
-      << "listing a history that does not exist";
+            2)
+      << "listing a history that does not exist: the path given is wrong (usage)";
 }
 
 // As root, on a full tmpfs of the test's own: one line, and the run's own
@@ -188,6 +188,76 @@ TEST(History, HelpNamesTheSubcommandsAndWhereTheHistoryIs) {
   RunResult bad = RunWritelab({"history", "show", "x1"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
+}
+
+// --history is checked as given (issue 40): another user's link, to a file
+// or a directory, is refused before anything is resolved; root's empty
+// file behind it stays empty.
+TEST(History, AnotherUsersLinkIsNeverFollowed) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: lchown";
+  ScratchDir work("history-link");
+  const std::string sticky = work.path() + "/sticky", rootdir = work.path() + "/rootdir";
+  std::filesystem::create_directories(sticky);
+  std::filesystem::create_directories(rootdir);
+  ASSERT_EQ(chmod(sticky.c_str(), 01777), 0);
+  ASSERT_EQ(chmod(rootdir.c_str(), 0700), 0);
+  const std::string empty = rootdir + "/empty";
+  WriteFile(empty, "");
+  const std::string to_file = sticky + "/link", to_dir = sticky + "/dir";
+  ASSERT_EQ(symlink(empty.c_str(), to_file.c_str()), 0);
+  ASSERT_EQ(symlink(rootdir.c_str(), to_dir.c_str()), 0);
+  ASSERT_EQ(lchown(to_file.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(lchown(to_dir.c_str(), 65534, 65534), 0);
+  for (const std::string& h : {to_file, to_dir + "/history.sqlite"}) {
+    RunResult list = RunWritelab({"history", "list", "--history", h});
+    EXPECT_EQ(list.exit_code, 2) << list.err;
+    EXPECT_EQ(CountLines(list.err), 1) << list.err;
+    RunResult run = RunWritelab({"records", "--dir", work.path(), "--method", "write", "--total",
+                                 "64K", "--rounds", "1", "--history", h});
+    EXPECT_EQ(run.exit_code, 0) << "the history never changes a run's exit: " << run.err;
+    EXPECT_NE(run.err.find("refused"), std::string::npos) << run.err;
+  }
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u) << "root's file became a database";
+  EXPECT_FALSE(std::filesystem::exists(rootdir + "/history.sqlite"));
+}
+
+// The read commands open the history read-only: a file that is not a
+// writelab history (an empty one, another program's SQLite database) is
+// refused, byte for byte as it was, its journal mode included; the write
+// commands refuse it too, before they change anything.
+TEST(History, ReadingChangesNothingAndAnotherProgramsFileIsLeftAlone) {
+  ScratchDir work("history-readonly");
+  ASSERT_EQ(chmod(work.path().c_str(), 0700), 0);
+  const std::string empty = work.path() + "/empty.sqlite";
+  WriteFile(empty, "");
+  RunResult r = RunWritelab({"history", "list", "--history", empty});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("empty file"), std::string::npos) << r.err;
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+  const std::string theirs = work.path() + "/theirs.sqlite";
+  ASSERT_EQ(Shell("sqlite3 " + theirs +
+                  " 'PRAGMA journal_mode=DELETE; CREATE TABLE t(x); INSERT INTO t VALUES (1);' "
+                  ">/dev/null && echo ok"),
+            "ok")
+      << "sqlite3(1) (the test profile installs it)";
+  const std::string before = Slurp(theirs);
+  for (const std::vector<std::string>& sub :
+       {std::vector<std::string>{"list"},
+        {"trend", "--experiment", "records", "--figure", "mb_s"},
+        {"check"},
+        {"show", "1"}}) {
+    std::vector<std::string> args = {"history"};
+    args.insert(args.end(), sub.begin(), sub.end());
+    args.insert(args.end(), {"--history", theirs});
+    RunResult q = RunWritelab(args);
+    EXPECT_EQ(q.exit_code, 2) << sub[0] << ": " << q.err;
+    EXPECT_NE(q.err.find("not a writelab history"), std::string::npos) << sub[0] << ": " << q.err;
+  }
+  RunResult run = RunWritelab({"records", "--dir", work.path(), "--method", "write", "--total",
+                               "64K", "--rounds", "1", "--history", theirs});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(Slurp(theirs), before) << "another program's database was changed (WAL, schema)";
+  EXPECT_FALSE(std::filesystem::exists(theirs + "-wal"));
 }
 
 }  // namespace

@@ -31,14 +31,31 @@ void AddHistoryFileOption(CLI::App& sub, std::string& file) {
       ->option_text("FILE");
 }
 
-std::expected<HistoryStore, std::string> OpenHistoryFor(const std::string& file, bool create) {
+int Report(const HistoryProblem& p) {
+  PrintError(p.message);
+  return p.exit_code;
+}
+
+std::expected<HistoryStore, HistoryProblem> OpenHistoryFor(const std::string& file,
+                                                           HistoryAccess access) {
   auto where = ChooseHistory(file, false);
-  if (!where) return std::unexpected("history: " + where.error());
+  if (!where) return std::unexpected(HistoryProblem{"history: " + where.error(), kExitUsage});
   if (!*where)
-    return std::unexpected(std::string(
-        "history: WRITELAB_HISTORY=off: there is no history to read (give --history FILE)"));
-  auto store = HistoryStore::Open(**where, create);
-  if (!store) return std::unexpected(store.error().Message());
+    return std::unexpected(HistoryProblem{
+        "history: WRITELAB_HISTORY=off: there is no history to read (give --history FILE)",
+        kExitUsage});
+  auto store = access == HistoryAccess::kRead
+                   ? HistoryStore::OpenReadOnly(**where)
+                   : HistoryStore::Open(**where, access == HistoryAccess::kCreate);
+  if (!store) {
+    // A problem of the path given (no file, a link, another user's or
+    // program's file) is the caller's to fix: usage. The rest is a failure.
+    const int code = store.error().code;
+    const bool usage = code == 0 || code == ENOENT || code == ENOTDIR || code == ELOOP ||
+                       code == EACCES || code == EPERM || code == EISDIR;
+    return std::unexpected(
+        HistoryProblem{store.error().Message(), usage ? kExitUsage : kExitRunFailed});
+  }
   return std::move(*store);
 }
 
@@ -68,8 +85,8 @@ std::string When(const std::string& iso) {
 }
 
 int RunList(const HistoryOptions& o) {
-  auto store = OpenHistoryFor(o.file, false);
-  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
+  if (!store) return Report(store.error());
   auto runs = store->List(o.filter);
   if (!runs) return PrintError(runs.error().Message()), kExitRunFailed;
   TextTable t({"run", "started (UTC)", "command", "label", "kernel", "host", "target", "errors"});
@@ -121,8 +138,8 @@ std::string Describe(const StoredRun& r) {
 int RunShow(const HistoryOptions& o) {
   auto id = ParseRunId(o.run);
   if (!id) return UsageError("history show: " + id.error());
-  auto store = OpenHistoryFor(o.file, false);
-  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
+  if (!store) return Report(store.error());
   auto run = store->Get(*id);
   if (!run) return UsageError("history show: " + run.error().Message());
   auto text = store->DocumentText(*id);
@@ -138,8 +155,8 @@ int RunShow(const HistoryOptions& o) {
 int RunExport(const HistoryOptions& o) {
   auto id = ParseRunId(o.run);
   if (!id) return UsageError("history export: " + id.error());
-  auto store = OpenHistoryFor(o.file, false);
-  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
+  if (!store) return Report(store.error());
   auto text = store->DocumentText(*id);
   if (!text) return UsageError("history export: " + text.error().Message());
   if (std::fwrite(text->data(), 1, text->size(), stdout) != text->size() || std::fflush(stdout))
@@ -148,8 +165,8 @@ int RunExport(const HistoryOptions& o) {
 }
 
 int RunImport(const HistoryOptions& o) {
-  auto store = OpenHistoryFor(o.file, true);
-  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto store = OpenHistoryFor(o.file, HistoryAccess::kCreate);
+  if (!store) return Report(store.error());
   int code = kExitOk;
   for (const std::string& path : o.inputs) {
     auto file = ReadDocumentFileText(path);
@@ -173,8 +190,8 @@ int RunImport(const HistoryOptions& o) {
 int RunForget(const HistoryOptions& o) {
   auto id = ParseRunId(o.run);
   if (!id) return UsageError("history forget: " + id.error());
-  auto store = OpenHistoryFor(o.file, false);
-  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto store = OpenHistoryFor(o.file, HistoryAccess::kWrite);
+  if (!store) return Report(store.error());
   auto removed = store->Forget(*id);
   if (!removed) return PrintError(removed.error().Message()), kExitRunFailed;
   if (!*removed) return UsageError("history forget: no run " + o.run + " in " + store->path());

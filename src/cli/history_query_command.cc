@@ -43,8 +43,8 @@ std::string NothingToDraw(const HistoryStore& store, const TrendQuery& q) {
 int RunTrend(const TrendOptions& o) {
   if (!o.html.empty())
     if (auto bad = CheckOutputFile("--output", o.html)) return UsageError(*bad);
-  auto store = OpenHistoryFor(o.file, false);
-  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
+  if (!store) return Report(store.error());
   auto points = store->Trend(o.query);
   if (!points) return PrintError(points.error().Message()), kExitRunFailed;
   if (points->empty()) return UsageError(NothingToDraw(*store, o.query));
@@ -112,8 +112,8 @@ std::expected<Document, std::string> DocumentOf(const HistoryStore& store, const
 }
 
 int RunCheck(const CheckOptions& o) {
-  auto store = OpenHistoryFor(o.file, false);
-  if (!store) return PrintError(store.error()), kExitRunFailed;
+  auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
+  if (!store) return Report(store.error());
   auto newest = store->Newest();
   if (!newest) return PrintError(newest.error().Message()), kExitRunFailed;
   if (!*newest) return PrintError("history check: no run in " + store->path()), kExitRunFailed;

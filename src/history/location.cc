@@ -2,6 +2,7 @@
 #include "history/location.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,21 +73,27 @@ std::expected<std::optional<HistoryLocation>, std::string> ChooseHistory(const s
   return HistoryLocation{*path, true};
 }
 
-Result<SqliteDb> OpenHistoryFile(const HistoryLocation& where, bool create) {
-  auto abs = AbsolutePath(where.path);
-  if (!abs) return std::unexpected(abs.error());
-  const std::string name = BaseName(*abs);
+std::string HistoryPathAsGiven(const std::string& path) {
+  if (path.starts_with('/')) return path;
+  char cwd[PATH_MAX];
+  return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + path : path;
+}
+
+Result<SqliteDb> OpenHistoryFile(const HistoryLocation& where, bool create, bool read_only) {
+  const std::string abs = HistoryPathAsGiven(where.path);
+  const std::string name = BaseName(abs);
   if (name.empty() || name == "." || name == "..")
     return std::unexpected(PlainError(where.path + ": not a file name"));
-  auto dir = OpenTrustedDir(ParentDir(*abs), DirUse::kPrivate, create && where.is_default);
-  if (!dir) return std::unexpected(PlainError("history " + *abs + ": " + dir.error().Message()));
-  if (Status s = CreateOrCheck(dir->get(), name, *abs, create); !s)
+  auto dir = OpenTrustedDir(ParentDir(abs), DirUse::kPrivate, create && where.is_default);
+  if (!dir)
+    return std::unexpected(Error{dir.error().code, "history " + abs + ": " + dir.error().context});
+  if (Status s = CreateOrCheck(dir->get(), name, abs, create); !s)
     return std::unexpected(s.error());
   sqlite3* raw = nullptr;
-  int rc =
-      sqlite3_open_v2(abs->c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr);
+  const int mode = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  int rc = sqlite3_open_v2(abs.c_str(), &raw, mode | SQLITE_OPEN_NOFOLLOW, nullptr);
   SqliteDb db(raw);
-  if (rc != SQLITE_OK) return std::unexpected(SqliteError(raw, rc, "open history " + *abs));
+  if (rc != SQLITE_OK) return std::unexpected(SqliteError(raw, rc, "open history " + abs));
   return db;
 }
 

@@ -49,7 +49,14 @@ std::expected<std::optional<HistoryLocation>, std::string> ChooseHistory(const s
 //     descriptor is closed before: closing a second descriptor of the file
 //     would drop SQLite's POSIX locks.
 // A missing file without create: "PATH: no history there (nothing recorded
-// yet; see writelab help history)".
-Result<SqliteDb> OpenHistoryFile(const HistoryLocation& where, bool create);
+// yet; see writelab help history)". The path is checked as given, never
+// resolved first (io/trusted_dir.h: only root's or the user's own links
+// are followed on the way, and the file itself is never a link).
+// read_only: SQLite's read-only mode (what the read commands use).
+Result<SqliteDb> OpenHistoryFile(const HistoryLocation& where, bool create, bool read_only);
+
+// The history's path as given, made absolute from the current directory
+// (for messages and for SQLite; never resolved through links).
+std::string HistoryPathAsGiven(const std::string& path);
 
 }  // namespace writelab

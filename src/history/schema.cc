@@ -128,15 +128,25 @@ Result<int> SchemaVersion(sqlite3* db, const std::string& path) {
   return PragmaInt(db, "user_version", path);
 }
 
-Status Migrate(sqlite3* db, std::span<const Migration> steps, const std::string& path) {
+Status CheckHistoryFile(sqlite3* db, const std::string& path, int newest, bool readable) {
   auto version = SchemaVersion(db, path);
   if (!version) return std::unexpected(version.error());
   if (Status s = CheckOwner(db, path, *version); !s) return s;
-  const int newest = steps.empty() ? 0 : steps.back().version;
   if (*version > newest)
     return std::unexpected(PlainError(path + ": schema version " + std::to_string(*version) +
                                       ", newer than this writelab reads (" +
                                       std::to_string(newest) + "): a newer writelab wrote it"));
+  if (readable && *version == 0)
+    return std::unexpected(PlainError(path + ": an empty file, not a writelab history (nothing "
+                                             "recorded yet; see writelab help history)"));
+  return {};
+}
+
+Status Migrate(sqlite3* db, std::span<const Migration> steps, const std::string& path) {
+  auto version = SchemaVersion(db, path);
+  if (!version) return std::unexpected(version.error());
+  const int newest = steps.empty() ? 0 : steps.back().version;
+  if (Status s = CheckHistoryFile(db, path, newest, false); !s) return s;
   for (const Migration& m : steps)
     if (m.version > *version)
       if (Status s = Step(db, m, path); !s) return s;

@@ -44,4 +44,10 @@ Status Migrate(sqlite3* db, std::span<const Migration> steps, const std::string&
 // The database's schema version (user_version).
 Result<int> SchemaVersion(sqlite3* db, const std::string& path);
 
+// Before anything is written to the file (its journal mode included): it
+// is writelab's, or empty; refused as Migrate refuses. For reading
+// (readable), an empty file is refused too: "PATH: an empty file, not a
+// writelab history".
+Status CheckHistoryFile(sqlite3* db, const std::string& path, int newest, bool readable);
+
 }  // namespace writelab

@@ -95,13 +95,29 @@ Status Configure(sqlite3* db, const std::string& path) {
 }  // namespace
 
 Result<HistoryStore> HistoryStore::Open(const HistoryLocation& where, bool create) {
-  auto db = OpenHistoryFile(where, create);
+  auto db = OpenHistoryFile(where, create, false);
   if (!db) return std::unexpected(db.error());
-  return Over(std::move(*db), AbsolutePath(where.path).value_or(where.path));
+  return Over(std::move(*db), HistoryPathAsGiven(where.path));
+}
+
+Result<HistoryStore> HistoryStore::OpenReadOnly(const HistoryLocation& where) {
+  auto db = OpenHistoryFile(where, false, true);
+  if (!db) return std::unexpected(db.error());
+  const std::string path = HistoryPathAsGiven(where.path);
+  sqlite3_busy_timeout(db->get(), kBusyTimeoutMs);
+  sqlite3_extended_result_codes(db->get(), 1);
+  if (Status s = CheckHistoryFile(db->get(), path, kHistorySchemaVersion, true); !s)
+    return std::unexpected(s.error());
+  return HistoryStore(std::move(*db), path);
 }
 
 Result<HistoryStore> HistoryStore::Over(SqliteDb db, std::string path,
                                         std::span<const Migration> steps) {
+  // Whose the file is, before its journal mode is touched: another
+  // program's SQLite file is never switched to WAL.
+  if (Status s = CheckHistoryFile(db.get(), path, steps.empty() ? 0 : steps.back().version, false);
+      !s)
+    return std::unexpected(s.error());
   if (Status s = Configure(db.get(), path); !s) return std::unexpected(s.error());
   if (Status s = Migrate(db.get(), steps, path); !s) return std::unexpected(s.error());
   return HistoryStore(std::move(db), std::move(path));

@@ -60,8 +60,13 @@ struct TrendQuery {
 class HistoryStore {
  public:
   // Opens (and creates, when create) the history at where: OpenHistoryFile,
-  // then WAL and the busy timeout, then Migrate to the current schema.
+  // then the file checked to be writelab's (or empty), then WAL and the busy
+  // timeout, then Migrate to the current schema.
   static Result<HistoryStore> Open(const HistoryLocation& where, bool create);
+  // Opens an existing history to read it: SQLite's read-only mode, nothing
+  // written (no journal mode set, no schema made); a file that is not a
+  // writelab history, or an empty one, is refused.
+  static Result<HistoryStore> OpenReadOnly(const HistoryLocation& where);
   // Over an open connection (tests with their own migrations pass steps).
   static Result<HistoryStore> Over(SqliteDb db, std::string path,
                                    std::span<const Migration> steps = HistoryMigrations());

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Directories writelab may create files in while it runs as root among other
 // users. A directory is trusted when no other user can swap what is in it or
-// above it: every component from / down is resolved without following a
-// symbolic link (openat + O_NOFOLLOW) and checked on the descriptor itself
-// (fstat), so what is checked is what is used.
+// above it: every component of the path as given, from / down, is opened
+// without following a symbolic link (openat + O_NOFOLLOW) and checked on the
+// descriptor itself (fstat), so what is checked is what is used. A symbolic
+// link on the way is followed only when root or the running user owns it
+// (another user's link, planted in /tmp, is refused); a relative path is
+// taken from the current directory.
 //
 // An ancestor is trusted when it is owned by root or by the running user and
 // is not writable by group or others, or when it is a root-owned sticky

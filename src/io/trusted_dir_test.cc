@@ -72,13 +72,33 @@ TEST_F(TrustedDir, RefusesASymbolicLinkInThePath) {
   std::string real = Make("real", 0700);
   std::string link = base_ + "/link";
   ASSERT_EQ(symlink(real.c_str(), link.c_str()), 0);
-  // The path as given is resolved first, so a link the user names is
-  // followed; a component replaced by a link afterwards is not (openat +
-  // O_NOFOLLOW), which the refusal below stands for.
+  // A link of this user's (or root's) is followed; a component that is not a
+  // directory is refused.
   EXPECT_TRUE(OpenTrustedDir(link, DirUse::kPrivate, false).has_value());
   std::string file = base_ + "/file";
   ASSERT_EQ(close(creat(file.c_str(), 0600)), 0);
   EXPECT_FALSE(OpenTrustedDir(file, DirUse::kShared, false).has_value());
+}
+
+// Another user's link, in a sticky directory as in /tmp, decides nothing:
+// refused whatever it points to, and the path is never resolved first.
+TEST_F(TrustedDir, RefusesAnotherUsersSymbolicLink) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: lchown";
+  std::string sticky = Make("sticky", 01777);
+  std::string real = Make("real", 0700);
+  std::string link = sticky + "/theirs";
+  ASSERT_EQ(symlink(real.c_str(), link.c_str()), 0);
+  ASSERT_EQ(lchown(link.c_str(), 65534, 65534), 0);
+  auto fd = OpenTrustedDir(link, DirUse::kPrivate, false);
+  ASSERT_FALSE(fd.has_value());
+  EXPECT_NE(fd.error().Message().find("symbolic link of uid 65534"), std::string::npos)
+      << fd.error().Message();
+  EXPECT_FALSE(OpenTrustedDir(link + "/below", DirUse::kPrivate, true).has_value());
+  EXPECT_FALSE(std::filesystem::exists(real + "/below")) << "created through their link";
+  // Root's own link in the same place is followed.
+  std::string ours = sticky + "/ours";
+  ASSERT_EQ(symlink(real.c_str(), ours.c_str()), 0);
+  EXPECT_TRUE(OpenTrustedDir(ours, DirUse::kPrivate, false).has_value());
 }
 
 TEST_F(TrustedDir, RefusesADirectoryOwnedByAnotherUser) {
