@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include "harness.h"
@@ -269,6 +270,49 @@ TEST_F(Cleanup, LoopDeviceTakenByAnotherRunIsLeftAlone) {
       << r.out;
   EXPECT_EQ(r.out.find("undone:"), std::string::npos) << r.out;
   Shell("losetup -d " + dev);
+}
+
+// A dead run left a loop device's scheduler changed. A live run on the same
+// device takes the lock, and cleanup runs meanwhile: cleanup must keep the
+// dead run's journal (it skipped the step), and the live run must undo the
+// dead run's step before it reads the "before" it restores, or the change
+// stays for good (issue 40).
+TEST_F(Security, ALiveRunUndoesADeadRunsChangeBeforeItsOwn) {
+  std::string backing = work.path() + "/disk.img";
+  Shell("truncate -s 256M " + backing);
+  std::string dev = Shell("losetup -f --show " + backing);
+  ASSERT_TRUE(dev.starts_with("/dev/loop")) << "losetup failed: " << dev;
+  const std::string sched = "/sys/block/" + dev.substr(5) + "/queue/scheduler";
+  Shell("echo none > " + sched);
+  const std::string original = Slurp(sched);
+  Shell("echo mq-deadline > " + sched);  // the dead run's change, journaled below
+  struct stat st {};
+  ASSERT_EQ(stat(backing.c_str(), &st), 0);
+  const std::string dead = "/run/writelab/journal-" + std::to_string(DeadPid()) + "-1";
+  std::filesystem::create_directories("/run/writelab");
+  WriteText(dead, json{{"id", 1},
+                       {"op", "sysfs"},
+                       {"path", sched},
+                       {"value", "none"},
+                       {"check", "loop:" + std::to_string(st.st_ino)}}
+                          .dump() +
+                      "\n");
+  RunResult live, cleanup;
+  std::thread run([&] {
+    live = RunWritelab({"stride", "--device", dev, "--scheduler", "kyber", "--steps", "1,8",
+                        "--duration", "1s", "--span", "64M"});
+  });
+  usleep(700'000);  // it holds the device's lock now
+  cleanup = RunWritelab({"cleanup"});
+  run.join();
+  EXPECT_EQ(live.exit_code, 0) << live.err;
+  EXPECT_EQ(cleanup.exit_code, 0) << cleanup.err;
+  EXPECT_EQ(Slurp(sched), original) << "the dead run's change outlived both";
+  if (std::filesystem::exists(dead)) {  // kept by cleanup: then nothing may be left in it
+    EXPECT_NE(RunWritelab({"cleanup"}).exit_code, 1);
+  }
+  Shell("losetup -d " + dev);
+  std::filesystem::remove(dead);
 }
 
 TEST_F(Security, BackgroundCommandDescendantsAreEndedByCleanup) {

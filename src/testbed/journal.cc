@@ -30,15 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxJournalBytes = 1 << 20;  // a run records a few dozen steps
-
-std::optional<unsigned long long> ParseUnsigned(std::string_view s) {
-  unsigned long long v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
 // Fields of /proc/PID/stat after the command name: index 0 is field 3.
 std::vector<std::string_view> StatFields(const std::string& text) {
   std::vector<std::string_view> fields;
@@ -216,6 +207,13 @@ std::optional<int> PositiveInt(const json& j) {
 
 }  // namespace
 
+std::optional<unsigned long long> ParseUnsigned(std::string_view s) {
+  unsigned long long v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
 std::string SysfsDevice(std::string_view path) {
   // /sys/block/DEV/queue/KNOB or /sys/fs/ext4/DEV/KNOB, names without
   // slashes, dots or anything a shell or a path could misread.
@@ -388,6 +386,10 @@ Status UndoJournal::LockDevice(const std::string& device) {
   int fd = openat(dir_.get(), name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
     held.fd.Reset(fd);
+    if (Status s = UndoDeadRunsOn(dir_.get(), dir(), device); !s) {
+      locks_.erase(device);  // closing unlocks
+      return s;
+    }
     return {};
   }
   int err = errno;
@@ -403,144 +405,6 @@ Status UndoJournal::LockDevice(const std::string& device) {
 void UndoJournal::UnlockDevice(const std::string& device) {
   auto it = locks_.find(device);
   if (it != locks_.end() && --it->second.count == 0) locks_.erase(it);  // closing unlocks
-}
-
-namespace {
-
-struct JournalContents {
-  std::vector<UndoStep> pending;       // in the order recorded
-  std::vector<std::string> malformed;  // "PATH line N: why"
-};
-
-// Reads a journal through dir_fd, refusing anything but a regular file of
-// ours (a link planted in its place, or another user's file).
-Result<JournalContents> ReadJournal(int dir_fd, const std::string& name, const std::string& path) {
-  int raw = openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (raw < 0) return std::unexpected(ErrnoError(errno, "open " + path));
-  UniqueFd fd(raw);
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0) return std::unexpected(ErrnoError(errno, "fstat " + path));
-  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
-    return std::unexpected(PlainError(path + ": not a journal of this user's (refused)"));
-  if (static_cast<uint64_t>(st.st_size) > kMaxJournalBytes)
-    return std::unexpected(PlainError(path + ": larger than 1 MiB (refused)"));
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  ssize_t n = pread(fd.get(), text.data(), text.size(), 0);
-  if (n < 0) return std::unexpected(ErrnoError(errno, "read " + path));
-  text.resize(static_cast<size_t>(n));
-  JournalContents out;
-  std::map<int, UndoStep> open;
-  size_t pos = 0;
-  for (int number = 1; pos < text.size(); ++number) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    auto parsed = ParseJournalLine(line);
-    if (!parsed) {
-      out.malformed.push_back(path + " line " + std::to_string(number) + ": " + parsed.error());
-    } else if (parsed->done) {
-      open.erase(parsed->done);
-    } else {
-      open[parsed->id] = std::move(parsed->step);
-    }
-  }
-  for (auto& [id, step] : open) out.pending.push_back(std::move(step));
-  return out;
-}
-
-// A journal name's PID and start time ("journal-PID-START"; older
-// journals have no start time: 0).
-std::optional<std::pair<int, unsigned long long>> JournalOwner(std::string_view name) {
-  if (!name.starts_with("journal-")) return std::nullopt;
-  name.remove_prefix(8);
-  size_t dash = name.find('-');
-  auto pid = ParseUnsigned(name.substr(0, dash));
-  auto start = dash == std::string_view::npos ? std::optional<unsigned long long>(0)
-                                              : ParseUnsigned(name.substr(dash + 1));
-  if (!pid || !start || *pid < 1 || *pid > INT_MAX) return std::nullopt;
-  return std::pair{static_cast<int>(*pid), *start};
-}
-
-bool RunIsAlive(int pid, unsigned long long start) {
-  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
-  // An old journal (no start time) with our own PID is a dead run's.
-  return start == 0 ? pid != getpid() : ProcessStartTime(pid) == start;
-}
-
-// True when a live run holds the lock of the device the step changes (for
-// a cgroup step: the lock of cgroups).
-bool DeviceHeldByLiveRun(int dir_fd, const UndoStep& s) {
-  std::string dev = s.op == "sysfs"              ? SysfsDevice(s.path)
-                    : s.op.starts_with("cgroup") ? std::string(kCgroupLock)
-                                                 : "";
-  if (dev.empty()) return false;
-  UniqueFd fd(openat(dir_fd, ("lock-" + dev).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  return fd && flock(fd.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-}
-
-void UndoJournalFile(int dir_fd, const std::string& name, const std::string& path,
-                     CleanupReport& report) {
-  auto contents = ReadJournal(dir_fd, name, path);
-  if (!contents && contents.error().code == ENOENT) return;  // its writelab just finished
-  if (!contents) return report.errors.push_back(contents.error().Message());
-  for (const std::string& m : contents->malformed) report.skipped.push_back(m);
-  bool ok = true;
-  auto undo = [&](const UndoStep& step) {
-    if (DeviceHeldByLiveRun(dir_fd, step)) {
-      report.skipped.push_back(step.op + " " + step.path + " (a live writelab run holds " +
-                               (step.op == "sysfs" ? SysfsDevice(step.path) : "cgroups") + " now)");
-      return;
-    }
-    std::string left, note;
-    if (Status s = Undo(step, &left, &note); !s) {
-      report.errors.push_back(s.error().Message());
-      ok = false;
-    } else if (!left.empty()) {
-      report.skipped.push_back(step.op + " " + step.path + " (not writelab's: " + left + ")");
-    } else {
-      report.undone.push_back(step.op + " " + step.path + (note.empty() ? "" : " (" + note + ")"));
-    }
-  };
-  // Device settings first, newest first, while a test bed's loop device is
-  // still mounted and so still bound to its image: unmounting lets an
-  // autoclear loop device go, and another program that binds it before its
-  // settings are restored would keep them (the step would be theirs then).
-  for (auto it = contents->pending.rbegin(); it != contents->pending.rend(); ++it)
-    if (it->op == "sysfs") undo(*it);
-  for (auto it = contents->pending.rbegin(); it != contents->pending.rend(); ++it)
-    if (it->op != "sysfs") undo(*it);
-  if (ok) unlinkat(dir_fd, name.c_str(), 0);
-}
-
-}  // namespace
-
-Result<CleanupReport> CleanupStale(const std::string& dir) {
-  auto dir_fd = OpenTrustedDir(dir, DirUse::kPrivate, false);
-  if (!dir_fd) return std::unexpected(dir_fd.error());
-  int listing = dup(dir_fd->get());
-  DIR* d = listing >= 0 ? fdopendir(listing) : nullptr;
-  if (!d) {
-    if (listing >= 0) close(listing);
-    return std::unexpected(ErrnoError(errno, "list " + dir));
-  }
-  std::vector<std::string> names;
-  while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  CleanupReport report;
-  for (const std::string& name : names) {
-    auto owner = JournalOwner(name);
-    if (!owner) continue;
-    std::string path = dir + "/" + name;
-    if (RunIsAlive(owner->first, owner->second)) {
-      report.skipped.push_back(path + " (writelab " + std::to_string(owner->first) +
-                               " is still running)");
-      continue;
-    }
-    UndoJournalFile(dir_fd->get(), name, path, report);
-  }
-  return report;
 }
 
 }  // namespace writelab

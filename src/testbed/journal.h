@@ -23,6 +23,7 @@
 #include <expected>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -143,9 +144,20 @@ struct CleanupReport {
   std::vector<std::string> errors;
 };
 
-// `writelab cleanup`: undoes what journals of dead writelab processes left.
-// Only regular files owned by this user in a trusted private directory are
-// read. Fails when dir is missing or untrusted.
+// `writelab cleanup` (cleanup.cc): undoes what journals of dead writelab
+// processes left. Only regular files owned by this user in a trusted
+// private directory are read. Fails when dir is missing or untrusted. A
+// step skipped because a live run holds its device keeps its journal.
 Result<CleanupReport> CleanupStale(const std::string& dir = "/run/writelab");
+
+// What LockDevice does once it holds a device's lock (cleanup.cc): every
+// step a dead run left pending on that device (lock: the device's name,
+// or the cgroups' lock) is undone first and marked done in its journal, so
+// that the live run never takes a dead run's change for the device's own
+// setting (and leaves it behind for good when it restores it).
+Status UndoDeadRunsOn(int dir_fd, const std::string& dir, const std::string& lock);
+
+// A decimal number without sign or space, all of s.
+std::optional<unsigned long long> ParseUnsigned(std::string_view s);
 
 }  // namespace writelab
