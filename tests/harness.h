@@ -78,8 +78,11 @@ inline std::vector<std::string> TestEnvironment() {
 // program that long after it started. The program's environment is
 // TestEnvironment().
 using ChildSetup = int (*)();
+// With again_after_us > 0, sig is sent a second time that long after the
+// first (GNU timeout's way: to the program, then to its process group).
 inline RunResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
-                            ChildSetup setup = nullptr, int signal_after_ms = 0, int sig = SIGINT) {
+                            ChildSetup setup = nullptr, int signal_after_ms = 0, int sig = SIGINT,
+                            int again_after_us = 0) {
   static int counter = 0;
   std::string base =
       "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
@@ -107,6 +110,10 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
     if (signal_after_ms > 0) {
       usleep(static_cast<useconds_t>(signal_after_ms) * 1000);
       kill(pid, sig);
+      if (again_after_us > 0) {
+        usleep(static_cast<useconds_t>(again_after_us));
+        kill(pid, sig);
+      }
     }
     int status = 0;
     rusage usage{};

@@ -110,6 +110,28 @@ TEST_F(StreamCli, InterruptedRunStillWritesResultsAndCleansUp) {
   }
 }
 
+// GNU timeout sends SIGTERM to writelab and then to its process group,
+// microseconds apart: the second is the same request, not a kill in the
+// middle of the cleanup (which left the run's files; issue 40).
+TEST_F(StreamCli, ASecondSigtermIsTheSameRequest) {
+  for (int again_us : {10000, 50000, 200000}) {
+    RunResult r = RunProgram(WRITELAB_BINARY,
+                             {"stream", "--dir", work.path(), "--size", "512M", "--repeat", "20",
+                              "--json", results + ".json"},
+                             nullptr, 1500, SIGTERM, again_us);
+    EXPECT_EQ(r.exit_code, 1) << again_us << " us apart: " << r.err;
+    EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+    EXPECT_TRUE(work.Entries().empty()) << again_us << " us apart: files left behind";
+    EXPECT_TRUE(std::filesystem::exists(results + ".json")) << "what was measured is written";
+  }
+  // And under GNU timeout itself.
+  RunResult t = RunProgram("/usr/bin/timeout",
+                           {"--preserve-status", "-s", "TERM", "1", WRITELAB_BINARY, "stream",
+                            "--dir", work.path(), "--size", "512M", "--repeat", "20"});
+  EXPECT_EQ(t.exit_code, 1) << t.err;
+  EXPECT_TRUE(work.Entries().empty());
+}
+
 TEST(StreamOnTmpfs, UnsupportedFeatureIsARowWithItsErrno) {
   if (!std::filesystem::exists("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
   setenv("WRITELAB_TEST_DIR", "/dev/shm", 1);

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -35,19 +36,39 @@ namespace writelab {
 namespace {
 
 std::atomic<bool> g_interrupted{false};  // written only by the signal handler
+std::atomic<int64_t> g_first_signal_ns{0};
 
-void OnSignal(int) {
+int64_t MonotonicNs() {  // clock_gettime is async-signal-safe
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The first signal asks writelab to stop: what was measured is written and
+// every change undone. Another one is the same request (GNU timeout sends
+// SIGTERM to writelab and then to its process group, microseconds apart),
+// but for a Ctrl-C at least 2 s after the first: a person who means it,
+// for whom writelab ends at once, leaving what `writelab cleanup` undoes.
+void OnSignal(int sig) {
   const int saved = errno;  // unlink may change it under the interrupted code
-  g_interrupted.store(true, std::memory_order_relaxed);
-  RemoveOwnFilesNow();  // under MPI only: a SIGKILL follows mpirun's SIGTERM
+  const int64_t now = MonotonicNs();
+  if (!g_interrupted.exchange(true, std::memory_order_relaxed)) {
+    g_first_signal_ns.store(now, std::memory_order_relaxed);
+    RemoveOwnFilesNow();  // under MPI only: a SIGKILL follows mpirun's SIGTERM
+  } else if (sig == SIGINT &&
+             now - g_first_signal_ns.load(std::memory_order_relaxed) >= 2'000'000'000) {
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
+  }
   errno = saved;
 }
 
 void InstallSignalHandlers() {
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
-  sa.sa_flags = SA_RESETHAND;  // a second signal ends the process the default way
+  sa.sa_flags = 0;
   sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sa.sa_mask, sig);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
