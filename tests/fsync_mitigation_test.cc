@@ -356,6 +356,12 @@ TEST(FsyncMitigationRefusals, BadMitigationsAreOneLineAndExitTwo) {
         {"fsync", "--mitigation", "bg=plain"},
         {"fsync", "--mitigation", "wbt=2ms,wbt=2ms"},
         {"fsync", "--mitigation", "cgroup=io.weight:100"},
+        {"fsync", "--mitigation", "bdi=18446744073709551615"},  // refused before any row runs
+        {"fsync", "--mitigation", "wbt=100000h"},
+        {"fsync", "--mitigation", std::string(100000, ',') + "none"},
+        {"fsync", "--mitigation",
+         "none,wbt=off,wbt=1ms,wbt=2ms,wbt=3ms,wbt=4ms,wbt=5ms,wbt=6ms,wbt=7ms,wbt=8ms,wbt=9ms,"
+         "wbt=10ms,wbt=11ms,wbt=12ms,wbt=13ms,wbt=14ms,wbt=15ms"},
         {"fsync", "--rounds", "0"}}) {
     RunResult r = RunWritelab(args);
     EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;

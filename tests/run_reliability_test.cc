@@ -286,6 +286,17 @@ TEST_F(Reliability, AFileIsOpenedWithTheUsersGroupsNotRoots) {
   EXPECT_EQ(rows, 1) << "the forged file is listed: " << r.err;
 }
 
+// A file name is CMD's to choose: a newline in it must not forge a line of
+// writelab's tables.
+TEST_F(Reliability, ANewlineInAFileNameForgesNoLine) {
+  RunResult r =
+      RunWritelab({"run", "--min-file", "1", "--", "sh", "-c",
+                   "cd " + work.path() + " && printf x > \"$(printf 'a\\nforged  99 GiB')\""});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("a?forged"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\nforged"), std::string::npos) << r.err;
+}
+
 // --user is a login's environment, not root's.
 TEST_F(Reliability, UserGetsTheUsersHomeAndNames) {
   RunResult r = RunWritelab({"run", "--strategy", "window-drop", "--user", "nobody", "--", "sh",

@@ -389,6 +389,12 @@ TEST(RunRefusals, BadInputIsOneLineAndExitTwo) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"run", "--strategy", "fast", "--", "true"},
         std::vector<std::string>{"run", "--window", "1", "--", "true"},
+        std::vector<std::string>{"run", "--window", "18446744073709551615", "--", "true"},
+        std::vector<std::string>{"run", "--window", "5000", "--", "true"},
+        std::vector<std::string>{"run", "--min-file", "0", "--", "true"},
+        std::vector<std::string>{"run", "--poll", "1000000h", "--", "true"},
+        std::vector<std::string>{"run", "--path", "[", "--", "true"},
+        std::vector<std::string>{"run", "--path", "", "--", "true"},
         std::vector<std::string>{"run", "--strategy", "plain", "--compare", "--", "true"},
         std::vector<std::string>{"run"},
         std::vector<std::string>{"run", "--", "/nonexistent/program"},

@@ -134,7 +134,7 @@ std::string IterationListing(const ExperimentResult& e) {
     bool named = false;
     for (const Series& it : r.series) {  // every round's, in order
       if (it.key != "iterations" || it.points.empty()) continue;
-      if (!named) out += r.name + ":\n";
+      if (!named) out += Printable(r.name) + ":\n";
       named = true;
       for (const auto& p : it.points) {
         out += fmt::format("write time: {:.4f}s", p[1]);
@@ -148,12 +148,17 @@ std::string IterationListing(const ExperimentResult& e) {
 
 }  // namespace
 
+void TextTable::AddRow(std::vector<std::string> cells) {
+  for (std::string& c : cells) c = Printable(c);
+  rows_.push_back(std::move(cells));
+}
+
 // --explain: one line per row that has attribution figures.
 static std::string WhereTheTimeWentBlock(const ExperimentResult& e) {
   std::string block;
   for (const Row& r : e.rows)
     if (std::string line = WhereTheTimeWent(r); !line.empty())
-      block += fmt::format("  {}: {}\n", r.name, line);
+      block += fmt::format("  {}: {}\n", Printable(r.name), line);
   return block.empty() ? "" : "\nwhere the time went (--explain):\n" + block;
 }
 
@@ -267,8 +272,8 @@ std::string RenderExperimentText(const ExperimentResult& e) {
   if (std::string lat = LatencyTable(e); !lat.empty()) out += "\n" + lat;
   out += WhereTheTimeWentBlock(e);
   for (const Row& r : e.rows)
-    for (const std::string& n : r.notes) out += r.name + ": " + n + "\n";
-  for (const std::string& n : e.notes) out += "note: " + n + "\n";
+    for (const std::string& n : r.notes) out += Printable(r.name) + ": " + Printable(n) + "\n";
+  for (const std::string& n : e.notes) out += "note: " + Printable(n) + "\n";
   return out;
 }
 

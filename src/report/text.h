@@ -24,7 +24,9 @@ std::string RenderExperimentText(const ExperimentResult& e);
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
-  void AddRow(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  // A cell is one line: a newline or other control character in it (a file
+  // name can hold one) is shown as '?', so that no cell forges a row.
+  void AddRow(std::vector<std::string> cells);
   std::string Render() const;
 
  private:

@@ -108,9 +108,27 @@ std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, const Run
   if (!bgs) return std::unexpected(bgs.error());
   spec.methods = *methods;
   spec.backgrounds = *bgs;
-  for (const std::string& text : o.mitigations) {
+  // Split here, not by the option parser, which drops empty entries: a
+  // list of 100,000 commas is a mistake to say, not "none".
+  constexpr size_t kMaxMitigations = 16;  // each is rows under every background and method
+  std::vector<std::string> entries;
+  for (const std::string& list : o.mitigations)
+    for (size_t at = 0; at <= list.size() && entries.size() <= kMaxMitigations;) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      entries.push_back(list.substr(at, comma - at));
+      if (entries.back().empty())
+        return std::unexpected("--mitigation: an empty entry in '" + list.substr(0, 80) +
+                               (list.size() > 80 ? "...'" : "'") + " (two commas in a row?)");
+      at = comma + 1;
+    }
+  if (entries.size() > kMaxMitigations)
+    return std::unexpected("--mitigation: at most " + std::to_string(kMaxMitigations) +
+                           " (each is a set of rows under every background and method)");
+  for (const std::string& text : entries) {
     auto m = ParseMitigation(text);
     if (!m) return std::unexpected(m.error());
+    if (std::count(entries.begin(), entries.end(), text) > 1)
+      return std::unexpected("--mitigation: '" + text + "' given twice");
     spec.mitigations.push_back(std::move(*m));
   }
   if (!spec.mitigations.empty() && ctx.team)
@@ -162,7 +180,6 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
                   "dirty limit), bg=dontcache or bg=window-drop (how the stream background "
                   "writes), scheduler=NAME, cgroup=io.latency:TARGET or cgroup=io.max:LIMIT. "
                   "See docs/fsync.md")
-      ->delimiter(',')
       ->option_text("LIST");
   sub->add_option("--bg-cmd", o->spec.bg_command, "Command for --background cmd (run by sh -c)")
       ->option_text("'COMMAND'");

@@ -67,16 +67,19 @@ std::expected<Mitigation, std::string> ParseMitigation(const std::string& text) 
     m.kind = MitigationKind::kWbt;
     if (value == "off") return m;
     auto ns = ParseDurationNs(value);
-    if (!ns || *ns < 1000)
-      return bad("wbt= takes off or a latency target of 1us or more, e.g. wbt=2ms");
+    if (!ns || *ns < 1000 || *ns > 10'000'000'000)
+      return bad("wbt= takes off or a latency target from 1us to 10s, e.g. wbt=2ms");
     m.wbt_usec = *ns / 1000;
     return m;
   }
   if (key == "bdi") {
     m.kind = MitigationKind::kBdi;
     auto bytes = ParseSize(value);
-    if (!bytes || *bytes < (1u << 20))
-      return bad("bdi= takes a size of 1 MiB or more, e.g. bdi=256M");
+    const uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                            static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    if (!bytes || *bytes < (1u << 20) || *bytes > memory)
+      return bad("bdi= takes a size from 1 MiB to this machine's memory (" +
+                 FormatBytes(static_cast<double>(memory)) + "), e.g. bdi=256M");
     m.bdi_bytes = *bytes;
     return m;
   }

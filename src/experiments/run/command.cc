@@ -23,8 +23,28 @@ struct RunOptions {
   std::string window = "8M";
   std::string min_file = "8M";
   std::string poll = "50ms";
+  bool path_given = false;
   OutputOptions out;
 };
+
+// Why a --path glob cannot be what was meant (fnmatch takes an unclosed
+// '[' as a plain character), or nullopt.
+std::optional<std::string> GlobProblem(const std::string& glob) {
+  for (size_t i = 0; i < glob.size(); ++i) {
+    if (glob[i] == '\\') {
+      if (++i == glob.size()) return "it ends with a lone backslash";
+      continue;
+    }
+    if (glob[i] != '[') continue;
+    size_t j = i + 1;
+    if (j < glob.size() && (glob[j] == '!' || glob[j] == '^')) ++j;
+    if (j < glob.size() && glob[j] == ']') ++j;  // a ']' first is a member
+    j = glob.find(']', j);
+    if (j == std::string::npos) return "a '[' is never closed (write [[] for the character)";
+    i = j;
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> BuildSpec(RunOptions& o) {
   RunSpec& s = o.spec;
@@ -42,8 +62,12 @@ std::optional<std::string> BuildSpec(RunOptions& o) {
   for (const auto* e : {&window, &min_file})
     if (!*e) return e->error();
   if (!poll) return poll.error();
-  if (*window < 4096) return "--window: at least 4 KiB";
-  if (*poll < 1'000'000) return "--poll: at least 1ms";
+  if (*window < 4096 || *window > (1ull << 30) || *window % 4096)
+    return "--window: from 4 KiB to 1 GiB, in whole pages (4 KiB)";
+  if (*min_file == 0) return "--min-file: at least 1 byte (a file smaller is left alone)";
+  if (*poll < 1'000'000 || *poll > 10'000'000'000) return "--poll: from 1ms to 10s";
+  if (o.path_given && s.path_glob.empty()) return "--path: an empty pattern matches nothing";
+  if (auto bad = GlobProblem(s.path_glob)) return "--path: '" + s.path_glob + "': " + *bad;
   s.window = *window, s.min_file = *min_file, s.poll_ns = *poll;
   if (s.rounds > 1 && !s.compare)
     return "--rounds: with --compare (runs of plain and the strategy)";
@@ -102,7 +126,8 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
       ->capture_default_str();
   sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
   AddOutputOptions(*sub, o->out);
-  sub->callback([o, action] {
+  sub->callback([o, action, sub] {
+    o->path_given = sub->count("--path") > 0;
     *action = [o](const RunContext& ctx, Document& doc) {
       std::optional<std::string> usage = CheckOutputs(o->out);
       if (!usage) usage = BuildSpec(*o);
