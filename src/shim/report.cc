@@ -137,7 +137,7 @@ void ReportFile(const char* type, const FdState& s, int fd) {
   PutNumber(buf, &n, s.ino);
   if (strcmp(type, "done") == 0) {
     Put(buf, &n, " written=");
-    PutNumber(buf, &n, s.written);
+    PutNumber(buf, &n, s.written + s.aside.load(std::memory_order_relaxed));
     Put(buf, &n, " handled=");
     PutNumber(buf, &n, s.handled);
     Put(buf, &n, " mech=");

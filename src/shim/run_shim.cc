@@ -126,20 +126,19 @@ WL_REAL(SyscallFn, syscall)
 // system call it asked for); under dontcache the bytes go out with
 // pwritev2(RWF_DONTCACHE) instead, and a file system that refuses it
 // (EOPNOTSUPP) gets the program's own call, said in the file's done record.
-// A positional write is made without the descriptor's lock (s is unlocked
-// for it and locked again to count it), so that threads writing one
-// descriptor at offsets of their own are not serialised by the shim; a
-// write at the file position keeps the lock across the call, as the kernel
-// keeps the position's (where it began is asked of the kernel after the
-// call: the position belongs to the open file, which read(), a dup or a
-// fork's child may have moved). Returns what the call returned, errno too,
-// with s unlocked.
+// A write at the file position comes with s locked (Follow) and keeps the
+// lock across the call, as the kernel keeps the position's (where it began
+// is asked of the kernel after the call: the position belongs to the open
+// file, which read(), a dup or a fork's child may have moved). A positional
+// write comes with s unlocked (FollowUnlocked) and takes the lock only to
+// count itself, so that threads writing one descriptor at offsets of their
+// own are not serialised by the shim. Returns what the call returned, errno
+// too, with s unlocked.
 template <class Plain>
 ssize_t Through(FdState* s, int fd, const iovec* iov, int count, off_t offset, int flags,
                 Plain plain) {
   const bool positional = offset >= 0;
-  const bool uncached = s->dontcache;
-  if (positional) Unlock(s);
+  const bool uncached = s->dontcache.load(std::memory_order_relaxed);
   bool refused = false;
   ssize_t r;
   if (uncached) {
@@ -152,11 +151,11 @@ ssize_t Through(FdState* s, int fd, const iovec* iov, int count, off_t offset, i
     r = plain();
   }
   const int saved = errno;
-  if (positional && !Relock(s)) {
+  if (positional && !Relock(s, r > 0 ? static_cast<uint64_t>(r) : 0)) {
     errno = saved;
     return r;
   }
-  if (refused) s->dontcache = false, s->refused = true;
+  if (refused) s->dontcache.store(false, std::memory_order_relaxed), s->refused = true;
   if (r > 0) {
     uint64_t start = static_cast<uint64_t>(offset);
     if (!positional) {
@@ -218,6 +217,9 @@ Strategy ParseStrategy(const char* text, size_t n) {
   return Strategy::kOff;
 }
 
+// WRITELAB_RUN_FD as the constructor found it (taken at the start).
+char g_report_spec[64] = {};
+
 // WRITELAB_RUN_FD=N:DEV:INO: the socket, and which one it must be.
 void TakeReportSocket(const char* text) {
   char* end = nullptr;
@@ -254,6 +256,23 @@ bool UnderSeccomp() {
   return *at != '0';
 }
 
+// What the start does, once (pthread_once): under seccomp the shim steps
+// aside for good, before any call of its own; else it is the shim's.
+void StartOnce() {
+  Inside inside;
+  if (UnderSeccomp()) {
+    g_active.store(false, std::memory_order_relaxed);
+    return;
+  }
+  if (g_report_spec[0]) TakeReportSocket(g_report_spec);
+  pthread_atfork(nullptr, nullptr, ResetAfterFork);
+  ReportHello();
+}
+
+pthread_once_t g_start = PTHREAD_ONCE_INIT;
+std::atomic<bool> g_started{false};
+
+// Reads the configuration only: no system call (see Start).
 __attribute__((constructor)) void Init() {
   const char* config = getenv(proto::kConfigEnv);
   if (!config) return;
@@ -264,24 +283,20 @@ __attribute__((constructor)) void Init() {
   const uint64_t min_file = rest && *rest == ',' ? strtoull(rest + 1, nullptr, 10) : 0;
   if (window == 0) return;
   const Strategy strategy = ParseStrategy(config, static_cast<size_t>(comma - config));
-  if (strategy == Strategy::kOff || UnderSeccomp()) return;  // the supervisor's, from outside
+  if (strategy == Strategy::kOff) return;
   if (const char* glob = getenv(proto::kPathEnv))
     strncpy(g_config.glob, glob, sizeof g_config.glob - 1);
-  if (const char* fd = getenv(proto::kFdEnv)) TakeReportSocket(fd);
+  if (const char* fd = getenv(proto::kFdEnv)) strncpy(g_report_spec, fd, sizeof g_report_spec - 1);
   g_config.window = window;
   g_config.min_file = min_file;
   g_config.strategy = strategy;
   g_active.store(true, std::memory_order_relaxed);
-  pthread_atfork(nullptr, nullptr, ResetAfterFork);
-  ReportHello();
 }
 
 // Every descriptor still followed when the program exits (not _exit), but
 // when exit() comes from a signal handler that interrupted the shim.
 __attribute__((destructor)) void Fini() {
-  if (!Active() || t_inside) return;
-  for (int fd = 0; fd < kMaxFds; ++fd)
-    if (FdState* s = Peek(fd); s && s->kind.load(std::memory_order_relaxed) == kTracked) Finish(fd);
+  if (Active() && !t_inside) FinishAll();
 }
 
 }  // namespace
@@ -292,6 +307,17 @@ ssize_t RealPwritev2(int fd, const iovec* iov, int count, off_t offset, int flag
 }
 off_t RealLseek(int fd, off_t offset, int whence) { return real_lseek()(fd, offset, whence); }
 int RealClose(int fd) { return real_close()(fd); }
+
+bool Start() {
+  if (!g_started.load(std::memory_order_acquire)) {
+    Inside inside;  // a signal handler's call meanwhile goes straight to the real one
+    pthread_once(&g_start, [] {
+      StartOnce();
+      g_started.store(true, std::memory_order_release);
+    });
+  }
+  return Active();
+}
 
 }  // namespace writelab::shim
 
@@ -313,14 +339,14 @@ WL_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
 }
 
 WL_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t offset) {
-  FdState* s = offset >= 0 ? Follow(fd) : nullptr;
+  FdState* s = offset >= 0 ? FollowUnlocked(fd) : nullptr;
   if (!s) return real_pwrite()(fd, buf, n, offset);
   iovec iov{const_cast<void*>(buf), n};
   return Through(s, fd, &iov, 1, offset, 0, [&] { return real_pwrite()(fd, buf, n, offset); });
 }
 
 WL_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t offset) {
-  FdState* s = offset >= 0 ? Follow(fd) : nullptr;
+  FdState* s = offset >= 0 ? FollowUnlocked(fd) : nullptr;
   if (!s) return real_pwrite64()(fd, buf, n, offset);
   iovec iov{const_cast<void*>(buf), n};
   return Through(s, fd, &iov, 1, offset, 0, [&] { return real_pwrite64()(fd, buf, n, offset); });
@@ -333,28 +359,28 @@ WL_EXPORT ssize_t writev(int fd, const iovec* iov, int count) {
 }
 
 WL_EXPORT ssize_t pwritev(int fd, const iovec* iov, int count, off_t offset) {
-  FdState* s = offset >= 0 ? Follow(fd) : nullptr;
+  FdState* s = offset >= 0 ? FollowUnlocked(fd) : nullptr;
   if (!s) return real_pwritev()(fd, iov, count, offset);
   return Through(s, fd, iov, count, offset, 0,
                  [&] { return real_pwritev()(fd, iov, count, offset); });
 }
 
 WL_EXPORT ssize_t pwritev64(int fd, const iovec* iov, int count, off_t offset) {
-  FdState* s = offset >= 0 ? Follow(fd) : nullptr;
+  FdState* s = offset >= 0 ? FollowUnlocked(fd) : nullptr;
   if (!s) return real_pwritev64()(fd, iov, count, offset);
   return Through(s, fd, iov, count, offset, 0,
                  [&] { return real_pwritev64()(fd, iov, count, offset); });
 }
 
 WL_EXPORT ssize_t pwritev2(int fd, const iovec* iov, int count, off_t offset, int flags) {
-  FdState* s = offset >= -1 ? Follow(fd) : nullptr;
+  FdState* s = offset >= 0 ? FollowUnlocked(fd) : offset == -1 ? Follow(fd) : nullptr;
   if (!s) return real_pwritev2()(fd, iov, count, offset, flags);
   return Through(s, fd, iov, count, offset, flags,
                  [&] { return real_pwritev2()(fd, iov, count, offset, flags); });
 }
 
 WL_EXPORT ssize_t pwritev64v2(int fd, const iovec* iov, int count, off_t offset, int flags) {
-  FdState* s = offset >= -1 ? Follow(fd) : nullptr;
+  FdState* s = offset >= 0 ? FollowUnlocked(fd) : offset == -1 ? Follow(fd) : nullptr;
   if (!s) return real_pwritev64v2()(fd, iov, count, offset, flags);
   return Through(s, fd, iov, count, offset, flags,
                  [&] { return real_pwritev64v2()(fd, iov, count, offset, flags); });

@@ -36,6 +36,12 @@ extern Config g_config;
 // own system calls could then kill it; the supervisor takes over).
 extern std::atomic<bool> g_active;
 inline bool Active() { return g_active.load(std::memory_order_relaxed); }
+// The shim's start, deferred to its first use (a regular file written): it
+// checks that the process is not under seccomp (the shim's own calls could
+// kill it), registers its fork handler and says hello. A process that
+// writes no regular file makes no call of the shim's at all. Returns
+// Active() after it.
+bool Start();
 
 // What is passed to the window at a time: a call per MiB, not per write.
 inline constexpr uint64_t kBatch = 1u << 20;
@@ -59,18 +65,23 @@ struct FdState {
   ino_t ino = 0;
   bool claimed = false;       // this stream is the shim's
   bool ever_claimed = false;  // one of the descriptor's streams was
-  bool dontcache = false;     // its writes go out with RWF_DONTCACHE
-  bool refused = false;       // the file system refused RWF_DONTCACHE
-  bool failed = false;        // a window call failed: the rest as the program wrote it
-  bool cached = false;        // under dontcache, bytes it could not write uncached
-                              // (copy_file_range, stdio): those went through the window
-  bool nowait = false;        // no descriptor of the shim's own could be opened to
-                              // wait on: writeback started and dropped, never waited for
-  uint64_t start = 0;         // where the stream began
-  uint64_t next = 0;          // where its last write ended
-  uint64_t pending = 0;       // from here to next: not yet given to the window
-  uint64_t dropped = 0;       // drop-behind: advised up to here
-  uint64_t written = 0;       // over the descriptor's life, all its streams
+  // Its writes go out with RWF_DONTCACHE: written under the lock, read
+  // without it by positional writes (FollowUnlocked).
+  std::atomic<bool> dontcache{false};
+  bool refused = false;  // the file system refused RWF_DONTCACHE
+  bool failed = false;   // a window call failed: the rest as the program wrote it
+  bool cached = false;   // under dontcache, bytes it could not write uncached
+                         // (copy_file_range, stdio): those went through the window
+  bool nowait = false;   // no descriptor of the shim's own could be opened to
+                         // wait on: writeback started and dropped, never waited for
+  uint64_t start = 0;    // where the stream began
+  uint64_t next = 0;     // where its last write ended
+  uint64_t pending = 0;  // from here to next: not yet given to the window
+  uint64_t dropped = 0;  // drop-behind: advised up to here
+  uint64_t written = 0;  // over the descriptor's life, all its streams
+  // Bytes of positional writes made while another thread held the lock:
+  // counted, not followed as a stream (see Relock).
+  std::atomic<uint64_t> aside{0};
   uint64_t handled = 0;
   uint64_t unchecked = 0;  // bytes since dev and ino were last checked
   // Bytes given to fwrite since the position was last read: counted
@@ -109,11 +120,16 @@ int RealClose(int fd);
 // the thread counts as inside the shim (t_inside).
 FdState* Follow(int fd);
 void Unlock(FdState* s);
-// Locks a state Follow returned and Unlock released again (a positional
-// write is made between the two, without the lock: writers of one
-// descriptor that are not a stream are never serialised by the shim);
-// false, unlocked, when the descriptor stopped being followed meanwhile.
-bool Relock(FdState* s);
+// For a positional write: fd's state when the shim follows it, NOT locked
+// (a descriptor already followed costs no lock here; one seen for the first
+// time is classified under its lock). Relock before counting the write.
+FdState* FollowUnlocked(int fd);
+// Locks a state FollowUnlocked returned, to count a positional write made
+// without the lock: writers of one descriptor that are not a stream are
+// never serialised by the shim. When another thread holds the lock, the
+// bytes are counted aside (atomically) and the write is not followed as a
+// stream: false then, as when the descriptor stopped being followed.
+bool Relock(FdState* s, uint64_t bytes);
 // After n bytes were written at start: uncached (RWF_DONTCACHE) or cached.
 void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached);
 // What stdio wrote since the last look, by the kernel's position.
@@ -131,6 +147,9 @@ void Forget(int fd);
 void ReportUnseen(int fd);
 // In a fork's child: the parent's locks and streams are not the child's.
 void ResetAfterFork();
+// Finish on every descriptor the shim follows now (only the chunks made
+// are looked at: a process that wrote nothing pays nothing at exit).
+void FinishAll();
 // Every stream ended, then the shim steps aside for good (a seccomp filter
 // is about to be installed): later calls go straight to the real ones.
 void StepAside(const char* reason);

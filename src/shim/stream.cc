@@ -24,6 +24,7 @@ namespace {
 // The descriptors' states, a chunk of kChunkFds at a time, each made (by
 // mmap, zeroed) the first time one of its descriptors is written.
 std::atomic<FdState*> g_chunks[kMaxFds / kChunkFds];
+std::atomic<int> g_chunks_made{0};  // FinishAll looks at none while it is 0
 
 FdState* Slot(int fd) {
   if (FdState* s = Peek(fd)) return s;
@@ -36,6 +37,8 @@ FdState* Slot(int fd) {
   if (!g_chunks[fd / kChunkFds].compare_exchange_strong(expected, chunk)) {
     munmap(mem, sizeof(FdState) * kChunkFds);  // another thread made it first
     chunk = expected;
+  } else {
+    g_chunks_made.fetch_add(1, std::memory_order_release);
   }
   return &chunk[fd % kChunkFds];
 }
@@ -119,7 +122,8 @@ class ShimCalls final : public WindowCalls {
 
 void BeginStream(FdState& s, uint64_t at) {
   s.start = s.next = s.pending = s.dropped = at;
-  s.claimed = s.dontcache = false;
+  s.claimed = false;
+  s.dontcache.store(false, std::memory_order_relaxed);
   s.window = WritebackWindow(g_config.window, DropInWindow());
   s.window.MarkDropped(at);
 }
@@ -192,15 +196,18 @@ void Claim(FdState& s, int fd) {
   s.handled += s.next - from;
   s.pending = s.next;
   s.window.MarkDropped(s.next);
-  s.dontcache = true;
+  s.dontcache.store(true, std::memory_order_relaxed);
 }
 
-// Whether the shim follows fd (a first look at it: its flags, type and path).
+// Whether the shim follows fd (a first look at it: its type, then, for a
+// regular file, the shim started, its flags and path). fstat comes first:
+// the dynamic loader makes it too, so a seccomp filter the process started
+// under allows it; nothing else is called before Start has checked.
 bool Classify(FdState& s, int fd) {
   struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !Start()) return false;
   const int flags = fcntl(fd, F_GETFL);
-  bool follow = flags >= 0 && !(flags & O_DIRECT) && (flags & O_ACCMODE) != O_RDONLY &&
-                fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  bool follow = flags >= 0 && !(flags & O_DIRECT) && (flags & O_ACCMODE) != O_RDONLY;
   if (follow && g_config.glob[0]) {
     char path[2048];
     FdLinkPath(fd, path, sizeof path);
@@ -250,14 +257,26 @@ FdState* Follow(int fd) {
   return &s;
 }
 
+FdState* FollowUnlocked(int fd) {
+  if (!Active() || t_inside || fd < 0 || fd >= kMaxFds) return nullptr;
+  if (FdState* p = Peek(fd); p && p->kind.load(std::memory_order_acquire) == kTracked) return p;
+  FdState* s = Follow(fd);
+  if (!s) return nullptr;
+  Unlock(s);
+  return s;
+}
+
 void Unlock(FdState* s) {
   if (!s) return;
   --t_inside;
   pthread_mutex_unlock(&s->mu);
 }
 
-bool Relock(FdState* s) {
-  pthread_mutex_lock(&s->mu);
+bool Relock(FdState* s, uint64_t bytes) {
+  if (pthread_mutex_trylock(&s->mu) != 0) {
+    s->aside.fetch_add(bytes, std::memory_order_relaxed);
+    return false;
+  }
   if (s->kind.load(std::memory_order_relaxed) != kTracked) {
     pthread_mutex_unlock(&s->mu);
     return false;
@@ -317,7 +336,7 @@ void Finish(int fd) {
   if (s.kind.load(std::memory_order_relaxed) == kTracked && SameFile(s, fd)) {
     if (s.stdio.load(std::memory_order_relaxed)) CatchUpStdio(s, fd);
     EndStream(s, fd);
-    if (s.written) ReportFile("done", s, fd);
+    if (s.written || s.aside.load(std::memory_order_relaxed)) ReportFile("done", s, fd);
   }
   s.kind.store(kUnknown, std::memory_order_release);
   pthread_mutex_unlock(&s.mu);
@@ -334,9 +353,13 @@ void ReportUnseen(int fd) {
   const int saved = errno;
   Inside inside;
   struct stat st;
-  const int flags = fcntl(fd, F_GETFL);
-  if (flags >= 0 && (flags & O_ACCMODE) != O_RDONLY && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) >= g_config.min_file) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) < g_config.min_file) {
+    errno = saved;
+    return;
+  }
+  const int flags = Start() ? fcntl(fd, F_GETFL) : -1;
+  if (flags >= 0 && (flags & O_ACCMODE) != O_RDONLY) {
     FdState unseen;
     unseen.dev = st.st_dev, unseen.ino = st.st_ino;
     ReportFile("unseen", unseen, fd);
@@ -347,6 +370,7 @@ void ReportUnseen(int fd) {
 // Only what is in use is written to: every page written here is a page the
 // kernel copies for the child (a shell forks for every command it runs).
 void ResetAfterFork() {
+  if (g_chunks_made.load(std::memory_order_relaxed) == 0) return;
   for (auto& c : g_chunks) {
     FdState* chunk = c.load(std::memory_order_relaxed);
     if (!chunk) continue;
@@ -362,11 +386,17 @@ void ResetAfterFork() {
 // Before the filter: every stream ended, and every regular file the
 // process has open for writing named to the supervisor (a handover
 // record), since the shim will see none of its writes from now on.
+void FinishAll() {
+  if (g_chunks_made.load(std::memory_order_acquire) == 0) return;
+  for (int c = 0; c < kMaxFds / kChunkFds; ++c)
+    if (FdState* chunk = g_chunks[c].load(std::memory_order_acquire))
+      for (int i = 0; i < kChunkFds; ++i)
+        if (chunk[i].kind.load(std::memory_order_relaxed) == kTracked) Finish(c * kChunkFds + i);
+}
+
 void StepAside(const char* reason) {
-  if (!Active() || t_inside) return;
-  for (int fd = 0; fd < kMaxFds; fd += kChunkFds)
-    if (g_chunks[fd / kChunkFds].load(std::memory_order_acquire))
-      for (int i = fd; i < fd + kChunkFds; ++i) Finish(i);
+  if (!Active() || t_inside || !Start()) return;  // started, to be heard
+  FinishAll();
   ReportLeave(reason);
   const int saved = errno;
   if (DIR* d = opendir("/proc/self/fd")) {

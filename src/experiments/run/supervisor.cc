@@ -188,6 +188,7 @@ void Supervisor::Take(const ShimRecord& r, pid_t sender) {
   if (r.type == ShimRecord::Type::kHello) {
     shimmed_.insert(r.pid);
     processes_[r.pid] = r.path;
+    live_.insert(r.pid);
     return;
   }
   if (r.type == ShimRecord::Type::kLeave) {  // its streams ended: its files are ours now
@@ -261,9 +262,13 @@ void Supervisor::Scan(pid_t pid) {
   std::error_code ec;
   auto it = std::filesystem::directory_iterator(proc + "/fd", ec);
   if (ec) {
-    if (ec.value() != ENOENT && ec.value() != ESRCH) ++scan_errors_;  // EMFILE, EACCES
+    if (ec.value() == ENOENT || ec.value() == ESRCH)
+      live_.erase(pid);  // gone: the fast looks stop asking after it
+    else
+      ++scan_errors_;  // EMFILE, EACCES
     return;
   }
+  live_.insert(pid);
   for (const auto& e : it) {
     // Identity, name and birth of one object (procfs.h): a descriptor CMD
     // replaces between two calls cannot give one file's inode another's name.
@@ -363,8 +368,11 @@ void Supervisor::Poll(bool full) {
     for (pid_t pid : Descendants(getpid()))
       if (pid != getpid()) Scan(pid);
   } else {
+    // CMD and the processes seen alive (a shell that ran 3,000 commands
+    // has 3,000 dead ones: asking after each at every look cost more than
+    // the commands).
     std::vector<pid_t> known = {root_};
-    for (const auto& [pid, exe] : processes_)
+    for (pid_t pid : live_)
       if (pid != root_) known.push_back(pid);
     for (pid_t pid : known) Scan(pid);
   }

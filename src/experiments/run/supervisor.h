@@ -131,6 +131,7 @@ class Supervisor {
   std::map<std::pair<uint64_t, uint64_t>, size_t> index_;
   std::map<pid_t, std::string> processes_;
   std::set<pid_t> shimmed_;
+  std::set<pid_t> live_;  // the processes of the scope not yet seen gone
   std::map<pid_t, std::string> left_;
   std::vector<std::string> record_errors_;
   uint64_t errors_dropped_ = 0, out_of_scope_ = 0, files_dropped_ = 0, scan_errors_ = 0;
