@@ -4,8 +4,9 @@
 
 # Everything the tool is made of, minus main().
 file(GLOB WRITELAB_CORE_SOURCES CONFIGURE_DEPENDS
-  src/core/*.cc src/io/*.cc src/telemetry/*.cc src/testbed/*.cc src/experiments/*.cc src/experiments/*/*.cc
-  src/mpi/*.cc src/report/*.cc src/history/*.cc src/cli/*.cc)
+  src/core/*.cc src/io/*.cc src/telemetry/*.cc src/testbed/*.cc src/mpi/*.cc src/report/*.cc
+  src/history/*.cc src/command/*.cc src/experiments/*/*.cc src/program/*.cc src/program/*/*.cc
+  src/cli/*.cc)
 # src/mpi/team_mpi.cc or team_off.cc: cmake/mpi.cmake picks one.
 list(FILTER WRITELAB_CORE_SOURCES EXCLUDE REGEX "(_test\\.cc|/main\\.cc|/team_(mpi|off)\\.cc)$")
 add_library(writelab_core STATIC ${WRITELAB_CORE_SOURCES})

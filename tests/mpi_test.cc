@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/document_json.h"
 #include "core/result.h"
 #include "harness.h"
-#include "report/json.h"
 #include "test_paths.h"
 
 namespace writelab::testing {

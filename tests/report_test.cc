@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "browser.h"
+#include "core/document_json.h"
 #include "harness.h"
-#include "report/json.h"
 #include "test_paths.h"
 
 namespace writelab::testing {

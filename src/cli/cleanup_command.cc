@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "command/errors.h"
 #include "testbed/journal.h"
 
 namespace writelab {

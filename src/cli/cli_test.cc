@@ -4,6 +4,7 @@
 // --json), bad values are refused with exit code 2 and one line on stderr
 // that names the option. The runs are tiny (a few MiB, milliseconds).
 #include "cli/cli.h"
+#include "core/exit_codes.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -8,7 +8,11 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/documents.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
 #include "report/atomic_file.h"
 #include "report/compare.h"
 #include "report/html.h"
@@ -33,7 +37,7 @@ bool WriteComparison(const CompareOptions& o, const Comparison& c, const Documen
   else if (!o.json.empty())
     s = WriteFileAtomically(o.json, RenderComparisonJson(c));
   if (s && !o.html.empty())
-    s = WriteFileAtomically(o.html, RenderHtml({a, b}, EmbeddedHtmlAssets(), &c));
+    s = WriteFileAtomically(o.html, RenderHtml({a, b}, EmbeddedHtmlAssets(), Reports(), &c));
   if (!s) PrintError(s.error().Message());
   return s.has_value();
 }

@@ -8,7 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "report/json.h"
+#include "core/document_json.h"
+#include "telemetry/memory_budget.h"
 
 namespace writelab {
 namespace {
@@ -63,7 +64,7 @@ std::expected<Document, std::string> ReadDocumentFile(const std::string& path) {
 std::expected<DocumentFile, std::string> ReadDocumentFileText(const std::string& path) {
   auto text = ReadInput(path);
   if (!text) return std::unexpected(path + ": " + text.error());
-  auto doc = FromJson(*text);
+  auto doc = FromJson(*text, AvailableMemory());
   if (!doc) return std::unexpected(path + ": " + doc.error());  // FromJson names the problem
   return DocumentFile{std::move(*text), std::move(*doc)};
 }

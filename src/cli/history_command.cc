@@ -15,11 +15,15 @@
 
 #include "cli/cli.h"
 #include "cli/documents.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
+#include "core/document_json.h"
 #include "core/units.h"
 #include "history/location.h"
 #include "io/trusted_dir.h"
-#include "report/json.h"
 #include "report/text.h"
+#include "telemetry/memory_budget.h"
 
 namespace writelab {
 
@@ -144,7 +148,7 @@ int RunShow(const HistoryOptions& o) {
   if (!run) return UsageError("history show: " + run.error().Message());
   auto text = store->DocumentText(*id);
   if (!text) return PrintError(text.error().Message()), kExitRunFailed;
-  auto doc = FromJson(*text);
+  auto doc = FromJson(*text, AvailableMemory());
   if (!doc)
     return PrintError(store->path() + ": run " + o.run + ": " + doc.error()), kExitRunFailed;
   std::fputs(Describe(*run).c_str(), stdout);

@@ -10,7 +10,7 @@
 #include <expected>
 #include <string>
 
-#include "experiments/experiment.h"
+#include "command/definition.h"
 #include "history/store.h"
 
 namespace writelab {

@@ -10,11 +10,15 @@
 
 #include "cli/cli.h"
 #include "cli/history_command.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
+#include "core/document_json.h"
 #include "core/units.h"
 #include "history/trend.h"
 #include "report/atomic_file.h"
 #include "report/compare.h"
-#include "report/json.h"
+#include "telemetry/memory_budget.h"
 
 namespace writelab {
 namespace {
@@ -105,7 +109,7 @@ std::string Named(const StoredRun& r) {
 std::expected<Document, std::string> DocumentOf(const HistoryStore& store, const StoredRun& r) {
   auto text = store.DocumentText(r.id);
   if (!text) return std::unexpected(text.error().Message());
-  auto doc = FromJson(*text);
+  auto doc = FromJson(*text, AvailableMemory());
   if (!doc)
     return std::unexpected(store.path() + ": run " + std::to_string(r.id) + ": " + doc.error());
   return doc;

@@ -7,7 +7,11 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/documents.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
 #include "report/atomic_file.h"
 #include "report/html.h"
 
@@ -27,7 +31,7 @@ int RunReport(const ReportOptions& o) {
     if (!doc) return UsageError(doc.error());
     docs.push_back(std::move(*doc));
   }
-  std::string html = RenderHtml(docs, EmbeddedHtmlAssets());
+  std::string html = RenderHtml(docs, EmbeddedHtmlAssets(), Reports());
   if (Status s = WriteFileAtomically(o.output, html); !s) {
     PrintError(s.error().Message());
     return kExitRunFailed;

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "report/json.h"
+#include "core/document_json.h"
 
 namespace writelab {
 namespace {

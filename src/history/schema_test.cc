@@ -7,11 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include "core/document_json.h"
 #include "expect_ok.h"
 #include "fixture.h"
 #include "history/sqlite.h"
 #include "history/store.h"
-#include "report/json.h"
 
 namespace writelab {
 namespace {

@@ -20,9 +20,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/document_json.h"
 #include "expect_ok.h"
 #include "fixture.h"
-#include "report/json.h"
 #include "test_paths.h"
 
 namespace writelab {

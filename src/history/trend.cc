@@ -9,11 +9,11 @@
 #include <set>
 #include <tuple>
 
+#include "core/document_json.h"
+#include "core/significance.h"
 #include "core/units.h"
 #include "report/compare.h"
 #include "report/html_plan.h"
-#include "report/json.h"
-#include "report/significance.h"
 #include "report/text.h"
 
 namespace writelab {

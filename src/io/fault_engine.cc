@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "io/fault_engine.h"
 
+#include "core/run_context.h"
+
 #include <string.h>
 
 #include <charconv>
@@ -119,6 +121,10 @@ std::unique_ptr<WriteEngine> FaultInjector::Wrap(std::unique_ptr<WriteEngine> en
 bool FaultInjector::Fire(FaultOp op, uint64_t engine) {
   if (op != plan_.op || (plan_.engine != 0 && engine != plan_.engine)) return false;
   return seen_.fetch_add(1, std::memory_order_relaxed) + 1 == plan_.nth;
+}
+
+std::unique_ptr<WriteEngine> RunContext::Engine(std::unique_ptr<WriteEngine> engine) const {
+  return faults ? faults->Wrap(std::move(engine)) : std::move(engine);
 }
 
 }  // namespace writelab

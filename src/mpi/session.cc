@@ -17,13 +17,14 @@
 #include <string_view>
 
 #include "core/clock.h"
+#include "core/document_json.h"
 #include "core/exit_codes.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "mpi/aggregate.h"
 #include "port/write_all.h"
-#include "report/json.h"
 #include "telemetry/identify.h"
+#include "telemetry/memory_budget.h"
 
 namespace writelab {
 namespace {
@@ -185,7 +186,7 @@ std::optional<RankRun> RunFrom(const std::string& text, int rank, int64_t offset
   const size_t nl = text.find('\n');
   if (nl == std::string::npos) return std::nullopt;
   json head = Parse(text.substr(0, nl));
-  auto doc = FromJson(text.substr(nl + 1));
+  auto doc = FromJson(text.substr(nl + 1), AvailableMemory());
   if (!head.is_object() || !doc || doc->experiments.size() != 1) return std::nullopt;
   RankRun run;
   run.rank = rank;
@@ -333,7 +334,7 @@ std::optional<std::string> MeetRanks(Team& team, const std::string& dir, Documen
     for (size_t r = 0; r < all->size(); ++r) {
       const std::string& text = (*all)[r];
       json j = Parse(text.substr(0, text.find('\n')));
-      auto d = FromJson(text.substr(text.find('\n') + 1));
+      auto d = FromJson(text.substr(text.find('\n') + 1), AvailableMemory());
       if (!j.is_object() || !d) {
         verdict = "rank " + std::to_string(r) + " sent what writelab cannot read";
         break;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "mpi/team.h"
 #include "writelab/error.h"
 

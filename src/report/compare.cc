@@ -8,8 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/significance.h"
 #include "core/units.h"
-#include "report/significance.h"
 #include "report/text.h"
 
 namespace writelab {

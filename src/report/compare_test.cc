@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/document_json.h"
 #include "report/csv.h"
-#include "report/json.h"
 #include "report/text.h"
 
 namespace writelab {

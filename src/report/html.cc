@@ -9,7 +9,6 @@
 #include <cctype>
 
 #include "core/units.h"
-#include "experiments/table.h"
 #include "report/html_plan.h"
 #include "report/text.h"
 #include "writelab/error.h"
@@ -98,13 +97,12 @@ std::string HtmlCell(const Figure& f) {
 }
 
 // The figure table of the text reporter as an HTML table.
-std::string FigureTable(const ExperimentResult& e) {
+std::string FigureTable(const ExperimentResult& e, const ReportHooks* hooks) {
   std::string out = "<table><tr><th>" + EscapeHtml(e.row_label) + "</th>";
-  const ExperimentDef* def = FindExperiment(e.name);
   for (const std::string& key : e.table) {
     std::string label = key;  // a figure no row has: its label from the definition
-    if (def)
-      for (const FigureSpec& s : def->figures)
+    if (hooks)
+      for (const FigureSpec& s : hooks->figures)
         if (key == s.key) label = s.label;
     for (const Row& r : e.rows)
       if (const Figure* f = r.FindFigure(key)) label = f->label;
@@ -207,7 +205,7 @@ std::string RunHtml(const RunPlan& p, const std::string& anchor, int& next,
     out += "<dl>" + HtmlItem("test bed", e.testbed) +
            HtmlItem("scheduler switched to", e.scheduler) + "</dl>\n";
   out += TargetOnce(e, anchor, targets);
-  if (!e.table.empty()) out += FigureTable(e);
+  if (!e.table.empty()) out += FigureTable(e, p.hooks);
   out += "<details><summary>tables as in the terminal</summary><pre>" +
          EscapeHtml(RenderExperimentText(e)) + "</pre></details>\n";
   return out + Charts(OpenCharts(p.charts), next);
@@ -308,9 +306,9 @@ std::string RenderChartsPage(const std::string& title, const std::string& intro,
 }
 
 std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets,
-                       const Comparison* comparison) {
+                       const ReportBook& book, const Comparison* comparison) {
   std::string out = PageHead("writelab report");
-  std::vector<GroupPlan> groups = PlanReport(docs, comparison);
+  std::vector<GroupPlan> groups = PlanReport(docs, book, comparison);
   if (comparison) out += ComparisonHtml(*comparison);
   out += TopHtml(docs, groups);
   int next = 0;

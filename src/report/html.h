@@ -16,6 +16,7 @@
 
 #include "core/result.h"
 #include "report/compare.h"
+#include "report/hooks.h"
 
 namespace writelab {
 
@@ -30,12 +31,14 @@ HtmlAssets EmbeddedHtmlAssets();
 // The whole page for the given documents, in order. With a comparison (of
 // docs[0] and docs[1], `compare -o`): its table on top, both runs in the same
 // charts, and each significant change marked on the charts that draw it.
+// book: the report's hooks of every command (report/hooks.h), for the
+// pictures, headlines and figure labels of the results it knows.
 std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets,
-                       const Comparison* comparison = nullptr);
+                       const ReportBook& book, const Comparison* comparison = nullptr);
 
 // The chart specifications the page draws, as a JSON array (see web/report.js
 // for the fields). Exposed for tests: one entry per chart.
-std::string ChartSpecsJson(const std::vector<Document>& docs,
+std::string ChartSpecsJson(const std::vector<Document>& docs, const ReportBook& book,
                            const Comparison* comparison = nullptr);
 
 // Text for HTML element content and attribute values: & < > " ' escaped.

@@ -442,7 +442,8 @@ void FinishCharts(std::vector<json>& charts, std::vector<std::string>* gone) {
   for (json& c : charts) ScaleAxes(c);
 }
 
-std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Comparison* comparison) {
+std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const ReportBook& book,
+                                  const Comparison* comparison) {
   std::vector<GroupPlan> groups;
   for (size_t d = 0; d < docs.size(); ++d) {
     for (const ExperimentResult& e : docs[d].experiments) {
@@ -455,6 +456,7 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Compa
       }
       RunPlan run;
       run.run = &e;
+      run.hooks = book.Find(e.name);
       run.doc = d;
       run.label = RunLabel(e, docs, d);
       AddSeriesCharts(e, run.label, run.charts);
@@ -494,8 +496,9 @@ std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const Compa
   return groups;
 }
 
-std::string ChartSpecsJson(const std::vector<Document>& docs, const Comparison* comparison) {
-  return ChartSpecsJson(PlanReport(docs, comparison));
+std::string ChartSpecsJson(const std::vector<Document>& docs, const ReportBook& book,
+                           const Comparison* comparison) {
+  return ChartSpecsJson(PlanReport(docs, book, comparison));
 }
 
 std::vector<const json*> OpenCharts(const std::vector<json>& charts) {

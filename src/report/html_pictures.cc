@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "experiments/table.h"
 #include "report/html_plan.h"
 
 namespace writelab {
@@ -54,8 +53,8 @@ json RowBars(const RunPlan& p, const std::string& title, const std::vector<Bars>
 
 std::vector<json> ExperimentPictures(const std::vector<const RunPlan*>& runs) {
   std::vector<json> out;
-  const ExperimentDef* def = FindExperiment(runs.front()->run->name);
-  if (def && def->picture) def->picture(runs, out);
+  const ReportHooks* hooks = runs.front()->hooks;
+  if (hooks && hooks->picture) hooks->picture(runs, out);
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/result.h"
 #include "report/compare.h"
+#include "report/hooks.h"
 #include "report/html.h"
 
 namespace writelab {
@@ -22,6 +23,7 @@ namespace writelab {
 // says what to look at.
 struct RunPlan {
   const ExperimentResult* run = nullptr;
+  const ReportHooks* hooks = nullptr;  // of the command that wrote it (null: one not known)
   size_t doc = 0;                      // the document it comes from
   std::string label;                   // "ext4:data=ordered/bfq", "/home/x (file 2)"
   std::vector<nlohmann::json> charts;  // series and latency charts of this run
@@ -43,13 +45,13 @@ std::vector<const nlohmann::json*> FoldedCharts(const GroupPlan& g);
 
 // With a comparison: figures are drawn with both runs side by side even where
 // a picture draws them per run, and significant changes are marked.
-std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs,
+std::vector<GroupPlan> PlanReport(const std::vector<Document>& docs, const ReportBook& book,
                                   const Comparison* comparison = nullptr);
 // The planned charts as the JSON array the page draws, in page order.
 std::string ChartSpecsJson(const std::vector<GroupPlan>& groups);
 
-// The pictures of the experiment of runs (its ExperimentDef::picture):
-// what the original post showed. Empty for an experiment it does not know.
+// The pictures of the command of runs (its ReportHooks::picture): what the
+// original post showed. Empty for a command it does not know.
 std::vector<nlohmann::json> ExperimentPictures(const std::vector<const RunPlan*>& runs);
 
 // Building blocks of a chart spec (see web/report.js for the fields).

@@ -4,6 +4,8 @@
 // browser draws the charts in tests/report_test.cc.
 #include "report/html.h"
 
+#include "cli/commands.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -62,7 +64,7 @@ ExperimentResult Unknown(const std::string& row_prefix) {
 TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
   Document doc;
   doc.experiments.push_back(Unknown("m"));
-  json specs = json::parse(ChartSpecsJson({doc}));
+  json specs = json::parse(ChartSpecsJson({doc}, Reports()));
   // In page order: the latency CDF (open), then folded under "more charts":
   // 2 table figures (bars: one run, so the table has their numbers), curve:
   // 1 overlay, mix: 1 overlay + 1 per row (rows of 6 samples: no shape);
@@ -91,7 +93,7 @@ TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
   EXPECT_EQ(cdf["x"]["title"], "latency (ms)");
   EXPECT_EQ(cdf["datasets"][0]["data"].back()[1], 100.0);  // every sample at or below the last
   EXPECT_EQ(cdf["datasets"].back()["marks"], true);        // p50 of each row; p99 needs 100
-  std::string page = RenderHtml({doc}, kStubAssets);
+  std::string page = RenderHtml({doc}, kStubAssets, Reports());
   EXPECT_EQ(Count(page, "data-chart=\""), 7);
   EXPECT_NE(page.find("<th>ops/s</th><th>cost</th>"), std::string::npos);
   EXPECT_NE(page.find("tables as in the terminal"), std::string::npos);
@@ -126,12 +128,12 @@ TEST(Html, LongRowsStayOpenAndZeroSeriesAreNotDrawn) {
   e.rows = {r};
   Document doc;
   doc.experiments.push_back(e);
-  json specs = json::parse(ChartSpecsJson({doc}));
+  json specs = json::parse(ChartSpecsJson({doc}, Reports()));
   ASSERT_EQ(specs.size(), 1u) << specs.dump();
   EXPECT_FALSE(specs[0].value("fold", true)) << "3 s, 30 samples: a shape";
   ASSERT_EQ(specs[0]["datasets"].size(), 2u);
   EXPECT_EQ(specs[0]["datasets"][0]["label"], "writer throughput");
-  std::string page = RenderHtml({doc}, kStubAssets);
+  std::string page = RenderHtml({doc}, kStubAssets, Reports());
   EXPECT_NE(page.find("device write merges, device requests in flight 0 throughout"),
             std::string::npos)
       << "the chart of zeros is named in the more charts";
@@ -140,7 +142,7 @@ TEST(Html, LongRowsStayOpenAndZeroSeriesAreNotDrawn) {
   // A zero series beside others: left out of its chart, named in the caption.
   e.rows[0].series[0].columns[3] = {"device_writes", "MB/s"};
   doc.experiments[0] = e;
-  specs = json::parse(ChartSpecsJson({doc}));
+  specs = json::parse(ChartSpecsJson({doc}, Reports()));
   ASSERT_EQ(specs.size(), 1u);
   EXPECT_EQ(specs[0]["datasets"].size(), 2u) << "device writes, 0 throughout, is not drawn";
   EXPECT_NE(specs[0]["caption"].get<std::string>().find("Not drawn, 0 throughout: device "
@@ -157,7 +159,7 @@ TEST(Html, FigureChartsComparingTestBedsStayOpen) {
     doc.experiments.push_back(Unknown("m"));
     doc.experiments.back().testbed = bed;
   }
-  json specs = json::parse(ChartSpecsJson({doc}));
+  json specs = json::parse(ChartSpecsJson({doc}, Reports()));
   int open_bars = 0;
   for (const json& c : specs) open_bars += c["kind"] == "bar" && !c.value("fold", false);
   EXPECT_EQ(open_bars, 2);
@@ -165,7 +167,7 @@ TEST(Html, FigureChartsComparingTestBedsStayOpen) {
 
 TEST(Html, FixedDocumentHasAChartPerSeriesAndLatency) {
   Document doc = FixedDocument();
-  json specs = json::parse(ChartSpecsJson({doc}));
+  json specs = json::parse(ChartSpecsJson({doc}, Reports()));
   int series = 0, latencies = 0, figures = 0, pictures = 0;
   for (const json& c : specs) {
     std::string title = c["title"];
@@ -183,7 +185,7 @@ TEST(Html, FixedDocumentHasAChartPerSeriesAndLatency) {
   EXPECT_EQ(figures, 0);
   EXPECT_GE(series, 1);
   EXPECT_EQ(latencies, 1);
-  std::string page = RenderHtml({doc}, kStubAssets);
+  std::string page = RenderHtml({doc}, kStubAssets, Reports());
   EXPECT_EQ(Count(page, "data-chart=\""), static_cast<int>(specs.size()));
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(page.find("/*chart.js stub*/"), std::string::npos);
@@ -209,7 +211,7 @@ TEST(Html, StepsAreALineOverALogAxisPerScheduler) {
     }
     doc.experiments.push_back(e);
   }
-  json specs = json::parse(ChartSpecsJson({doc}));
+  json specs = json::parse(ChartSpecsJson({doc}, Reports()));
   ASSERT_EQ(specs.size(), 1u);  // the picture; the figure chart would repeat it
   EXPECT_EQ(specs[0]["picture"], "stride");
   EXPECT_EQ(specs[0]["kind"], "line");
@@ -235,7 +237,7 @@ TEST(Html, StepsAreSortedAndFewStepsAreBars) {
       e.rows.push_back(r);
     }
     doc.experiments.push_back(e);
-    json specs = json::parse(ChartSpecsJson({doc}));
+    json specs = json::parse(ChartSpecsJson({doc}, Reports()));
     ASSERT_EQ(specs.size(), 1u);
     const json& c = specs[0];
     if (steps.size() < 5) {
@@ -270,7 +272,7 @@ TEST(Html, RowNamesThatAreNotFiniteNumbersMakeBars) {
       e.rows.push_back(r);
     }
     doc.experiments.push_back(e);
-    json specs = json::parse(ChartSpecsJson({doc}));
+    json specs = json::parse(ChartSpecsJson({doc}, Reports()));
     ASSERT_EQ(specs.size(), 1u) << odd;
     EXPECT_EQ(specs[0]["kind"], "bar") << odd;
   }
@@ -294,7 +296,7 @@ TEST(Html, ExplainedRowsGetAStackedBarOfWhereTheTimeWent) {
   unexplained.name = "sparse";
   e.rows.push_back(unexplained);
   doc.experiments.push_back(e);
-  json specs = json::parse(ChartSpecsJson({doc}));
+  json specs = json::parse(ChartSpecsJson({doc}, Reports()));
   ASSERT_EQ(specs.size(), 1u);
   const json& c = specs[0];
   EXPECT_EQ(c["kind"], "bar");
@@ -314,7 +316,7 @@ TEST(Html, TopHasRecommendationsSummaryAndContents) {
                          {"fsync", {}, "fsync: not run"}};
   doc.experiments.push_back(doc.experiments[0]);  // the same target again
   doc.experiments[1].scheduler = "bfq";
-  std::string page = RenderHtml({doc}, kStubAssets);
+  std::string page = RenderHtml({doc}, kStubAssets, Reports());
   size_t recs = page.find("id=\"recommendations\"");
   ASSERT_NE(recs, std::string::npos);
   EXPECT_LT(recs, page.find("data-chart="));
@@ -344,7 +346,7 @@ TEST(Html, HostileNamesAreEscaped) {
   doc.command_line = "writelab <b>x</b>";
   doc.experiments.push_back(Unknown("</script><script>alert(1)</script>&'\""));
   doc.experiments[0].notes.push_back("<!-- note");
-  std::string page = RenderHtml({doc}, kStubAssets);
+  std::string page = RenderHtml({doc}, kStubAssets, Reports());
   EXPECT_EQ(page.find("alert(1)</script>"), std::string::npos);
   EXPECT_EQ(page.find("<b>"), std::string::npos);
   EXPECT_EQ(page.find("<!--"), std::string::npos);
@@ -364,7 +366,7 @@ TEST(Html, EscapingHelpers) {
 
 TEST(Html, ScriptAssetsCannotCloseTheirElement) {
   HtmlAssets assets = {"var s = '</SCRIPT>';", ""};
-  std::string page = RenderHtml({FixedDocument()}, assets);
+  std::string page = RenderHtml({FixedDocument()}, assets, Reports());
   EXPECT_NE(page.find("var s = '<\\/SCRIPT>';"), std::string::npos);
 }
 

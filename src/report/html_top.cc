@@ -9,7 +9,6 @@
 #include <set>
 
 #include "core/units.h"
-#include "experiments/table.h"
 #include "report/html.h"
 #include "report/html_plan.h"
 
@@ -68,9 +67,8 @@ std::string RecommendationsHtml(const std::vector<Document>& docs,
 // The figure an experiment is judged by (its definition's rule), and
 // whether less is better; for one this writelab does not know, its compare
 // figure or first table column.
-Headline HeadlineOf(const ExperimentResult& e) {
-  if (const ExperimentDef* def = FindExperiment(e.name); def && def->headline)
-    return def->headline(e);
+Headline HeadlineOf(const ExperimentResult& e, const ReportHooks* hooks) {
+  if (hooks && hooks->headline) return hooks->headline(e);
   std::string key = !e.compare_figure.empty() ? e.compare_figure
                     : e.table.empty()         ? ""
                                               : e.table.front();
@@ -82,7 +80,7 @@ Headline HeadlineOf(const ExperimentResult& e) {
 
 std::string SummaryRow(const RunPlan& p, const std::string& anchor) {
   const ExperimentResult& e = *p.run;
-  Headline h = HeadlineOf(e);
+  Headline h = HeadlineOf(e, p.hooks);
   const Row* best = nullptr;
   const Row* worst = nullptr;
   const Figure* shape = nullptr;

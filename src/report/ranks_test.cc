@@ -7,10 +7,12 @@
 
 #include <set>
 
+#include "cli/commands.h"
+#include "command/survey.h"
+#include "core/document_json.h"
 #include "fixture.h"
 #include "report/compare.h"
 #include "report/csv.h"
-#include "report/json.h"
 #include "report/recommendations.h"
 #include "report/text.h"
 
@@ -144,7 +146,8 @@ TEST(RanksDocument, CompareJudgesTheAggregatesByTheirThroughput) {
 }
 
 TEST(RanksDocument, RecommendationsSayHowTheFiguresScale) {
-  std::vector<std::string> lines = RecommendationTexts(Recommendations(MpiDocument()));
+  std::vector<std::string> lines =
+      RecommendationTexts(Recommendations(MpiDocument(), Experiments()));
   ASSERT_GE(lines.size(), 4u);
   EXPECT_NE(lines[0].find("streaming across 3 clients: window-drop is the fastest"),
             std::string::npos)

@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "core/units.h"
-#include "experiments/table.h"
 
 namespace writelab {
 
@@ -47,26 +46,6 @@ std::vector<std::string> RecommendationTexts(const std::vector<Recommendation>& 
   std::vector<std::string> out;
   for (const Recommendation& r : recs) out.push_back(r.text);
   return out;
-}
-
-std::vector<Recommendation> Recommendations(const Document& doc) {
-  if (!doc.ranks.empty()) return RecommendationsAcrossRanks(doc);
-  std::vector<Recommendation> lines;
-  for (const ExperimentDef* def : Experiments()) {
-    if (!def->recommend) continue;
-    std::vector<const ExperimentResult*> runs;
-    for (const ExperimentResult& r : doc.experiments)
-      if (r.name == def->name) runs.push_back(&r);
-    lines.push_back(
-        !runs.empty()
-            ? def->recommend(runs)
-            : Recommendation{std::string(def->name), {}, std::string(def->name) + ": not run"});
-    std::vector<std::string>& read = lines.back().figures;  // each once, in the order read
-    for (size_t i = 0; i < read.size(); ++i)
-      read.erase(std::remove(read.begin() + static_cast<long>(i) + 1, read.end(), read[i]),
-                 read.end());
-  }
-  return lines;
 }
 
 }  // namespace writelab

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The survey's conclusion: recommendations read from a result document, each
-// backed by the numbers it holds (figures named by checked keys). Each
-// experiment writes its own (ExperimentDef::recommend, in its folder); this
-// is where they are gathered, and what they are written with.
+// What the survey's recommendations are written with: each backed by the
+// numbers a result document holds (figures named by checked keys). Each
+// experiment writes its own (ExperimentDef::recommend, in its folder); the
+// survey gathers them (command/survey.h, Recommendations).
 #pragma once
 
 #include <optional>
@@ -13,19 +13,6 @@
 #include "core/result.h"
 
 namespace writelab {
-
-// One per experiment of the table, from its result in doc, e.g. "streaming:
-// prefer dontcache — 2496 MB/s, 0 B left cached, bystander p99 3.0 ms;
-// plain: 494 MB/s, 1.0 GiB cached, p99 180 ms". An experiment that is
-// missing gets "NAME: not run"; nothing is recommended without a
-// measurement behind it. Under MPI (doc.ranks not empty) these are
-// RecommendationsAcrossRanks.
-std::vector<Recommendation> Recommendations(const Document& doc);
-
-// The survey under MPI: how the experiments that run on every rank scale
-// from rank 0 alone to every rank at once ("2.1x rank 0 alone, 70% of
-// linear"), which ones were not run, and whether the ranks shared a host.
-std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc);
 
 // The texts alone, in order.
 std::vector<std::string> RecommendationTexts(const std::vector<Recommendation>& recs);

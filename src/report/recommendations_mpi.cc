@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The survey's recommendations under MPI (docs/mpi.md): how the figures
-// scale with the number of clients, read from the aggregates of the
-// one-rank and all-rank steps (each experiment's recommend_across_ranks),
-// and what was not run.
+// What the survey's recommendations under MPI are made of (docs/mpi.md):
+// how a figure scales with the number of clients, read from the aggregates
+// of the one-rank and all-rank steps (each experiment's
+// recommend_across_ranks calls ScalingRecommendation).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 #include <set>
 
 #include "core/units.h"
-#include "experiments/table.h"
 #include "mpi/figures.h"
 #include "report/recommendations.h"
 
@@ -72,32 +71,6 @@ Recommendation ScalingRecommendation(const Document& doc, std::string_view exper
     r.figures.push_back(kSlowest.name);
   }
   return r;
-}
-
-std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc) {
-  std::vector<Recommendation> lines;
-  std::vector<std::string> alone, measures;  // the experiments that run on one machine only
-  for (const ExperimentDef* def : Experiments()) {
-    if (def->recommend_across_ranks) lines.push_back(def->recommend_across_ranks(doc));
-    if (def->runs_under_mpi || !def->survey) continue;  // the survey's, left out under MPI
-    alone.emplace_back(def->name);
-    measures.emplace_back(def->measures_one_machine);
-  }
-  if (!alone.empty())
-    lines.push_back({"",
-                     {},
-                     ListInWords(alone) + ": not run under MPI: they measure one machine's " +
-                         ListInWords(measures) +
-                         " (run writelab survey without mpirun on a machine for them)"});
-  std::set<std::string> hosts;
-  for (const RankInfo& r : doc.ranks) hosts.insert(r.host.hostname);
-  if (doc.ranks.size() > 1 && hosts.size() == 1)
-    lines.push_back({"",
-                     {},
-                     "every rank ran on " + *hosts.begin() +
-                         ": the clients shared one machine's CPUs, page cache and device, so a "
-                         "limit above may be that machine's rather than the storage's"});
-  return lines;
 }
 
 }  // namespace writelab

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/document_json.h"
 #include "fixture.h"
 #include "report/csv.h"
-#include "report/json.h"
 #include "report/text.h"
 #include "test_paths.h"
 

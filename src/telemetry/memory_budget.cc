@@ -81,16 +81,6 @@ void CgroupLimit(MemoryRoom& room) {
 
 }  // namespace
 
-uint64_t SaturatingMul(uint64_t a, uint64_t b) {
-  uint64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
-uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
-  uint64_t r;
-  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 MemoryRoom AvailableMemory() {
   MemoryRoom room{UINT64_MAX, "no limit"};
   if (auto mem = ParseMeminfo(ReadSmallFile("/proc/meminfo").value_or(""))) {
@@ -99,17 +89,6 @@ MemoryRoom AvailableMemory() {
   ResourceLimits(room);
   CgroupLimit(room);
   return room;
-}
-
-std::optional<std::string> CheckMemory(std::string_view what, uint64_t bytes,
-                                       const MemoryRoom& room) {
-  if (static_cast<double>(bytes) <= kMemoryShare * static_cast<double>(room.bytes))
-    return std::nullopt;
-  return std::string(what) + " would take " +
-         (bytes == UINT64_MAX ? std::string("more than 16 EiB")
-                              : FormatBytes(static_cast<double>(bytes))) +
-         " of memory, more than half of the " + FormatBytes(static_cast<double>(room.bytes)) +
-         " available (" + room.limit + ")";
 }
 
 std::optional<std::string> CheckMemory(std::string_view what, uint64_t bytes) {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "report/json.h"
+#include "core/document_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

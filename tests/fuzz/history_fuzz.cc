@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <string>
 
+#include "core/document_json.h"
 #include "history/record.h"
 #include "history/store.h"
 #include "history/trend.h"
-#include "report/json.h"
 
 namespace {
 

@@ -7,15 +7,17 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/commands.h"
+#include "core/document_json.h"
 #include "report/compare.h"
 #include "report/csv.h"
 #include "report/html.h"
-#include "report/json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto doc = writelab::FromJson(std::string(reinterpret_cast<const char*>(data), size));
   if (!doc) return 0;
-  std::string html = writelab::RenderHtml({*doc, *doc}, writelab::EmbeddedHtmlAssets());
+  std::string html =
+      writelab::RenderHtml({*doc, *doc}, writelab::EmbeddedHtmlAssets(), writelab::Reports());
   std::string csv = writelab::RenderCsv(*doc);
   auto same = writelab::CompareDocuments(*doc, *doc);
   auto empty = writelab::CompareDocuments(*doc, writelab::Document{});

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/run/records.h"
+#include "program/run/records.h"
 #include "shim/protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

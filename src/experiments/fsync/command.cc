@@ -7,9 +7,11 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli.h"
-#include "cli/count_option.h"
-#include "cli/targets.h"
+#include "command/count_option.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
+#include "command/wire.h"
 #include "experiments/fsync/def.h"
 #include "experiments/fsync/fsync.h"
 #include "experiments/fsync/mitigation.h"

@@ -8,10 +8,10 @@
 
 #include <algorithm>
 
+#include "command/survey.h"
 #include "core/units.h"
 #include "experiments/fsync/figures.h"
 #include "experiments/fsync/fsync.h"
-#include "experiments/survey.h"
 #include "explain/figures.h"
 #include "mpi/figures.h"
 #include "report/recommendations.h"
@@ -183,13 +183,13 @@ Recommendation RecommendAcrossRanks(const Document& doc) {
 }  // namespace fsync_def
 
 const ExperimentDef kFsyncDef = {
-    .name = "fsync",
+    .report = {.name = "fsync",
+               .figures = kFsyncFigures,
+               .headline = fsync_def::FsyncHeadline,
+               .picture = FsyncPictures},
     .reproduces = kFsyncReproduces,
-    .figures = kFsyncFigures,
     .runs_under_mpi = true,
     .add_command = AddFsyncCommand,
-    .headline = fsync_def::FsyncHeadline,
-    .picture = FsyncPictures,
     .survey = fsync_def::Survey,
     .survey_across_ranks = fsync_def::SurveyAcrossRanks,
     .recommend = fsync_def::Recommend,

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/fsync/fsync.h"
+#include "command/trials.h"
 #include "experiments/fsync/def.h"
 #include "experiments/fsync/rows.h"
 #include "experiments/fsync/sync_loop.h"
 #include "experiments/fsync/warmup.h"
-#include "experiments/trials.h"
 #include "io/trusted_dir.h"
 
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <map>
 
 #include "core/clock.h"
+#include "core/significance.h"
 #include "core/units.h"
 #include "experiments/fsync/mitigation.h"
 #include "explain/figures.h"
@@ -25,7 +26,6 @@
 #include "io/own_files.h"
 #include "mpi/team.h"
 #include "port/linux_compat.h"
-#include "report/significance.h"
 #include "telemetry/dirty_threshold.h"
 #include "telemetry/identify.h"
 #include "telemetry/memory_budget.h"

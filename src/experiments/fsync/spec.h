@@ -12,7 +12,7 @@
 #include "core/histogram.h"
 #include "core/outcome.h"
 #include "core/result.h"
-#include "experiments/background.h"
+#include "experiments/fsync/background.h"
 #include "io/engine.h"
 #include "writelab/error.h"
 

@@ -12,7 +12,7 @@
 
 #include "core/histogram.h"
 #include "core/outcome.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "experiments/fsync/spec.h"
 #include "explain/explainer.h"
 #include "io/engine.h"

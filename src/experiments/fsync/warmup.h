@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "experiments/background.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
+#include "experiments/fsync/background.h"
 #include "experiments/fsync/spec.h"
 
 namespace writelab {

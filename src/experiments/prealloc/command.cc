@@ -3,9 +3,11 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli.h"
-#include "cli/count_option.h"
-#include "cli/targets.h"
+#include "command/count_option.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
+#include "command/wire.h"
 #include "experiments/prealloc/def.h"
 #include "experiments/prealloc/prealloc.h"
 

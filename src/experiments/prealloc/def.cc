@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "command/survey.h"
 #include "core/units.h"
 #include "experiments/prealloc/figures.h"
 #include "experiments/prealloc/prealloc.h"
-#include "experiments/survey.h"
 #include "explain/figures.h"
 #include "report/recommendations.h"
 
@@ -69,13 +69,13 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
 }  // namespace prealloc_def
 
 const ExperimentDef kPreallocDef = {
-    .name = "prealloc",
+    .report = {.name = "prealloc",
+               .figures = kPreallocFigures,
+               .headline = prealloc_def::PreallocHeadline,
+               .picture = PreallocPictures},
     .reproduces = kPreallocReproduces,
-    .figures = kPreallocFigures,
     .measures_one_machine = "journal modes",
     .add_command = AddPreallocCommand,
-    .headline = prealloc_def::PreallocHeadline,
-    .picture = PreallocPictures,
     .survey = prealloc_def::Survey,
     .recommend = prealloc_def::Recommend,
 };

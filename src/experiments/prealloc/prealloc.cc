@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <optional>
 
+#include "command/trials.h"
 #include "core/clock.h"
 #include "core/outcome.h"
 #include "core/units.h"
 #include "experiments/prealloc/rows.h"
-#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "io/engine.h"
 #include "io/file.h"

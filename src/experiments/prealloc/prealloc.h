@@ -13,7 +13,7 @@
 
 #include "core/choice.h"
 #include "core/result.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "experiments/prealloc/figures.h"
 #include "writelab/error.h"
 #include "writelab/preallocate.h"

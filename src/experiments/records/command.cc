@@ -4,9 +4,11 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli.h"
-#include "cli/count_option.h"
-#include "cli/targets.h"
+#include "command/count_option.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
+#include "command/wire.h"
 #include "experiments/records/def.h"
 #include "experiments/records/records.h"
 

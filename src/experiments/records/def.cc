@@ -7,10 +7,10 @@
 
 #include <algorithm>
 
+#include "command/survey.h"
 #include "core/units.h"
 #include "experiments/records/figures.h"
 #include "experiments/records/records.h"
-#include "experiments/survey.h"
 #include "mpi/figures.h"
 #include "report/recommendations.h"
 
@@ -84,13 +84,13 @@ Recommendation RecommendAcrossRanks(const Document& doc) {
 }  // namespace records_def
 
 const ExperimentDef kRecordsDef = {
-    .name = "records",
+    .report = {.name = "records",
+               .figures = kRecordsFigures,
+               .headline = records_def::RecordsHeadline,
+               .picture = RecordsPictures},
     .reproduces = kRecordsReproduces,
-    .figures = kRecordsFigures,
     .runs_under_mpi = true,
     .add_command = AddRecordsCommand,
-    .headline = records_def::RecordsHeadline,
-    .picture = RecordsPictures,
     .survey = records_def::Survey,
     .survey_across_ranks = records_def::SurveyAcrossRanks,
     .recommend = records_def::Recommend,

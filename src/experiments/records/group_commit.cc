@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/records/group_commit.h"
+#include "command/trials.h"
 #include "experiments/records/figures.h"
 #include "experiments/records/rows.h"
-#include "experiments/trials.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

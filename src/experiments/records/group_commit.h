@@ -5,7 +5,7 @@
 #pragma once
 
 #include "core/result.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "experiments/records/corpus.h"
 #include "experiments/records/spec.h"
 

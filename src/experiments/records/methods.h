@@ -9,7 +9,7 @@
 
 #include "core/outcome.h"
 #include "core/result.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "experiments/records/corpus.h"
 #include "experiments/records/spec.h"
 

@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "command/trials.h"
 #include "core/units.h"
 #include "experiments/records/corpus.h"
 #include "experiments/records/group_commit.h"
 #include "experiments/records/methods.h"
 #include "experiments/records/rows.h"
-#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "io/file.h"
 #include "io/own_files.h"

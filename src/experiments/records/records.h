@@ -13,7 +13,7 @@
 
 #include "core/choice.h"
 #include "core/result.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "experiments/records/figures.h"
 #include "experiments/records/spec.h"
 #include "writelab/error.h"

@@ -7,11 +7,11 @@
 
 #include <algorithm>
 
+#include "command/survey.h"
+#include "command/trials.h"
 #include "core/units.h"
 #include "experiments/stream/figures.h"
 #include "experiments/stream/stream.h"
-#include "experiments/survey.h"
-#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "mpi/figures.h"
 #include "report/recommendations.h"
@@ -183,13 +183,13 @@ Recommendation RecommendAcrossRanks(const Document& doc) {
 }  // namespace stream_def
 
 const ExperimentDef kStreamDef = {
-    .name = "stream",
+    .report = {.name = "stream",
+               .figures = kStreamFigures,
+               .headline = stream_def::StreamHeadline,
+               .picture = StreamPictures},
     .reproduces = kStreamReproduces,
-    .figures = kStreamFigures,
     .runs_under_mpi = true,
     .add_command = AddStreamCommand,
-    .headline = stream_def::StreamHeadline,
-    .picture = StreamPictures,
     .survey = stream_def::Survey,
     .survey_across_ranks = stream_def::SurveyAcrossRanks,
     .recommend = stream_def::Recommend,

@@ -10,10 +10,10 @@
 
 #include <algorithm>
 
+#include "command/trials.h"
 #include "core/units.h"
 #include "experiments/stream/rows.h"
 #include "experiments/stream/trial.h"
-#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "io/file.h"
 #include "mpi/team.h"

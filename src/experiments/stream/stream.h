@@ -12,7 +12,7 @@
 
 #include "core/choice.h"
 #include "core/result.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "experiments/stream/figures.h"
 #include "experiments/stream/spec.h"
 #include "writelab/error.h"

@@ -10,8 +10,8 @@
 
 #include "core/clock.h"
 #include "core/units.h"
-#include "experiments/probe.h"
 #include "explain/figures.h"
+#include "io/bystander.h"
 #include "io/own_files.h"
 #include "lib/writeback_window.h"
 #include "port/linux_compat.h"

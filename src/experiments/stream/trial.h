@@ -12,10 +12,10 @@
 
 #include "core/histogram.h"
 #include "core/outcome.h"
-#include "experiments/context.h"
-#include "experiments/probe.h"
+#include "core/run_context.h"
 #include "experiments/stream/spec.h"
 #include "explain/explainer.h"
+#include "io/bystander.h"
 #include "io/file.h"
 #include "io/runner.h"
 #include "telemetry/pagecache.h"

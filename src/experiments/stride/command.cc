@@ -3,9 +3,11 @@
 #include <memory>
 #include <string>
 
-#include "cli/cli.h"
-#include "cli/count_option.h"
-#include "cli/targets.h"
+#include "command/count_option.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
+#include "command/wire.h"
 #include "experiments/stride/def.h"
 #include "experiments/stride/stride.h"
 #include "telemetry/blockdev.h"

@@ -8,10 +8,10 @@
 
 #include <algorithm>
 
+#include "command/survey.h"
 #include "core/units.h"
 #include "experiments/stride/figures.h"
 #include "experiments/stride/stride.h"
-#include "experiments/survey.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "report/recommendations.h"
@@ -101,13 +101,13 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
 }  // namespace stride_def
 
 const ExperimentDef kStrideDef = {
-    .name = "stride",
+    .report = {.name = "stride",
+               .figures = kStrideFigures,
+               .headline = stride_def::StrideHeadline,
+               .picture = StridePictures},
     .reproduces = kStrideReproduces,
-    .figures = kStrideFigures,
     .measures_one_machine = "device",
     .add_command = AddStrideCommand,
-    .headline = stride_def::StrideHeadline,
-    .picture = StridePictures,
     .survey = stride_def::Survey,
     .recommend = stride_def::Recommend,
 };

@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "experiments/experiment.h"
+#include "command/definition.h"
 
 namespace writelab {
 

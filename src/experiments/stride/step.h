@@ -11,7 +11,7 @@
 #include "core/histogram.h"
 #include "core/outcome.h"
 #include "core/result.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "experiments/stride/spec.h"
 
 namespace writelab {

@@ -12,11 +12,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "command/trials.h"
 #include "core/clock.h"
 #include "core/units.h"
 #include "experiments/stride/rows.h"
 #include "experiments/stride/step.h"
-#include "experiments/trials.h"
 #include "explain/figures.h"
 #include "io/file.h"
 #include "port/write_all.h"

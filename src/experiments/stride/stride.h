@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "experiments/context.h"
+#include "core/run_context.h"
 #include "experiments/stride/figures.h"
 #include "experiments/stride/spec.h"
 #include "writelab/error.h"

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+#include "report/recommendations.h"
+
+#include "cli/commands.h"
+#include "command/survey.h"
+
+#include <gtest/gtest.h>
+
+namespace writelab {
+namespace {
+
+Row MakeRow(const std::string& name, std::vector<std::pair<std::string, double>> figures,
+            const std::string& unit = "MB/s") {
+  Row r;
+  r.name = name;
+  for (const auto& [key, v] : figures) r.figures.push_back({key, key, unit, "", Summarize({v})});
+  return r;
+}
+
+TEST(Recommendations, EachLineCarriesItsNumbers) {
+  Document doc;
+  ExperimentResult stream;
+  stream.name = "stream";
+  stream.rows = {MakeRow("plain", {{"mb_s", 494}}), MakeRow("window-drop", {{"mb_s", 1942}}),
+                 MakeRow("dontcache", {{"mb_s", 2496}})};
+  stream.rows[2].figures.push_back({"cached_end", "", "bytes", "", Summarize({0})});
+  ExperimentResult stride;
+  stride.name = "stride";
+  stride.params = {{"block", int64_t{4096}, "bytes"}, {"unit", int64_t{512}, "bytes"}};
+  stride.rows = {MakeRow("8", {{"mb_s", 75}}), MakeRow("512", {{"mb_s", 1.2}})};
+  doc.experiments = {stream, stride};
+  std::vector<std::string> lines = RecommendationTexts(Recommendations(doc, Experiments()));
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_NE(lines[0].find("prefer dontcache"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("2496 MB/s"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("494 MB/s"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1], "fsync: not run");
+  EXPECT_NE(lines[4].find("62.5x"), std::string::npos) << lines[4];
+  EXPECT_NE(lines[4].find("keep writes contiguous"), std::string::npos) << lines[4];
+  // Each says where it comes from and what it read, for the page's links.
+  const std::vector<Recommendation> recs = Recommendations(doc, Experiments());
+  EXPECT_EQ(recs[0].experiment, "stream");
+  EXPECT_EQ(recs[0].figures, (std::vector<std::string>{"mb_s", "cached_end"}))
+      << "each figure once";
+  EXPECT_NE(lines[0].find("short trials"), std::string::npos) << "its condition: " << lines[0];
+  EXPECT_NE(lines[0].find("not measured past the writeback threshold"), std::string::npos)
+      << lines[0];
+  EXPECT_EQ(recs[4].experiment, "stride");
+  EXPECT_EQ(recs[4].figures, (std::vector<std::string>{"mb_s", "device_kib_per_write"}));
+}
+
+// Issue 33: the stall is concluded on only from trials that wrote past
+// the writeback threshold; a run that did not says it could not be provoked.
+TEST(Recommendations, TheStallOnlyFromTrialsPastTheDirtyLimit) {
+  auto pressure = [](double written) {
+    ExperimentResult e;
+    e.name = "stream";
+    e.params = {{"writeback_threshold", int64_t{4000}, "bytes"}, {"size", int64_t{5000}, "bytes"}};
+    e.rows = {MakeRow("plain", {{"mb_s", 391}}), MakeRow("window-drop", {{"mb_s", 2468}})};
+    for (Row& r : e.rows) {
+      r.figures.push_back({"bytes", "", "bytes", "", Summarize({written})});
+      r.figures.push_back({"vs_threshold", "", "x", "", Summarize({written / 4000})});
+    }
+    e.rows[0].figures.push_back({"probe_max_ms", "", "ms", "", Summarize({444})});
+    e.rows[1].figures.push_back({"probe_max_ms", "", "ms", "", Summarize({7.9})});
+    return e;
+  };
+  ExperimentResult short_trials;
+  short_trials.name = "stream";
+  short_trials.rows = {MakeRow("plain", {{"mb_s", 1749}}), MakeRow("dontcache", {{"mb_s", 2000}})};
+  Document doc;
+  doc.experiments = {short_trials, pressure(5000)};
+  std::string line = Recommendations(doc, Experiments())[0].text;
+  EXPECT_NE(line.find("past the writeback threshold"), std::string::npos) << line;
+  EXPECT_NE(line.find("444 ms"), std::string::npos) << line;
+  EXPECT_NE(line.find("7.90 ms"), std::string::npos) << line;
+  doc.experiments = {short_trials, pressure(3000)};
+  line = Recommendations(doc, Experiments())[0].text;
+  EXPECT_NE(line.find("could not be provoked"), std::string::npos) << line;
+  EXPECT_EQ(line.find("444 ms"), std::string::npos) << "no conclusion from it: " << line;
+}
+
+// Issue 34: mitigation rows are quoted against none with their verdict,
+// but never one whose background stayed in the page cache.
+TEST(Recommendations, FsyncQuotesOnlyMitigationsWhoseBackgroundReachedTheDevice) {
+  ExperimentResult fsync;
+  fsync.name = "fsync";
+  auto row = [](const std::string& name, double worst, double device_pct) {
+    Row r = MakeRow(name, {{"total_max_ms", worst}}, "ms");
+    r.figures.push_back({"bg_device_pct", "", "%", "", Summarize({device_pct})});
+    if (!name.ends_with("/none")) {
+      r.figures.push_back({"vs_none_pct", "", "%", "", Summarize({-80})});
+      r.figures.push_back({"vs_none_p", "", "", "", Summarize({0.008})});
+    }
+    return r;
+  };
+  fsync.rows = {MakeRow("none/fdatasync", {{"total_max_ms", 2}}, "ms"),
+                row("stream/fdatasync/none", 404, 95), row("stream/fdatasync/wbt=2ms", 81, 90),
+                row("stream/fdatasync/bdi=256M", 3, 2)};
+  Document doc;
+  doc.experiments = {fsync};
+  const std::string line = Recommendations(doc, Experiments())[1].text;
+  EXPECT_NE(line.find("stream/fdatasync/wbt=2ms 81.0 ms (-80%, significant)"), std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("bdi=256M 3"), std::string::npos) << "stayed in the page cache: " << line;
+}
+
+TEST(Recommendations, NothingWithoutAMeasurement) {
+  Document doc;
+  ExperimentResult stream;
+  stream.name = "stream";
+  Row failed = MakeRow("dontcache", {{"mb_s", 1}});
+  failed.status = RowStatus::kUnsupported;
+  stream.rows = {MakeRow("plain", {{"mb_s", 494}}), failed};
+  doc.experiments = {stream};
+  EXPECT_EQ(Recommendations(doc, Experiments())[0].text, "streaming: not enough rows measured");
+}
+
+}  // namespace
+}  // namespace writelab

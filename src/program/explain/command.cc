@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// `writelab explain [OPTIONS] -- CMD [ARGS...]` and `writelab explain --pid
+// PID`: options -> ProgramSpec -> RunExplainProgram -> reporters; writelab
+// exits with CMD's status.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <memory>
+#include <string>
+
+#include "command/count_option.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
+#include "explain/explainer.h"
+#include "program/explain/def.h"
+#include "program/explain/watch.h"
+
+namespace writelab {
+namespace {
+
+struct ProgramOptions {
+  ProgramSpec spec;
+  std::string duration;
+  std::string slow;
+  OutputOptions out;
+};
+
+std::optional<std::string> BuildSpec(ProgramOptions& o) {
+  ProgramSpec& s = o.spec;
+  if (s.command.empty() == (s.pid == 0))
+    return "explain: give a command after -- (writelab explain -- CMD ARGS) or --pid PID";
+  if (!o.duration.empty()) {
+    if (s.pid == 0) return "--duration: only with --pid (a command is watched until it exits)";
+    auto d = DurationOption("--duration", o.duration);
+    if (!d) return d.error();
+    if (*d == 0) return "--duration: must be greater than 0";
+    s.duration_ns = *d;
+  }
+  if (!o.slow.empty()) {
+    auto d = DurationOption("--slow", o.slow);
+    if (!d) return d.error();
+    if (*d == 0) return "--slow: must be greater than 0";
+    s.slow_ns = *d;
+  }
+  if (o.out.json == "-" || o.out.csv == "-")
+    return "--json -, --csv -: stdout is CMD's (its output may be a file of the user's); give a "
+           "file";
+  if (s.pid && kill(s.pid, 0) != 0 && errno == ESRCH)
+    return "--pid: no process " + std::to_string(s.pid);
+  for (const std::string& d : s.devices) {
+    struct stat st;
+    if (stat(d.c_str(), &st) != 0 || !S_ISBLK(st.st_mode))
+      return "--device: '" + d + "' is not a block device";
+  }
+  if (auto refusal = ExplainRefusal()) return "explain: " + *refusal;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AddProgramCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<ProgramOptions>();
+  // stdout is CMD's: `explain -- gzip -c f > f.gz` must leave f.gz gzip's.
+  o->out.tables_to_stderr = true;
+  CLI::App* sub = app.add_subcommand(
+      "explain",
+      "Where any program's write and sync time went, call by call: runs CMD (writelab explain -- "
+      "CMD ARGS) or attaches to --pid PID, with its descendants, and splits every write, fsync, "
+      "fdatasync, sync_file_range, msync, syncfs, sync and io_uring write or fsync into the "
+      "journal commit, cache flush and device writes it waited for; lists the slowest calls "
+      "with what was happening around them (root; BPF). CMD's output passes through; "
+      "writelab's tables go to stderr. Exits with CMD's status. See docs/explain.md.");
+  sub->add_option("--pid", o->spec.pid, "Attach to this running process and its descendants")
+      ->check(Count(1, 4194304));
+  sub->add_option("--duration", o->duration,
+                  "With --pid: stop after this long (default: when the process exits, or Ctrl-C)");
+  sub->add_option("--user", o->spec.user,
+                  "Run CMD as this user (default: the invoking user; SUDO_USER under sudo)");
+  sub->add_option("--device", o->spec.devices,
+                  "Watch this block device's requests and journal from the start (default: the "
+                  "disks under the files the program writes, as it writes them)")
+      ->delimiter(',');
+  sub->add_option("--top", o->spec.top, "How many of the slowest calls to list")
+      ->check(Count(1, 10000))
+      ->capture_default_str();
+  sub->add_option("--slow", o->slow,
+                  "Keep every call at least this long for the slow-call list, e.g. 10ms "
+                  "(default: the 99th percentile so far)");
+  sub->add_flag("--quiet", o->spec.quiet,
+                "No live table on stderr while it runs (calls/s, p50, p99 and the split per "
+                "type of call, redrawn once a second; drawn only when stderr is a terminal)");
+  sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
+  AddOutputOptions(*sub, o->out);
+  sub->callback([o, action] {
+    *action = [o](const RunContext& ctx, Document& doc) {
+      std::optional<std::string> usage = CheckOutputs(o->out);
+      if (!usage) usage = BuildSpec(*o);
+      if (usage) return UsageError(*usage);
+      const RunContext out_ctx = ForOutputs(ctx, o->out);
+      int exit_status = -1;
+      Status st = RunExplainProgram(o->spec, out_ctx, doc, &exit_status);
+      // Nothing watched (CMD could not be run, the tracer not loaded): a
+      // usage error; else CMD's status.
+      return FinishWithCommandStatus(doc, o->out, st, exit_status);
+    };
+  });
+}
+
+}  // namespace writelab

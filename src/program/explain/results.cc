@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// The document of `writelab explain -- CMD`: three results sharing the run's
+// parameters and notes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/units.h"
+#include "program/explain/def.h"
+#include "program/explain/figures.h"
+#include "program/explain/watch.h"
+#include "telemetry/identify.h"
+
+namespace writelab {
+namespace {
+
+std::string Joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// Where the scope wrote most: the directory of its busiest file.
+std::string BusiestDir(const ProgramTrace& t) {
+  uint64_t most = 0;
+  std::string dir;
+  for (const TraceFile& f : t.files) {
+    auto path = t.paths.find({f.key.dev, f.key.ino});
+    if (path == t.paths.end() || f.stats.ns <= most || path->second.starts_with("…")) continue;
+    most = f.stats.ns;
+    dir = std::filesystem::path(path->second).parent_path();
+  }
+  return dir;
+}
+
+std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::string>& missing,
+                               std::optional<int> exit_status, bool interrupted) {
+  std::vector<std::string> notes = missing;
+  const trace_totals& x = t.totals;
+  auto lost = [&](uint64_t n, const char* what) {
+    if (n) notes.push_back(fmt::format("{} {}", n, what));
+  };
+  lost(x.lost_calls, "calls not timed: the map of calls in flight was full");
+  lost(x.lost_files, "calls not counted by file: the map of files was full");
+  lost(x.lost_events, "records lost: the ring buffer was full (slow calls, commits)");
+  lost(x.lost_scope, "processes not followed: the scope was full");
+  lost(t.calls_dropped, "slow or durability calls not kept (more than 200000)");
+  if (x.overattributed)
+    notes.push_back(fmt::format("{} calls were split into more than they took", x.overattributed));
+  if (exit_status) notes.push_back(fmt::format("the command exited with status {}", *exit_status));
+  if (interrupted) notes.push_back("interrupted: what was measured until then");
+  notes.push_back(
+      "what is not seen: writes through mmap that the kernel flushes, network file systems' "
+      "servers, and calls of processes outside the scope that it waits on");
+  return notes;
+}
+
+}  // namespace
+
+void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
+                         const std::vector<std::string>& missing, std::optional<int> exit_status,
+                         bool interrupted, Document& doc) {
+  ExperimentResult calls;
+  calls.name = kExplainProgramName;
+  calls.reproduces = kProgramReproduces;
+  calls.row_label = "call";
+  const std::string dir = BusiestDir(trace);
+  if (!dir.empty()) calls.target = IdentifyTarget(dir);
+  calls.params = {{"command", Joined(spec.command), ""},
+                  {"pid", static_cast<int64_t>(spec.pid), ""},
+                  {"duration", static_cast<double>(trace.end_ns - trace.start_ns) / 1e9, "s"},
+                  {"user", spec.user, ""},
+                  {"slow", spec.slow_ns ? static_cast<double>(spec.slow_ns) / 1e6 : 0.0, "ms"},
+                  {"top", static_cast<int64_t>(spec.top), "calls"},
+                  {"exit_status", static_cast<int64_t>(exit_status.value_or(-1)), ""}};
+  calls.table = KeyNames(
+      KeysOf(kProgramFigures, {"calls", "mb", "time_s", "p50_ms", "p99_ms", "max_ms", "journal_pct",
+                               "flush_pct", "data_pct", "throttled_pct", "other_pct"}));
+  calls.compare_figure = ProgramKey("time_s").name;
+  calls.rows = CallTypeRows(trace);
+  calls.notes = Notes(trace, missing, exit_status, interrupted);
+
+  ExperimentResult files = calls;
+  files.name = kExplainFilesName;
+  files.row_label = "file";
+  files.table =
+      KeyNames(KeysOf(kProgramFigures, {"calls", "mb", "time_s", "max_ms", "journal_pct",
+                                        "flush_pct", "data_pct", "throttled_pct", "other_pct"}));
+  files.rows = FileRows(trace);
+  files.notes.clear();
+  files.reproduces.clear();  // the same run: said once, in "explain"
+  files.params.clear();
+
+  ExperimentResult slow = calls;
+  slow.name = kExplainSlowName;
+  slow.row_label = "slow call";
+  slow.table = KeyNames(KeysOf(
+      kSlowCallFigures, {"at_s", "ms", "journal_pct", "flush_pct", "data_pct", "throttled_pct",
+                         "other_pct", "commit_ms", "commit_carried_mb", "dirty_mb"}));
+  slow.compare_figure = SlowCallKey("ms").name;
+  slow.rows = SlowCallRows(trace, spec.top);
+  std::erase_if(slow.table, [&](const std::string& key) {  // no commit overlapped any
+    return std::none_of(slow.rows.begin(), slow.rows.end(),
+                        [&](const Row& r) { return r.FindFigure(key) != nullptr; });
+  });
+  slow.reproduces.clear();
+  slow.params.clear();
+  slow.notes = {fmt::format(
+      "the {} slowest calls among the durability calls and those above the slow threshold ({})",
+      spec.top,
+      spec.slow_ns ? FormatValue(static_cast<double>(spec.slow_ns) / 1e6, "ms")
+                   : std::string("the 99th percentile so far"))};
+  doc.experiments.push_back(std::move(calls));
+  doc.experiments.push_back(std::move(files));
+  doc.experiments.push_back(std::move(slow));
+}
+
+}  // namespace writelab

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+// `writelab explain -- CMD` / `--pid PID`: starts CMD (held at a gate until
+// the tracer has it in scope, so that its first write is seen) or attaches
+// to PID and its descendants, then collects until the process exits, the
+// duration ends or SIGINT, sampling the system around the calls; then turns
+// what was collected into the document's rows.
+#include "program/explain/watch.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "core/clock.h"
+#include "core/histogram.h"
+#include "core/units.h"
+#include "explain/kernel_dev.h"
+#include "program/explain/def.h"
+#include "program/explain/figures.h"
+#include "program/explain/live_table.h"
+#include "program/explain/rows.h"
+#include "program/spawn.h"
+#include "telemetry/identify.h"
+#include "telemetry/procfs.h"
+#include "writelab/unique_fd.h"
+
+namespace writelab {
+namespace {
+
+dev_t UserDev(__u32 k) { return makedev(k >> 20, k & 0xfffff); }
+
+// The disk under a block device or partition (dev_t, kernel encoding).
+__u32 DiskOf(__u32 dev) {
+  const std::string sys =
+      "/sys/dev/block/" + std::to_string(dev >> 20) + ":" + std::to_string(dev & 0xfffff);
+  std::error_code ec;
+  if (!std::filesystem::exists(sys + "/partition", ec)) return dev;
+  std::ifstream in(std::filesystem::canonical(sys, ec).parent_path() / "dev");
+  unsigned ma = 0, mi = 0;
+  char colon = 0;
+  if (in >> ma >> colon >> mi && colon == ':') return (ma << 20) | mi;
+  return dev;
+}
+
+std::optional<uint64_t> InFlight(__u32 disk) {
+  std::ifstream in("/sys/dev/block/" + std::to_string(disk >> 20) + ":" +
+                   std::to_string(disk & 0xfffff) + "/inflight");
+  uint64_t reads = 0, writes = 0;
+  if (!(in >> reads >> writes)) return std::nullopt;
+  return reads + writes;
+}
+
+// What the session gathers while the tracer runs.
+class Collector {
+ public:
+  explicit Collector(ProgramTrace& t) : t_(t) {}
+  TraceSink Sink() {
+    TraceSink s;
+    s.call = [this](const TraceCall& c) {
+      if (t_.calls.size() < kMaxKeptCalls)
+        t_.calls.push_back(c);
+      else
+        ++t_.calls_dropped;
+      devs_.insert(c.dev);
+    };
+    s.commit = [this](const TraceCommit& c) { t_.commits.push_back(c); };
+    s.stats = [this](const TraceCommitStats& c) { t_.commit_stats.push_back(c); };
+    s.file = [this](const TraceFileName& f) {
+      std::string path;
+      for (uint32_t i = 0; i < f.parts && i < TRACE_PATH_PARTS; ++i)
+        path = "/" + std::string(f.name[i]) + path;
+      names_[{f.dev, f.ino}] = (f.complete ? "" : "…") + path;
+      devs_.insert(f.dev);
+    };
+    return s;
+  }
+
+  // The paths of the scope's open regular files, from /proc.
+  void ScanPaths(const std::vector<pid_t>& processes) {
+    for (pid_t pid : processes) {
+      const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        auto view = ViewDescriptor(e.path());  // stat and path of one file
+        if (!view || !S_ISREG(view->st.st_mode)) continue;
+        t_.paths[{KernelDev(view->st.st_dev), view->st.st_ino}] = view->path;
+        devs_.insert(KernelDev(view->st.st_dev));
+      }
+    }
+  }
+
+  void Sample(MeminfoReader& mem) {
+    ContextSample s;
+    s.t_ns = NowNs();
+    if (auto m = mem.Read()) s.dirty = m->dirty, s.writeback = m->writeback;
+    for (__u32 dev : devs_) {
+      if (!dev) continue;
+      const __u32 disk = DiskOf(dev);
+      t_.disk_of[dev] = disk;
+      if (auto n = InFlight(disk)) s.in_flight[disk] = *n;
+    }
+    if (t_.samples.size() < kMaxKeptCalls) t_.samples.push_back(std::move(s));
+  }
+
+  // Files closed before /proc showed them: the dentry names the kernel sent.
+  // And each file system's block size, for the journal's blocks in bytes.
+  void Finish() {
+    for (const auto& [id, name] : names_)
+      if (!t_.paths.count(id)) t_.paths[id] = name;
+    for (const auto& [id, path] : t_.paths) {
+      struct statvfs v;
+      const std::string dir = std::filesystem::path(path).parent_path();
+      if (!t_.block_size.count(id.first) && statvfs(dir.c_str(), &v) == 0)
+        t_.block_size[id.first] = static_cast<uint32_t>(v.f_bsize);
+    }
+  }
+
+ private:
+  ProgramTrace& t_;
+  std::set<__u32> devs_;
+  std::map<std::pair<uint32_t, uint64_t>, std::string> names_;
+};
+
+// Whether the process behind pidfd has exited (a zombie its parent has not
+// reaped included): its pidfd turns readable. A pidfd names one process for
+// good, so a number the kernel hands to another process later is never
+// taken for it.
+bool ProcessExited(int pidfd) {
+  pollfd p{pidfd, POLLIN, 0};
+  return poll(&p, 1, 0) != 0;
+}
+
+uint64_t CallsSeen(const Tracer& tracer) {
+  uint64_t calls = 0;
+  for (const TraceFile& f : tracer.Files()) calls += f.stats.calls;
+  return calls;
+}
+
+}  // namespace
+
+Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Document& doc,
+                         int* exit_status) {
+  ProgramTrace trace;
+  Collector collect(trace);
+  std::vector<dev_t> devices;
+  for (const std::string& d : spec.devices) {
+    struct stat st;
+    if (stat(d.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
+      devices.push_back(UserDev(DiskOf(KernelDev(st.st_rdev))));
+  }
+  auto started = StartTracer(collect.Sink(), devices);
+  if (!started) return Unexpected(started.error());
+  std::unique_ptr<Tracer> tracer = std::move(*started);
+  tracer->SetSlow(spec.slow_ns ? spec.slow_ns : 1'000'000);
+  auto as = ResolveUser(spec.user);
+  if (!as) return Unexpected(PlainError(as.error()));
+
+  std::optional<Child> child;
+  pid_t root = spec.pid;
+  UniqueFd pidfd;  // --pid: the process attached to, held (its number may be reused after it ends)
+  if (spec.command.empty()) {
+    pidfd.Reset(static_cast<int>(syscall(SYS_pidfd_open, spec.pid, 0)));
+    if (!pidfd) return Unexpected(ErrnoError(errno, "--pid: process " + std::to_string(spec.pid)));
+  }
+  trace.start_ns = NowNs();
+  if (!spec.command.empty()) {
+    auto spawned = Spawn(spec.command, *as);
+    if (!spawned) return Unexpected(spawned.error());
+    child = *spawned;
+    root = child->pid;
+    if (auto st = tracer->AddProcess(root); !st) {
+      kill(root, SIGKILL);
+      waitpid(root, nullptr, 0);
+      return st;
+    }
+    if (Status ran = child->Release("explain: run " + spec.command.front()); !ran) return ran;
+  } else {
+    for (pid_t p : Descendants(root))
+      if (auto st = tracer->AddProcess(p); !st) return st;
+  }
+
+  MeminfoReader mem;
+  uint64_t last_second = trace.start_ns;
+  LiveTable table;
+  int status = 0;
+  bool exited = false;
+  const bool live = !spec.quiet && isatty(STDERR_FILENO);
+  for (bool first = true;; first = false) {
+    tracer->Poll(100);
+    collect.Sample(mem);
+    collect.ScanPaths(tracer->Processes());
+    if (child) {
+      if (waitpid(child->pid, &status, WNOHANG) == child->pid) exited = true;
+    } else if (ProcessExited(pidfd.get())) {
+      exited = true;
+      // Gone before the first poll ended, with nothing seen: nothing to explain.
+      if (first && CallsSeen(*tracer) == 0)
+        return Unexpected(PlainError("--pid: process " + std::to_string(root) +
+                                     " exited at once, before any call was seen"));
+    }
+    const uint64_t now = NowNs();
+    if (exited || (spec.duration_ns && now - trace.start_ns >= spec.duration_ns)) break;
+    if (ctx.Interrupted()) {
+      if (child) {  // CMD stops with writelab: the user's Ctrl-C is for both
+        kill(child->pid, SIGINT);
+        for (int i = 0; i < 20 && waitpid(child->pid, &status, WNOHANG) == 0; ++i) usleep(100'000);
+        exited = true;
+      }
+      break;
+    }
+    if (now - last_second >= 1'000'000'000) {
+      const std::vector<trace_hist> hists = tracer->Histograms();
+      if (!spec.slow_ns)
+        if (auto p99 = AllCalls(hists).SupportedPercentile(99))
+          tracer->SetSlow(std::max<uint64_t>(*p99, 1));
+      if (live)
+        table.Draw(stderr,
+                   table.Update(tracer->Files(), hists, now - trace.start_ns, now - last_second));
+      last_second = now;
+    }
+  }
+  if (live) table.Erase(stderr);
+  tracer->Poll(0);
+  trace.end_ns = NowNs();
+  trace.files = tracer->Files();
+  trace.hists = tracer->Histograms();
+  trace.totals = tracer->Totals();
+  std::vector<std::string> missing;
+  for (int p = 0; p < kTraceParts; ++p)
+    if (std::string why = tracer->Missing(static_cast<TracePart>(p)); !why.empty())
+      missing.push_back(std::string(TracePartName(static_cast<TracePart>(p))) +
+                        " not measured: " + why);
+  tracer.reset();  // detached: nothing is left attached
+  collect.Finish();
+  if (child && !exited) {  // the duration ended or an interrupt came first
+    kill(child->pid, SIGTERM);
+    waitpid(child->pid, &status, 0);
+  }
+  if (child) *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  FillExplainDocument(spec, trace, missing, child ? std::optional<int>(*exit_status) : std::nullopt,
+                      ctx.Interrupted(), doc);
+  return ctx.Interrupted() ? Status(Unexpected(PlainError("interrupted"))) : Status{};
+}
+
+}  // namespace writelab

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// `writelab run --strategy S [OPTIONS] -- CMD [ARGS...]`: options -> RunSpec
+// -> RunCommand -> reporters (on stderr: stdout is CMD's); writelab exits
+// with CMD's status.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "command/count_option.h"
+#include "command/errors.h"
+#include "command/options.h"
+#include "command/outputs.h"
+#include "program/run/def.h"
+#include "program/run/launch.h"
+#include "program/spawn.h"
+
+namespace writelab {
+namespace {
+
+struct RunOptions {
+  RunSpec spec;
+  std::string strategy = "window-drop";
+  std::string window = "8M";
+  std::string min_file = "8M";
+  std::string poll = "50ms";
+  bool path_given = false;
+  OutputOptions out;
+};
+
+// Why a --path glob cannot be what was meant (fnmatch takes an unclosed
+// '[' as a plain character), or nullopt.
+std::optional<std::string> GlobProblem(const std::string& glob) {
+  for (size_t i = 0; i < glob.size(); ++i) {
+    if (glob[i] == '\\') {
+      if (++i == glob.size()) return "it ends with a lone backslash";
+      continue;
+    }
+    if (glob[i] != '[') continue;
+    size_t j = i + 1;
+    if (j < glob.size() && (glob[j] == '!' || glob[j] == '^')) ++j;
+    if (j < glob.size() && glob[j] == ']') ++j;  // a ']' first is a member
+    j = glob.find(']', j);
+    if (j == std::string::npos) return "a '[' is never closed (write [[] for the character)";
+    i = j;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> BuildSpec(RunOptions& o) {
+  RunSpec& s = o.spec;
+  if (s.command.empty()) return "run: give a command after -- (writelab run -- CMD ARGS)";
+  const auto* strategy = FindChoice(kRunStrategies, o.strategy);
+  if (!strategy)
+    return "--strategy: unknown strategy '" + o.strategy +
+           "' (window-drop, dontcache, window, drop-behind or plain)";
+  s.strategy = strategy->id;
+  if (s.compare && s.strategy == RunStrategy::kPlain)
+    return "--compare: sets plain beside a strategy; give one (--strategy window-drop)";
+  auto window = SizeOption("--window", o.window);
+  auto min_file = SizeOption("--min-file", o.min_file);
+  auto poll = DurationOption("--poll", o.poll);
+  for (const auto* e : {&window, &min_file})
+    if (!*e) return e->error();
+  if (!poll) return poll.error();
+  if (*window < 4096 || *window > (1ull << 30) || *window % 4096)
+    return "--window: from 4 KiB to 1 GiB, in whole pages (4 KiB)";
+  if (*min_file == 0) return "--min-file: at least 1 byte (a file smaller is left alone)";
+  if (*poll < 1'000'000 || *poll > 10'000'000'000) return "--poll: from 1ms to 10s";
+  if (o.path_given && s.path_glob.empty()) return "--path: an empty pattern matches nothing";
+  if (auto bad = GlobProblem(s.path_glob)) return "--path: '" + s.path_glob + "': " + *bad;
+  s.window = *window, s.min_file = *min_file, s.poll_ns = *poll;
+  if (s.rounds > 1 && !s.compare)
+    return "--rounds: with --compare (runs of plain and the strategy)";
+  if (o.out.json == "-" || o.out.csv == "-")
+    return "--json -, --csv -: stdout is CMD's; give a file";
+  if (!s.probe_dir.empty()) {
+    struct stat st;
+    if (stat(s.probe_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return "--probe-dir: '" + s.probe_dir + "' is not a directory";
+    if (!s.measure) return "--probe-dir: with --measure";
+  }
+  if (auto as = ResolveUser(s.user); !as) return as.error();
+  if (auto shim = FindShim(); !shim) return "run: " + shim.error();
+  if (s.strategy == RunStrategy::kDontcache)
+    if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir)) return *refused;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<RunOptions>();
+  o->out.tables_to_stderr = true;
+  CLI::App* sub = app.add_subcommand(
+      "run",
+      "The stream experiment's winning strategy for a program nobody can change: runs CMD "
+      "(writelab run --strategy S -- CMD ARGS) with its streaming writes to regular files "
+      "windowed, dropped or uncached, through a preloaded shim in the writer's own thread and a "
+      "supervisor that handles from outside what the shim cannot see (static binaries, "
+      "io_uring); says, per file, what it covered and the page cache left. CMD's output and "
+      "exit status pass through; writelab's tables go to stderr. See docs/run.md.");
+  sub->add_option("--strategy", o->strategy,
+                  ListHelp("How CMD's streaming writes are handled:", kRunStrategies))
+      ->capture_default_str();
+  sub->add_option("--window", o->window, "The window (default as StreamWriter's)")
+      ->capture_default_str();
+  sub->add_option("--min-file", o->min_file, "Files smaller than this are left alone")
+      ->capture_default_str();
+  sub->add_option("--path", o->spec.path_glob,
+                  "Only files whose path matches this glob (fnmatch), e.g. '/backup/*'");
+  sub->add_option("--user", o->spec.user,
+                  "Run CMD as this user (default: the invoking user; SUDO_USER under sudo)");
+  sub->add_flag("--measure", o->spec.measure,
+                "Run the stream experiment's bystander probe (4 KiB pwrite + fdatasync every "
+                "100 ms) beside CMD and report its latency");
+  sub->add_option("--probe-dir", o->spec.probe_dir,
+                  "With --measure: where the probe writes (default: the current directory; "
+                  "put it on CMD's file system)");
+  sub->add_flag("--compare", o->spec.compare,
+                "Run CMD twice, plain and with the strategy, and print both rows side by side");
+  sub->add_option("--rounds", o->spec.rounds,
+                  "With --compare: runs of each, the order rotating each round")
+      ->check(Count(1, 1000))
+      ->capture_default_str();
+  sub->add_option("--poll", o->poll, "How often the supervisor looks at CMD's files")
+      ->capture_default_str();
+  sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
+  AddOutputOptions(*sub, o->out);
+  sub->callback([o, action, sub] {
+    o->path_given = sub->count("--path") > 0;
+    *action = [o](const RunContext& ctx, Document& doc) {
+      std::optional<std::string> usage = CheckOutputs(o->out);
+      if (!usage) usage = BuildSpec(*o);
+      if (usage) return UsageError(*usage);
+      int exit_status = -1;
+      Status st = RunCommand(o->spec, ctx, doc, &exit_status);
+      return FinishWithCommandStatus(doc, o->out, st, exit_status);
+    };
+  });
+}
+
+}  // namespace writelab

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+// `writelab run`'s whole command: its runs through the one trial loop
+// (--compare: plain and the strategy, the order rotating over --rounds),
+// then the document's results "run" (a row per strategy) and "run-files"
+// (a row per file of each strategy's last run).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "command/trials.h"
+#include "core/units.h"
+#include "program/run/def.h"
+#include "program/run/figures.h"
+#include "program/run/launch.h"
+#include "telemetry/identify.h"
+
+namespace writelab {
+namespace {
+
+// A strategy's runs, gathered.
+struct RunRow {
+  RunStrategy strategy;
+  Outcome outcome;
+  std::map<std::string, std::vector<double>> values;
+  std::optional<Histogram> probe;
+  std::vector<std::string> notes;
+  std::vector<RunFile> files;  // the last run's
+};
+
+void AddNote(std::vector<std::string>& notes, const std::string& n) {
+  if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+}
+
+// Of the files CMD wrote at least --min-file to: bytes written and handled.
+std::pair<uint64_t, uint64_t> Covered(const std::vector<RunFile>& files) {
+  uint64_t written = 0, handled = 0;
+  for (const RunFile& f : files)
+    if (f.measured) written += f.written, handled += f.handled;
+  return {written, handled};
+}
+
+void Keep(RunTrial& t, RunRow& row) {
+  if (!t.outcome.ok()) {
+    row.outcome = t.outcome;
+    return;
+  }
+  auto add = [&](FigureKey key, double v) { row.values[key.name].push_back(v); };
+  add(RunKey("mb_s"), t.elapsed_s > 0 ? static_cast<double>(t.bytes) / t.elapsed_s / 1e6 : 0);
+  add(RunKey("elapsed_s"), t.elapsed_s);
+  if (t.probe) add(RunKey("settle_s"), t.settle_s);
+  add(RunKey("bytes"), static_cast<double>(t.bytes));
+  const auto [written, handled] = Covered(t.files);
+  if (t.strategy != RunStrategy::kPlain && written)
+    add(RunKey("coverage_pct"),
+        100.0 * static_cast<double>(handled) / static_cast<double>(written));
+  uint64_t cached = 0, handled_files = 0;
+  bool all_measured = true;
+  for (const RunFile& f : t.files) {
+    if (f.cached) cached += *f.cached;
+    all_measured &= !f.measured || f.cached.has_value();
+    handled_files += f.handled > 0;
+  }
+  if (all_measured) add(RunKey("cached_end"), static_cast<double>(cached));
+  add(RunKey("dirty_peak"), static_cast<double>(t.dirty_peak));
+  add(RunKey("files"), static_cast<double>(t.files.size()));
+  if (t.strategy != RunStrategy::kPlain)
+    add(RunKey("files_handled"), static_cast<double>(handled_files));
+  if (t.probe && t.probe->count()) {
+    for (auto [key, p] : {std::pair{RunKey("probe_p50_ms"), 50.0}, {RunKey("probe_p99_ms"), 99.0}})
+      if (auto ns = t.probe->SupportedPercentile(p)) add(key, static_cast<double>(*ns) / 1e6);
+    add(RunKey("probe_max_ms"), static_cast<double>(t.probe->max()) / 1e6);
+    if (row.probe)
+      row.probe->Merge(*t.probe);
+    else
+      row.probe = *t.probe;
+  }
+  if (t.probe_error)
+    AddNote(row.notes,
+            "probe: a write or fdatasync failed: " + ErrnoError(t.probe_error, "").Message());
+  add(RunKey("exit_status"), t.exit_status);
+  for (const std::string& n : t.notes) AddNote(row.notes, n);
+  if (!all_measured)
+    AddNote(row.notes, "left cached: a file of at least --min-file could not be measured");
+  row.files = std::move(t.files);
+}
+
+Row MakeRunRow(RunRow& r) {
+  Row row = MakeRow(NameOf(kRunStrategies, r.strategy), r.outcome);
+  AddFigures(row.figures, kRunFigures, r.values);
+  if (r.probe)
+    row.latencies.push_back(Latency::From(
+        *r.probe, "probe", "bystander 4 KiB pwrite + fdatasync",
+        "while CMD ran and its dirty pages were written back, every 100 ms (--measure)"));
+  row.notes = r.notes;
+  std::map<std::string, int> hows;
+  for (const RunFile& f : r.files) ++hows[f.how];
+  for (const auto& [how, n] : hows)
+    row.notes.push_back(fmt::format("{} file{}: {}", n, n == 1 ? "" : "s", how));
+  return row;
+}
+
+// At most this many files are rows of run-files, those CMD wrote most to;
+// the rest are one row that sums them (docs/run.md: what one run keeps).
+constexpr size_t kMaxFileRows = 200;
+
+Row FileRow(const RunFile& f, const std::string& prefix) {
+  Outcome ok;
+  Row row = MakeRow(prefix + f.path, ok);
+  std::map<std::string, double> v = {{RunFileKey("written").name, static_cast<double>(f.written)},
+                                     {RunFileKey("handled").name, static_cast<double>(f.handled)},
+                                     {RunFileKey("size").name, static_cast<double>(f.size)}};
+  if (f.cached) v[RunFileKey("cached_end").name] = static_cast<double>(*f.cached);
+  AddFigures(row.figures, kRunFileFigures, v);
+  row.notes.push_back(f.how);
+  return row;
+}
+
+// The files CMD wrote most to, a row each, the rest summed in one row.
+void AddFileRows(std::vector<RunFile> files, const std::string& prefix, ExperimentResult& out) {
+  std::stable_sort(files.begin(), files.end(),
+                   [](const RunFile& a, const RunFile& b) { return a.written > b.written; });
+  RunFile rest;
+  size_t more = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (i < kMaxFileRows) {
+      out.rows.push_back(FileRow(files[i], prefix));
+      continue;
+    }
+    ++more;
+    rest.written += files[i].written;
+    rest.handled += files[i].handled;
+    rest.size += files[i].size;
+  }
+  if (!more) return;
+  rest.path = fmt::format("({} more files)", more);
+  rest.how = fmt::format("{} files beyond the {} CMD wrote most to, summed (not listed one by one)",
+                         more, kMaxFileRows);
+  out.rows.push_back(FileRow(rest, prefix));
+}
+
+// Where CMD wrote most: the directory of its largest file (else ".").
+std::string BusiestDir(const std::vector<RunRow>& rows) {
+  uint64_t most = 0;
+  std::string dir = ".";
+  for (const RunRow& r : rows)
+    for (const RunFile& f : r.files)
+      if (f.written >= most && !f.path.empty() && f.path.front() == '/') {
+        most = f.written;
+        dir = std::filesystem::path(f.path).parent_path().string();
+      }
+  return dir;
+}
+
+std::vector<Param> Params(const RunSpec& spec) {
+  std::string command;
+  for (const std::string& w : spec.command) command += (command.empty() ? "" : " ") + w;
+  return {{"command", command, ""},
+          {"strategy", std::string(NameOf(kRunStrategies, spec.strategy)), ""},
+          {"window", static_cast<int64_t>(spec.window), "bytes"},
+          {"min_file", static_cast<int64_t>(spec.min_file), "bytes"},
+          {"path", spec.path_glob, ""},
+          {"user", spec.user, ""},
+          {"measure", spec.measure, ""},
+          {"compare", spec.compare, ""},
+          {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
+          {"poll", static_cast<double>(spec.poll_ns) / 1e9, "s"}};
+}
+
+}  // namespace
+
+Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int* exit_status) {
+  auto shim = FindShim();
+  if (!shim) return Unexpected(PlainError(shim.error()));
+  std::vector<RunRow> rows;
+  if (spec.compare) rows.push_back({RunStrategy::kPlain, {}, {}, {}, {}, {}});
+  rows.push_back({spec.strategy, {}, {}, {}, {}, {}});
+  TrialPlan plan;
+  plan.cells = rows.size();
+  plan.rounds = spec.rounds;
+  plan.name = [&](size_t cell) { return std::string(NameOf(kRunStrategies, rows[cell].strategy)); };
+  bool interrupted = false;
+  std::optional<Error> not_run;  // CMD could not be run: no document
+  Status st = RunTrials(
+      ctx, plan,
+      [&](const TrialSlot& slot) { return RunOnce(spec, rows[slot.cell].strategy, *shim, ctx); },
+      [&](const TrialSlot& slot, RunTrial t) {
+        if (!t.started) not_run = PlainError(t.outcome.message);
+        interrupted |= !t.notes.empty() && t.notes.back().starts_with("interrupted");
+        *exit_status = t.exit_status;
+        Keep(t, rows[slot.cell]);
+      });
+  if (not_run) return Unexpected(*not_run);
+  ExperimentResult run, files;
+  run.name = kRunName;
+  run.reproduces = kRunReproduces;
+  run.row_label = "strategy";
+  run.target = IdentifyTarget(BusiestDir(rows));
+  run.params = Params(spec);
+  run.table = KeyNames(
+      KeysOf(kRunFigures, {"mb_s", "elapsed_s", "bytes", "coverage_pct", "cached_end", "dirty_peak",
+                           "settle_s", "probe_p99_ms", "probe_max_ms", "exit_status"}));
+  run.compare_figure = RunKey("mb_s").name;
+  files.name = kRunFilesName;
+  files.reproduces = kRunReproduces;
+  files.row_label = "file";
+  files.target = run.target;
+  files.params = run.params;
+  files.table = KeyNames(KeysOf(kRunFileFigures, {"written", "handled", "cached_end", "size"}));
+  for (RunRow& r : rows) {
+    run.rows.push_back(MakeRunRow(r));
+    const std::string prefix =
+        spec.compare ? std::string(NameOf(kRunStrategies, r.strategy)) + ": " : "";
+    AddFileRows(r.files, prefix, files);
+  }
+  AddTrialNotes(ctx, RotationNote(spec.rounds), {}, run);
+  if (spec.strategy == RunStrategy::kDontcache)
+    run.notes.push_back(
+        "dontcache: files the shim could not reach (static binaries, io_uring, copy_file_range "
+        "and stdio between fwrites) are windowed and dropped instead: RWF_DONTCACHE needs the "
+        "writer's own call");
+  doc.experiments.push_back(std::move(run));
+  doc.experiments.push_back(std::move(files));
+  if (st && interrupted) return Unexpected(PlainError("interrupted"));
+  return st;
+}
+
+}  // namespace writelab
