@@ -74,14 +74,6 @@ void InstallSignalHandlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
-std::string OneLine(std::string s) {
-  for (char& c : s)
-    if (c == '\n') c = ' ';
-  s = Printable(s);
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
 bool IsCommand(CLI::App& app, const std::string& word) {
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     if (sub->get_name() == word) return true;
