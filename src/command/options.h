@@ -15,6 +15,12 @@
 
 namespace writelab {
 
+// A usage error, for a BuildSpec that returns std::expected<Spec,
+// std::string> (every command's does): return Refuse("--x: why");
+inline std::unexpected<std::string> Refuse(std::string why) {
+  return std::unexpected(std::move(why));
+}
+
 // "--size: '12q' is not a size" on failure.
 std::expected<uint64_t, std::string> SizeOption(const char* name, const std::string& text);
 std::expected<uint64_t, std::string> DurationOption(const char* name, const std::string& text);

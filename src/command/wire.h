@@ -69,4 +69,32 @@ void WireExperimentCommand(CLI::App& sub, CommandAction* action, std::shared_ptr
   });
 }
 
+// The one wiring of a command about the user's own program (explain --
+// CMD, run -- CMD): stdout is CMD's, so writelab's tables go to stderr and
+// --json -/--csv - are refused; on parse, the spec built from the options
+// (an error is a usage error, exit 2), then run; writelab exits with CMD's
+// status (FinishWithCommandStatus). Options has `out`;
+//   build(Options&) -> std::expected<Spec, std::string>
+//   run(const Spec&, const RunContext&, Document&, int* cmd_status) -> Status
+template <class Options, class Build, class Run>
+void WireProgramCommand(CLI::App& sub, CommandAction* action, std::shared_ptr<Options> o,
+                        Build build, Run run) {
+  o->out.tables_to_stderr = true;
+  AddOutputOptions(sub, o->out);
+  sub.callback([o, action, build, run] {
+    *action = [o, build, run](const RunContext& ctx, Document& doc) {
+      std::optional<std::string> usage = CheckOutputs(o->out);
+      if (!usage && (o->out.json == "-" || o->out.csv == "-"))
+        usage = "--json -, --csv -: stdout is CMD's (its output may be a file of the user's); "
+                "give a file";
+      auto spec = build(*o);
+      if (!usage && !spec) usage = spec.error();
+      if (usage) return UsageError(*usage);
+      int cmd_status = -1;
+      Status st = run(*spec, ctx, doc, &cmd_status);
+      return FinishWithCommandStatus(doc, o->out, st, cmd_status);
+    };
+  });
+}
+
 }  // namespace writelab

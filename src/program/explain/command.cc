@@ -12,6 +12,7 @@
 #include "command/errors.h"
 #include "command/options.h"
 #include "command/outputs.h"
+#include "command/wire.h"
 #include "explain/explainer.h"
 #include "program/explain/def.h"
 #include "program/explain/watch.h"
@@ -26,43 +27,38 @@ struct ProgramOptions {
   OutputOptions out;
 };
 
-std::optional<std::string> BuildSpec(ProgramOptions& o) {
-  ProgramSpec& s = o.spec;
+std::expected<ProgramSpec, std::string> BuildSpec(ProgramOptions& o) {
+  ProgramSpec s = o.spec;
   if (s.command.empty() == (s.pid == 0))
-    return "explain: give a command after -- (writelab explain -- CMD ARGS) or --pid PID";
+    return Refuse("explain: give a command after -- (writelab explain -- CMD ARGS) or --pid PID");
   if (!o.duration.empty()) {
-    if (s.pid == 0) return "--duration: only with --pid (a command is watched until it exits)";
+    if (s.pid == 0) return Refuse("--duration: only with --pid (a command is watched until it exits)");
     auto d = DurationOption("--duration", o.duration);
-    if (!d) return d.error();
-    if (*d == 0) return "--duration: must be greater than 0";
+    if (!d) return Refuse(d.error());
+    if (*d == 0) return Refuse("--duration: must be greater than 0");
     s.duration_ns = *d;
   }
   if (!o.slow.empty()) {
     auto d = DurationOption("--slow", o.slow);
-    if (!d) return d.error();
-    if (*d == 0) return "--slow: must be greater than 0";
+    if (!d) return Refuse(d.error());
+    if (*d == 0) return Refuse("--slow: must be greater than 0");
     s.slow_ns = *d;
   }
-  if (o.out.json == "-" || o.out.csv == "-")
-    return "--json -, --csv -: stdout is CMD's (its output may be a file of the user's); give a "
-           "file";
   if (s.pid && kill(s.pid, 0) != 0 && errno == ESRCH)
-    return "--pid: no process " + std::to_string(s.pid);
+    return Refuse("--pid: no process " + std::to_string(s.pid));
   for (const std::string& d : s.devices) {
     struct stat st;
     if (stat(d.c_str(), &st) != 0 || !S_ISBLK(st.st_mode))
-      return "--device: '" + d + "' is not a block device";
+      return Refuse("--device: '" + d + "' is not a block device");
   }
-  if (auto refusal = ExplainRefusal()) return "explain: " + *refusal;
-  return std::nullopt;
+  if (auto refusal = ExplainRefusal()) return Refuse("explain: " + *refusal);
+  return s;
 }
 
 }  // namespace
 
 void AddProgramCommand(CLI::App& app, CommandAction* action) {
   auto o = std::make_shared<ProgramOptions>();
-  // stdout is CMD's: `explain -- gzip -c f > f.gz` must leave f.gz gzip's.
-  o->out.tables_to_stderr = true;
   CLI::App* sub = app.add_subcommand(
       "explain",
       "Where any program's write and sync time went, call by call: runs CMD (writelab explain -- "
@@ -91,20 +87,7 @@ void AddProgramCommand(CLI::App& app, CommandAction* action) {
                 "No live table on stderr while it runs (calls/s, p50, p99 and the split per "
                 "type of call, redrawn once a second; drawn only when stderr is a terminal)");
   sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
-  AddOutputOptions(*sub, o->out);
-  sub->callback([o, action] {
-    *action = [o](const RunContext& ctx, Document& doc) {
-      std::optional<std::string> usage = CheckOutputs(o->out);
-      if (!usage) usage = BuildSpec(*o);
-      if (usage) return UsageError(*usage);
-      const RunContext out_ctx = ForOutputs(ctx, o->out);
-      int exit_status = -1;
-      Status st = RunExplainProgram(o->spec, out_ctx, doc, &exit_status);
-      // Nothing watched (CMD could not be run, the tracer not loaded): a
-      // usage error; else CMD's status.
-      return FinishWithCommandStatus(doc, o->out, st, exit_status);
-    };
-  });
+  WireProgramCommand(*sub, action, o, BuildSpec, RunExplainProgram);
 }
 
 }  // namespace writelab

@@ -12,6 +12,7 @@
 #include "command/errors.h"
 #include "command/options.h"
 #include "command/outputs.h"
+#include "command/wire.h"
 #include "program/run/def.h"
 #include "program/run/launch.h"
 #include "program/spawn.h"
@@ -48,51 +49,48 @@ std::optional<std::string> GlobProblem(const std::string& glob) {
   return std::nullopt;
 }
 
-std::optional<std::string> BuildSpec(RunOptions& o) {
-  RunSpec& s = o.spec;
-  if (s.command.empty()) return "run: give a command after -- (writelab run -- CMD ARGS)";
+std::expected<RunSpec, std::string> BuildSpec(RunOptions& o) {
+  RunSpec s = o.spec;
+  if (s.command.empty()) return Refuse("run: give a command after -- (writelab run -- CMD ARGS)");
   const auto* strategy = FindChoice(kRunStrategies, o.strategy);
   if (!strategy)
-    return "--strategy: unknown strategy '" + o.strategy +
-           "' (window-drop, dontcache, window, drop-behind or plain)";
+    return Refuse("--strategy: unknown strategy '" + o.strategy +
+           "' (window-drop, dontcache, window, drop-behind or plain)");
   s.strategy = strategy->id;
   if (s.compare && s.strategy == RunStrategy::kPlain)
-    return "--compare: sets plain beside a strategy; give one (--strategy window-drop)";
+    return Refuse("--compare: sets plain beside a strategy; give one (--strategy window-drop)");
   auto window = SizeOption("--window", o.window);
   auto min_file = SizeOption("--min-file", o.min_file);
   auto poll = DurationOption("--poll", o.poll);
   for (const auto* e : {&window, &min_file})
-    if (!*e) return e->error();
-  if (!poll) return poll.error();
+    if (!*e) return Refuse(e->error());
+  if (!poll) return Refuse(poll.error());
   if (*window < 4096 || *window > (1ull << 30) || *window % 4096)
-    return "--window: from 4 KiB to 1 GiB, in whole pages (4 KiB)";
-  if (*min_file == 0) return "--min-file: at least 1 byte (a file smaller is left alone)";
-  if (*poll < 1'000'000 || *poll > 10'000'000'000) return "--poll: from 1ms to 10s";
-  if (o.path_given && s.path_glob.empty()) return "--path: an empty pattern matches nothing";
-  if (auto bad = GlobProblem(s.path_glob)) return "--path: '" + s.path_glob + "': " + *bad;
+    return Refuse("--window: from 4 KiB to 1 GiB, in whole pages (4 KiB)");
+  if (*min_file == 0) return Refuse("--min-file: at least 1 byte (a file smaller is left alone)");
+  if (*poll < 1'000'000 || *poll > 10'000'000'000) return Refuse("--poll: from 1ms to 10s");
+  if (o.path_given && s.path_glob.empty()) return Refuse("--path: an empty pattern matches nothing");
+  if (auto bad = GlobProblem(s.path_glob)) return Refuse("--path: '" + s.path_glob + "': " + *bad);
   s.window = *window, s.min_file = *min_file, s.poll_ns = *poll;
   if (s.rounds > 1 && !s.compare)
-    return "--rounds: with --compare (runs of plain and the strategy)";
-  if (o.out.json == "-" || o.out.csv == "-")
-    return "--json -, --csv -: stdout is CMD's; give a file";
+    return Refuse("--rounds: with --compare (runs of plain and the strategy)");
   if (!s.probe_dir.empty()) {
     struct stat st;
     if (stat(s.probe_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      return "--probe-dir: '" + s.probe_dir + "' is not a directory";
-    if (!s.measure) return "--probe-dir: with --measure";
+      return Refuse("--probe-dir: '" + s.probe_dir + "' is not a directory");
+    if (!s.measure) return Refuse("--probe-dir: with --measure");
   }
-  if (auto as = ResolveUser(s.user); !as) return as.error();
-  if (auto shim = FindShim(); !shim) return "run: " + shim.error();
+  if (auto as = ResolveUser(s.user); !as) return Refuse(as.error());
+  if (auto shim = FindShim(); !shim) return Refuse("run: " + shim.error());
   if (s.strategy == RunStrategy::kDontcache)
-    if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir)) return *refused;
-  return std::nullopt;
+    if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir)) return Refuse(*refused);
+  return s;
 }
 
 }  // namespace
 
 void AddRunCommand(CLI::App& app, CommandAction* action) {
   auto o = std::make_shared<RunOptions>();
-  o->out.tables_to_stderr = true;
   CLI::App* sub = app.add_subcommand(
       "run",
       "The stream experiment's winning strategy for a program nobody can change: runs CMD "
@@ -109,7 +107,8 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--min-file", o->min_file, "Files smaller than this are left alone")
       ->capture_default_str();
   sub->add_option("--path", o->spec.path_glob,
-                  "Only files whose path matches this glob (fnmatch), e.g. '/backup/*'");
+                  "Only files whose path matches this glob (fnmatch), e.g. '/backup/*'")
+      ->each([o](const std::string&) { o->path_given = true; });
   sub->add_option("--user", o->spec.user,
                   "Run CMD as this user (default: the invoking user; SUDO_USER under sudo)");
   sub->add_flag("--measure", o->spec.measure,
@@ -127,18 +126,7 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--poll", o->poll, "How often the supervisor looks at CMD's files")
       ->capture_default_str();
   sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
-  AddOutputOptions(*sub, o->out);
-  sub->callback([o, action, sub] {
-    o->path_given = sub->count("--path") > 0;
-    *action = [o](const RunContext& ctx, Document& doc) {
-      std::optional<std::string> usage = CheckOutputs(o->out);
-      if (!usage) usage = BuildSpec(*o);
-      if (usage) return UsageError(*usage);
-      int exit_status = -1;
-      Status st = RunCommand(o->spec, ctx, doc, &exit_status);
-      return FinishWithCommandStatus(doc, o->out, st, exit_status);
-    };
-  });
+  WireProgramCommand(*sub, action, o, BuildSpec, RunCommand);
 }
 
 }  // namespace writelab
