@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "explain/explainer.h"
+#include "telemetry/sysfs_block.h"
 
 namespace writelab {
 
@@ -49,14 +50,6 @@ ExplainCounters ExplainDelta(const ExplainCounters& after, const ExplainCounters
 namespace {
 
 // "253:0\n" from a sysfs dev file.
-std::optional<dev_t> ReadDev(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  unsigned ma = 0, mi = 0;
-  char colon = 0;
-  if (!(in >> ma >> colon >> mi) || colon != ':') return std::nullopt;
-  return makedev(ma, mi);
-}
-
 }  // namespace
 
 Result<ExplainScope> ExplainScopeOf(const std::string& dir, const std::string& device) {
@@ -69,13 +62,7 @@ Result<ExplainScope> ExplainScopeOf(const std::string& dir, const std::string& d
   if (!S_ISBLK(st.st_mode) && statvfs(dir.c_str(), &vfs) == 0)
     scope.fs_block_size = static_cast<uint32_t>(vfs.f_bsize);
   if (!device.empty()) {
-    const std::filesystem::path sys = "/sys/block/" + device;
-    if (auto d = ReadDev(sys / "dev")) scope.block_devs.push_back(*d);
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(sys, ec)) {
-      if (!std::filesystem::exists(e.path() / "partition", ec)) continue;
-      if (auto d = ReadDev(e.path() / "dev")) scope.block_devs.push_back(*d);
-    }
+    for (dev_t d : DiskAndPartitions(device)) scope.block_devs.push_back(d);
   }
   return scope;
 }

@@ -11,5 +11,6 @@
 namespace writelab {
 
 inline uint32_t KernelDev(dev_t d) { return (major(d) << 20) | minor(d); }
+inline dev_t UserDev(uint32_t k) { return makedev(k >> 20, k & 0xfffff); }
 
 }  // namespace writelab

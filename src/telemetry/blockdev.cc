@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "telemetry/blockdev.h"
 
+#include "telemetry/sysfs_block.h"
+
 #include <blkid/blkid.h>
 #include <fcntl.h>
 #include <libmount/libmount.h>
@@ -42,16 +44,9 @@ Result<std::string> ProbeSignature(const std::string& device) {
 
 namespace {
 
-std::string SysfsDevicePath(dev_t dev) {
-  std::string link =
-      "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
-  char buf[PATH_MAX];
-  return realpath(link.c_str(), buf) ? std::string(buf) : "";
-}
-
 // Where the device, or one of its partitions, is mounted; "" when nowhere.
 std::string MountedAt(dev_t dev) {
-  std::string disk = SysfsDevicePath(dev);
+  std::string disk = SysfsBlockDir(dev);
   libmnt_table* tb = mnt_new_table_from_file("/proc/self/mountinfo");
   if (!tb) return "";
   libmnt_iter* it = mnt_new_iter(MNT_ITER_FORWARD);
@@ -60,7 +55,7 @@ std::string MountedAt(dev_t dev) {
   while (where.empty() && it && mnt_table_next_fs(tb, it, &fs) == 0) {
     dev_t d = mnt_fs_get_devno(fs);
     if (d == 0) continue;
-    std::string path = d == dev ? disk : SysfsDevicePath(d);
+    std::string path = d == dev ? disk : SysfsBlockDir(d);
     if (d == dev || (!disk.empty() && path.starts_with(disk + "/")))
       where = mnt_fs_get_target(fs) ? mnt_fs_get_target(fs) : "?";
   }

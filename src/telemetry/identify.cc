@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "telemetry/procfs.h"
+#include "telemetry/sysfs_block.h"
 
 namespace writelab {
 namespace {
@@ -62,14 +63,6 @@ void FillMount(const std::string& path, Target& t) {
   t.mount_point = str(mnt_fs_get_target(fs));
   t.mount_source = str(mnt_fs_get_source(fs));
   t.mount_options = str(mnt_fs_get_options(fs));
-}
-
-// The /sys/class/block name of dev (major:minor), or "" if it is no block device.
-std::string SysfsName(dev_t dev) {
-  std::error_code ec;
-  fs::path link = fs::canonical(
-      "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev)), ec);
-  return ec ? std::string() : link.filename().string();
 }
 
 // Follows partitions to their disk and device-mapper devices to what lies
@@ -171,15 +164,15 @@ Target IdentifyTarget(const std::string& path) {
   if (stat(t.path.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
     // A raw device: no file system; the device itself is the target.
     t.fs_type = "none (raw device)";
-    name = SysfsName(st.st_rdev);
+    name = SysfsBlockName(st.st_rdev);
   } else {
     FillMount(t.path, t);
-    if (stat(t.path.c_str(), &st) == 0 && major(st.st_dev) != 0) name = SysfsName(st.st_dev);
+    if (stat(t.path.c_str(), &st) == 0 && major(st.st_dev) != 0) name = SysfsBlockName(st.st_dev);
   }
   // btrfs and others report an anonymous st_dev: ask the mount source instead.
   if (name.empty() && t.mount_source.starts_with("/dev/") &&
       stat(t.mount_source.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
-    name = SysfsName(st.st_rdev);
+    name = SysfsBlockName(st.st_rdev);
   if (name.empty()) return t;
   t.device = ResolveDevice(name, t);
   FillQueue(t.device, t);

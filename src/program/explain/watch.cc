@@ -38,33 +38,14 @@
 #include "program/spawn.h"
 #include "telemetry/identify.h"
 #include "telemetry/procfs.h"
+#include "telemetry/sysfs_block.h"
 #include "writelab/unique_fd.h"
 
 namespace writelab {
 namespace {
 
-dev_t UserDev(__u32 k) { return makedev(k >> 20, k & 0xfffff); }
-
 // The disk under a block device or partition (dev_t, kernel encoding).
-__u32 DiskOf(__u32 dev) {
-  const std::string sys =
-      "/sys/dev/block/" + std::to_string(dev >> 20) + ":" + std::to_string(dev & 0xfffff);
-  std::error_code ec;
-  if (!std::filesystem::exists(sys + "/partition", ec)) return dev;
-  std::ifstream in(std::filesystem::canonical(sys, ec).parent_path() / "dev");
-  unsigned ma = 0, mi = 0;
-  char colon = 0;
-  if (in >> ma >> colon >> mi && colon == ':') return (ma << 20) | mi;
-  return dev;
-}
-
-std::optional<uint64_t> InFlight(__u32 disk) {
-  std::ifstream in("/sys/dev/block/" + std::to_string(disk >> 20) + ":" +
-                   std::to_string(disk & 0xfffff) + "/inflight");
-  uint64_t reads = 0, writes = 0;
-  if (!(in >> reads >> writes)) return std::nullopt;
-  return reads + writes;
-}
+__u32 DiskOfKernelDev(__u32 dev) { return KernelDev(DiskOf(UserDev(dev))); }
 
 // What the session gathers while the tracer runs.
 class Collector {
@@ -111,9 +92,9 @@ class Collector {
     if (auto m = mem.Read()) s.dirty = m->dirty, s.writeback = m->writeback;
     for (__u32 dev : devs_) {
       if (!dev) continue;
-      const __u32 disk = DiskOf(dev);
+      const __u32 disk = DiskOfKernelDev(dev);
       t_.disk_of[dev] = disk;
-      if (auto n = InFlight(disk)) s.in_flight[disk] = *n;
+      if (auto n = RequestsInFlight(UserDev(disk))) s.in_flight[disk] = *n;
     }
     if (t_.samples.size() < kMaxKeptCalls) t_.samples.push_back(std::move(s));
   }
@@ -162,7 +143,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
   for (const std::string& d : spec.devices) {
     struct stat st;
     if (stat(d.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
-      devices.push_back(UserDev(DiskOf(KernelDev(st.st_rdev))));
+      devices.push_back(DiskOf(st.st_rdev));
   }
   auto started = StartTracer(collect.Sink(), devices);
   if (!started) return Unexpected(started.error());
