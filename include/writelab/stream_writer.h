@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "writelab/window.h"
 #include "writelab/error.h"
 #include "writelab/unique_fd.h"
 
@@ -46,7 +47,7 @@ const char* StreamMethodName(StreamMethod method);
 
 struct StreamWriterOptions {
   // Write-behind window for kWindowDrop and buffer size for kDirect.
-  uint64_t window_bytes = 8u << 20;
+  uint64_t window_bytes = kDefaultWindowBytes;
   // Methods to try, best first; must not be empty.
   std::vector<StreamMethod> preference = {StreamMethod::kDontcache, StreamMethod::kWindowDrop,
                                           StreamMethod::kDirect};

@@ -38,6 +38,40 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+
+namespace writelab {
+
+// `writelab run`'s strategies, in the order --help lists them: one table for
+// the command (its option, --help, the rows) and the shim (which reads the
+// name from WRITELAB_RUN). Plain data: the shim needs nothing but libc.
+enum class RunStrategy : uint8_t { kPlain, kWindow, kWindowDrop, kDontcache, kDropBehind };
+
+struct RunStrategyInfo {
+  RunStrategy id;
+  const char* name;     // as typed: --strategy window-drop
+  const char* summary;  // one line for --help
+};
+
+// The stream experiment's winners, as it measures them (plain: CMD as it
+// is, for --compare).
+inline constexpr RunStrategyInfo kRunStrategies[] = {
+    {RunStrategy::kWindowDrop, "window-drop",
+     "sync_file_range a window behind the writer, wait for it, then POSIX_FADV_DONTNEED it "
+     "(overwrite.c with Garzik's drop; the stream experiment's window-drop)"},
+    {RunStrategy::kDontcache, "dontcache",
+     "the writes become pwritev2 RWF_DONTCACHE (Linux 6.14+): the kernel drops the pages once "
+     "written back"},
+    {RunStrategy::kWindow, "window",
+     "sync_file_range a window behind the writer and wait for it; the pages stay cached"},
+    {RunStrategy::kDropBehind, "drop-behind",
+     "POSIX_FADV_DONTNEED a window behind the writer, without waiting (nocache at close, done "
+     "as the file grows)"},
+    {RunStrategy::kPlain, "plain",
+     "CMD as it is, its files only counted (what --compare sets the strategy beside)"},
+};
+
+}  // namespace writelab
 
 namespace writelab::run_protocol {
 

@@ -74,7 +74,7 @@ void FdPath(int fd, char* out, size_t cap) {
 
 const char* Mechanism(const FdState& s) {
   switch (g_config.strategy) {
-    case Strategy::kPlain:
+    case RunStrategy::kPlain:
       return "plain";
     default:
       break;
@@ -85,11 +85,11 @@ const char* Mechanism(const FdState& s) {
   if (s.refused) return "refused-dontcache";
   if (s.cached) return "dontcache+window-drop";
   switch (g_config.strategy) {
-    case Strategy::kWindow:
+    case RunStrategy::kWindow:
       return "window";
-    case Strategy::kWindowDrop:
+    case RunStrategy::kWindowDrop:
       return "window-drop";
-    case Strategy::kDontcache:
+    case RunStrategy::kDontcache:
       return "dontcache";
     default:
       return "drop-behind";

@@ -203,18 +203,11 @@ bool Buffered(const FILE* f) {
   return !(f->_flags & kNoWrites) && (f->_flags & kPutting) && f->_IO_write_ptr > f->_IO_write_base;
 }
 
-Strategy ParseStrategy(const char* text, size_t n) {
-  struct {
-    const char* name;
-    Strategy s;
-  } const kNames[] = {{"plain", Strategy::kPlain},
-                      {"window", Strategy::kWindow},
-                      {"window-drop", Strategy::kWindowDrop},
-                      {"dontcache", Strategy::kDontcache},
-                      {"drop-behind", Strategy::kDropBehind}};
-  for (const auto& k : kNames)
-    if (strlen(k.name) == n && strncmp(k.name, text, n) == 0) return k.s;
-  return Strategy::kOff;
+// The strategy named by text[0, n), from run's table; null for none.
+const RunStrategyInfo* ParseStrategy(const char* text, size_t n) {
+  for (const RunStrategyInfo& k : kRunStrategies)
+    if (strlen(k.name) == n && strncmp(k.name, text, n) == 0) return &k;
+  return nullptr;
 }
 
 // WRITELAB_RUN_FD as the constructor found it (taken at the start).
@@ -282,14 +275,14 @@ __attribute__((constructor)) void Init() {
   const uint64_t window = strtoull(comma + 1, &rest, 10);
   const uint64_t min_file = rest && *rest == ',' ? strtoull(rest + 1, nullptr, 10) : 0;
   if (window == 0) return;
-  const Strategy strategy = ParseStrategy(config, static_cast<size_t>(comma - config));
-  if (strategy == Strategy::kOff) return;
+  const RunStrategyInfo* strategy = ParseStrategy(config, static_cast<size_t>(comma - config));
+  if (!strategy) return;
   if (const char* glob = getenv(proto::kPathEnv))
     strncpy(g_config.glob, glob, sizeof g_config.glob - 1);
   if (const char* fd = getenv(proto::kFdEnv)) strncpy(g_report_spec, fd, sizeof g_report_spec - 1);
   g_config.window = window;
   g_config.min_file = min_file;
-  g_config.strategy = strategy;
+  g_config.strategy = strategy->id;
   g_active.store(true, std::memory_order_relaxed);
 }
 

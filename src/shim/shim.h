@@ -14,17 +14,18 @@
 #include <cstdint>
 
 #include "lib/writeback_window.h"
+#include "shim/protocol.h"
+#include "writelab/window.h"
 
 namespace writelab::shim {
 
-// kPlain: writelab run --compare's plain runs (and --strategy plain): the
-// writes as they are, only counted and reported.
-enum class Strategy : uint8_t { kOff, kPlain, kWindow, kWindowDrop, kDontcache, kDropBehind };
-
+// The strategy is run's (shim/protocol.h); kPlain: writelab run --compare's
+// plain runs (and --strategy plain): the writes as they are, only counted
+// and reported. Without one (no WRITELAB_RUN) the shim is not Active().
 struct Config {
-  Strategy strategy = Strategy::kOff;
-  uint64_t window = 8u << 20;
-  uint64_t min_file = 8u << 20;  // a stream shorter than this is left alone
+  RunStrategy strategy = RunStrategy::kPlain;
+  uint64_t window = kDefaultWindowBytes;
+  uint64_t min_file = kDefaultWindowBytes;  // a stream shorter than this is left alone
   char glob[1024] = {};
   int report = -1;  // writelab's socket, or -1
   dev_t report_dev = 0;

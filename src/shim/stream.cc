@@ -45,7 +45,7 @@ FdState* Slot(int fd) {
 
 // The window drops what it waited for, but for the window strategy (under
 // dontcache only the bytes written cached go through it).
-bool DropInWindow() { return g_config.strategy != Strategy::kWindow; }
+bool DropInWindow() { return g_config.strategy != RunStrategy::kWindow; }
 
 void FdLinkPath(int fd, char* out, size_t cap) {
   char link[40];
@@ -137,22 +137,21 @@ void Pass(FdState& s, int fd, bool force) {
   const char* what = "";
   int rc = 0;
   if (!s.failed) switch (g_config.strategy) {
-      case Strategy::kWindow:
-      case Strategy::kWindowDrop:
+      case RunStrategy::kWindow:
+      case RunStrategy::kWindowDrop:
         rc = s.window.AfterWrite(calls, s.pending, len, &what);
         break;
-      case Strategy::kDontcache:  // bytes written cached (copy_file_range, stdio)
+      case RunStrategy::kDontcache:  // bytes written cached (copy_file_range, stdio)
         rc = s.window.AfterWrite(calls, s.pending, len, &what);
         s.cached = true;
         break;
-      case Strategy::kDropBehind:
+      case RunStrategy::kDropBehind:
         if (s.next > s.dropped + g_config.window) {
           rc = calls.DropCache(s.dropped, s.next - g_config.window - s.dropped);
           s.dropped = s.next - g_config.window;
         }
         break;
-      case Strategy::kOff:
-      case Strategy::kPlain:
+      case RunStrategy::kPlain:
         break;
     }
   s.failed |= rc < 0;
@@ -171,7 +170,7 @@ void EndStream(FdState& s, int fd) {
   if (s.failed) return;
   ShimCalls calls(s, fd);
   const char* what = "";
-  if (g_config.strategy == Strategy::kDropBehind)
+  if (g_config.strategy == RunStrategy::kDropBehind)
     s.failed = calls.DropCache(s.start, s.next - s.start) < 0;
   else
     s.failed = s.window.Finish(calls, s.next, &what) < 0;
@@ -183,7 +182,7 @@ void EndStream(FdState& s, int fd) {
 void Claim(FdState& s, int fd) {
   s.claimed = s.ever_claimed = true;
   ReportFile("claim", s, fd);
-  if (g_config.strategy != Strategy::kDontcache) return;
+  if (g_config.strategy != RunStrategy::kDontcache) return;
   ShimCalls calls(s, fd);
   const uint64_t from = s.pending;
   if (calls.SyncRange(
@@ -298,7 +297,7 @@ void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached) {
   if (uncached) {
     s.handled += n;
     s.pending = s.next;
-  } else if (g_config.strategy != Strategy::kPlain) {
+  } else if (g_config.strategy != RunStrategy::kPlain) {
     if (s.unchecked >= kBatch) {
       s.unchecked = 0;
       if (!SameFile(s, fd)) {  // not ours any more: forget it

@@ -21,6 +21,7 @@
 #include "io/file.h"
 #include "io/own_files.h"
 #include "lib/writeback_window.h"
+#include "writelab/window.h"
 #include "port/linux_compat.h"
 #include "testbed/journal.h"
 
@@ -54,7 +55,7 @@ namespace {
 
 // The stream's 8 MiB window for StreamStyle::kWindowDrop (the stream
 // experiment's window-drop).
-constexpr uint64_t kStreamWindow = 8u << 20;
+constexpr uint64_t kStreamWindow = kDefaultWindowBytes;
 
 [[noreturn]] void StreamWriter(int fd, uint64_t bound, StreamStyle style,
                                BackgroundShared* shared) {

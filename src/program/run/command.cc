@@ -23,8 +23,8 @@ namespace {
 struct RunOptions {
   RunSpec spec;
   std::string strategy = "window-drop";
-  std::string window = "8M";
-  std::string min_file = "8M";
+  std::string window = std::to_string(kDefaultWindowBytes >> 20) + "M";
+  std::string min_file = window;
   std::string poll = "50ms";
   bool path_given = false;
   OutputOptions out;

@@ -7,35 +7,16 @@
 #include <vector>
 
 #include "core/choice.h"
+#include "shim/protocol.h"
+#include "writelab/window.h"
 
 namespace writelab {
-
-enum class RunStrategy { kPlain, kWindow, kWindowDrop, kDontcache, kDropBehind };
-
-using RunStrategyInfo = Choice<RunStrategy>;
-// The strategies, as the stream experiment measures them (plain: CMD as it
-// is, for --compare).
-inline constexpr RunStrategyInfo kRunStrategies[] = {
-    {RunStrategy::kWindowDrop, "window-drop",
-     "sync_file_range a window behind the writer, wait for it, then POSIX_FADV_DONTNEED it "
-     "(overwrite.c with Garzik's drop; the stream experiment's window-drop)"},
-    {RunStrategy::kDontcache, "dontcache",
-     "the writes become pwritev2 RWF_DONTCACHE (Linux 6.14+): the kernel drops the pages once "
-     "written back"},
-    {RunStrategy::kWindow, "window",
-     "sync_file_range a window behind the writer and wait for it; the pages stay cached"},
-    {RunStrategy::kDropBehind, "drop-behind",
-     "POSIX_FADV_DONTNEED a window behind the writer, without waiting (nocache at close, done "
-     "as the file grows)"},
-    {RunStrategy::kPlain, "plain",
-     "CMD as it is, its files only counted (what --compare sets the strategy beside)"},
-};
 
 struct RunSpec {
   std::vector<std::string> command;  // CMD and its arguments
   RunStrategy strategy = RunStrategy::kWindowDrop;
-  uint64_t window = 8u << 20;     // as StreamWriter's
-  uint64_t min_file = 8u << 20;   // files smaller than this are left alone
+  uint64_t window = kDefaultWindowBytes;    // as StreamWriter's
+  uint64_t min_file = kDefaultWindowBytes;  // files smaller than this are left alone
   std::string path_glob;          // only files whose path matches ("": all)
   std::string user;               // run CMD as ("": the invoking user, SUDO_USER under sudo)
   bool measure = false;           // the stream experiment's bystander probe beside CMD

@@ -59,7 +59,7 @@ struct WatchedFile {
   int unclaimed_looks = 0;  // looks at or past --min-file without a claim
   bool supervised = false;
   uint64_t supervised_bytes = 0;  // up to where its window has been given the file
-  WritebackWindow window{8u << 20, true};
+  WritebackWindow window{kDefaultWindowBytes, true};
   std::string supervisor_error;  // a window call that failed
 };
 
