@@ -21,9 +21,9 @@
 #include "io/file.h"
 #include "io/own_files.h"
 #include "lib/writeback_window.h"
-#include "writelab/window.h"
 #include "port/linux_compat.h"
 #include "testbed/journal.h"
+#include "writelab/window.h"
 
 extern char** environ;
 
