@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "support.h"
 #include "test_paths.h"
 
 namespace writelab::testing {
@@ -44,17 +45,6 @@ struct RunResult {
   std::string err;
   long max_rss_kib = 0;  // the program's largest resident set (wait4's rusage)
 };
-
-inline void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
-
-inline std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The environment a program under test runs in: this process's, with
 // WRITELAB_HISTORY=off unless the test set WRITELAB_HISTORY itself, so that

@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "writelab/window.h"
 #include "writelab/error.h"
 #include "writelab/unique_fd.h"
+#include "writelab/window.h"
 
 namespace writelab {
 

@@ -18,8 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "support.h"
+
 namespace writelab {
 namespace {
+
+using ::writelab::testing::TempDir;
 
 using nlohmann::json;
 
@@ -64,12 +68,11 @@ json Params(const std::string& path) {
 
 class Cli : public ::testing::Test {
  protected:
+  TempDir tmp_{"cli-test"};
   void SetUp() override {
-    char tmpl[] = "/var/tmp/writelab-cli-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
+    ASSERT_FALSE(dir_.empty());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Runs args, expects exit 0 and nothing on stderr, and returns the params
   // of the --json file it was told to write.

@@ -85,8 +85,9 @@ void WireProgramCommand(CLI::App& sub, CommandAction* action, std::shared_ptr<Op
     *action = [o, build, run](const RunContext& ctx, Document& doc) {
       std::optional<std::string> usage = CheckOutputs(o->out);
       if (!usage && (o->out.json == "-" || o->out.csv == "-"))
-        usage = "--json -, --csv -: stdout is CMD's (its output may be a file of the user's); "
-                "give a file";
+        usage =
+            "--json -, --csv -: stdout is CMD's (its output may be a file of the user's); "
+            "give a file";
       auto spec = build(*o);
       if (!usage && !spec) usage = spec.error();
       if (usage) return UsageError(*usage);

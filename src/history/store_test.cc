@@ -25,31 +25,17 @@
 #include "fixture.h"
 #include "test_paths.h"
 
+#include "support.h"
+
 namespace writelab {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/writelab-history-test-XXXXXX";
-    if (mkdtemp(tmpl)) path_ = tmpl;
-  }
-  ~TempDir() {
-    if (!path_.empty()) std::filesystem::remove_all(path_);
-  }
-  const std::string& path() const { return path_; }
-  std::string File() const { return path_ + "/history.sqlite"; }
+using ::writelab::testing::Slurp;
+using ::writelab::testing::TempDir;
+using ::writelab::testing::WriteFile;
 
- private:
-  std::string path_;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// A history file in a directory of the test's own.
+std::string HistoryIn(const TempDir& dir) { return dir.path() + "/history.sqlite"; }
 
 // The fixed document as another run: its own start, kernel and label.
 Document RunAt(int minute, const std::string& kernel = "6.18.0", const std::string& label = "") {
@@ -66,8 +52,8 @@ Result<HistoryStore> OpenAt(const std::string& path, bool create = true) {
 }
 
 TEST(HistoryStore, AppendListAndExportTheBytesAsWritten) {
-  TempDir dir;
-  auto store = OpenAt(dir.File());
+  TempDir dir("history");
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_OK(store);
   Document doc = RunAt(1, "6.18.0", "base");
   // Not the canonical text: export gives back what was appended, not a
@@ -93,13 +79,13 @@ TEST(HistoryStore, AppendListAndExportTheBytesAsWritten) {
   EXPECT_EQ(*back, text);
   EXPECT_FALSE(store->DocumentText(r.id + 1).has_value());
   struct stat st;
-  ASSERT_EQ(stat(dir.File().c_str(), &st), 0);
+  ASSERT_EQ(stat(HistoryIn(dir).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "created 0600";
 }
 
 TEST(HistoryStore, TheSameRunIsKeptOnce) {
-  TempDir dir;
-  auto store = OpenAt(dir.File());
+  TempDir dir("history");
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_OK(store);
   Document doc = RunAt(1);
   auto first = store->Append(ToJson(doc), doc, "run");
@@ -116,8 +102,8 @@ TEST(HistoryStore, TheSameRunIsKeptOnce) {
 }
 
 TEST(HistoryStore, ListFiltersAndForget) {
-  TempDir dir;
-  auto store = OpenAt(dir.File());
+  TempDir dir("history");
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_OK(store);
   for (int i = 0; i < 3; ++i) {
     Document doc = RunAt(i, i < 2 ? "6.1.0-18-amd64" : "6.12.9", i == 1 ? "tuned" : "");
@@ -146,8 +132,8 @@ TEST(HistoryStore, ListFiltersAndForget) {
 }
 
 TEST(HistoryStore, TrendFollowsAFigureAcrossRunsInOrder) {
-  TempDir dir;
-  auto store = OpenAt(dir.File());
+  TempDir dir("history");
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_OK(store);
   // Appended out of order: the trend is by start time.
   for (int minute : {3, 1, 2}) {
@@ -172,8 +158,8 @@ TEST(HistoryStore, TrendFollowsAFigureAcrossRunsInOrder) {
 }
 
 TEST(HistoryStore, CheckBaselinesAreTheSameMachineOrTheLabel) {
-  TempDir dir;
-  auto store = OpenAt(dir.File());
+  TempDir dir("history");
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_OK(store);
   Document base = RunAt(1, "6.1", "before");
   Document other_disk = RunAt(2);
@@ -196,15 +182,15 @@ TEST(HistoryStore, CheckBaselinesAreTheSameMachineOrTheLabel) {
 
 // Two processes appending at once: every run lands, none twice.
 TEST(HistoryStore, TwoProcessesAppendAtOnce) {
-  TempDir dir;
-  ASSERT_OK(OpenAt(dir.File()));  // created; both children open it
+  TempDir dir("history");
+  ASSERT_OK(OpenAt(HistoryIn(dir)));  // created; both children open it
   constexpr int kEach = 30;
   pid_t children[2];
   for (int c = 0; c < 2; ++c) {
     children[c] = fork();
     ASSERT_GE(children[c], 0);
     if (children[c] == 0) {
-      auto store = OpenAt(dir.File());
+      auto store = OpenAt(HistoryIn(dir));
       if (!store) _exit(10);
       for (int i = 0; i < kEach; ++i) {
         Document doc = RunAt(0);
@@ -219,59 +205,59 @@ TEST(HistoryStore, TwoProcessesAppendAtOnce) {
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   }
-  auto store = OpenAt(dir.File());
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_OK(store);
   EXPECT_EQ(store->List({})->size(), 2u * kEach);
   EXPECT_EQ(store->Trend({"stream", "mb_s", "", {}})->size(), 2u * kEach);
 }
 
 TEST(HistoryStore, ADamagedFileIsReportedWithItsPathAndLeftAsItWas) {
-  TempDir dir;
+  TempDir dir("history");
   const std::string garbage(8192, 'x');
   {
-    std::ofstream out(dir.File(), std::ios::binary);
+    std::ofstream out(HistoryIn(dir), std::ios::binary);
     out << garbage;
   }
-  chmod(dir.File().c_str(), 0600);
-  auto store = OpenAt(dir.File());
+  chmod(HistoryIn(dir).c_str(), 0600);
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_FALSE(store.has_value());
   const std::string message = store.error().Message();
-  EXPECT_NE(message.find(dir.File()), std::string::npos) << message;
+  EXPECT_NE(message.find(HistoryIn(dir)), std::string::npos) << message;
   EXPECT_NE(message.find("not a database"), std::string::npos) << message;
-  EXPECT_EQ(Slurp(dir.File()), garbage) << "a damaged history is not overwritten";
+  EXPECT_EQ(Slurp(HistoryIn(dir)), garbage) << "a damaged history is not overwritten";
 }
 
 TEST(HistoryStore, AMissingFileIsCreatedOnlyWhenAsked) {
-  TempDir dir;
-  auto store = OpenAt(dir.File(), false);
+  TempDir dir("history");
+  auto store = OpenAt(HistoryIn(dir), false);
   ASSERT_FALSE(store.has_value());
   EXPECT_NE(store.error().Message().find("no history there"), std::string::npos);
-  EXPECT_FALSE(std::filesystem::exists(dir.File()));
+  EXPECT_FALSE(std::filesystem::exists(HistoryIn(dir)));
 }
 
 TEST(HistoryStore, ADirectoryOthersCanWriteIsRefused) {
-  TempDir dir;
+  TempDir dir("history");
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
-  auto store = OpenAt(dir.File());
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_FALSE(store.has_value());
   EXPECT_NE(store.error().Message().find("writable by group or others"), std::string::npos)
       << store.error().Message();
-  EXPECT_FALSE(std::filesystem::exists(dir.File())) << "nothing created there";
+  EXPECT_FALSE(std::filesystem::exists(HistoryIn(dir))) << "nothing created there";
 }
 
 TEST(HistoryStore, AnotherUsersFileIsRefused) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: a file owned by nobody";
-  TempDir dir;
-  ASSERT_OK(OpenAt(dir.File()));
-  ASSERT_EQ(chown(dir.File().c_str(), 65534, 65534), 0);
-  auto store = OpenAt(dir.File());
+  TempDir dir("history");
+  ASSERT_OK(OpenAt(HistoryIn(dir)));
+  ASSERT_EQ(chown(HistoryIn(dir).c_str(), 65534, 65534), 0);
+  auto store = OpenAt(HistoryIn(dir));
   ASSERT_FALSE(store.has_value());
   EXPECT_NE(store.error().Message().find("owned by uid 65534"), std::string::npos)
       << store.error().Message();
 }
 
 TEST(HistoryStore, DefaultDirectoriesAreCreatedPrivate) {
-  TempDir dir;
+  TempDir dir("history");
   const std::string path = dir.path() + "/share/writelab/history.sqlite";
   auto store = HistoryStore::Open({path, true}, true);
   ASSERT_OK(store);
@@ -322,7 +308,7 @@ TEST(HistoryStore, ADatabaseFromBytesIsReadWithChecks) {
 // As root: a small tmpfs of the test's own, filled, then made read-only.
 TEST(HistoryStore, AFullOrReadOnlyFileSystemFailsTheAppendAndKeepsTheRest) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: mounts a 512 KiB tmpfs";
-  TempDir dir;
+  TempDir dir("history");
   const std::string mnt = dir.path() + "/small";
   ASSERT_EQ(mkdir(mnt.c_str(), 0700), 0);
   ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=512k,mode=0700"), 0) << strerror(errno);

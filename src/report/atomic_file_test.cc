@@ -14,15 +14,14 @@
 
 #include "expect_ok.h"
 
+#include "support.h"
+
 namespace writelab {
 namespace {
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ::writelab::testing::Slurp;
+using ::writelab::testing::TempDir;
+using ::writelab::testing::WriteFile;
 
 class AtomicFile : public ::testing::Test {
  protected:
@@ -41,10 +40,10 @@ class AtomicFile : public ::testing::Test {
 TEST_F(AtomicFile, CreatesAndReplacesKeepingTheMode) {
   std::string path = dir_ + "/out.json";
   ASSERT_TRUE(WriteFileAtomically(path, "one"));
-  EXPECT_EQ(Read(path), "one");
+  EXPECT_EQ(Slurp(path), "one");
   ASSERT_EQ(chmod(path.c_str(), 0600), 0);
   ASSERT_TRUE(WriteFileAtomically(path, "two"));
-  EXPECT_EQ(Read(path), "two");
+  EXPECT_EQ(Slurp(path), "two");
   struct stat st;
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
@@ -58,16 +57,16 @@ TEST_F(AtomicFile, FollowsALinkAndWritesItsTarget) {
   ASSERT_EQ(symlink("sub/real.json", link.c_str()), 0);  // relative, and dangling for now
   ASSERT_TRUE(WriteFileAtomically(link, "via link"));
   EXPECT_TRUE(std::filesystem::is_symlink(link)) << "the link was replaced";
-  EXPECT_EQ(Read(target), "via link");
+  EXPECT_EQ(Slurp(target), "via link");
   ASSERT_TRUE(WriteFileAtomically(link, "again"));
-  EXPECT_EQ(Read(target), "again");
+  EXPECT_EQ(Slurp(target), "again");
 }
 
 TEST_F(AtomicFile, WritesAFifoInPlace) {
   std::string fifo = dir_ + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   std::string got;
-  std::thread reader([&] { got = Read(fifo); });
+  std::thread reader([&] { got = Slurp(fifo); });
   Status s = WriteFileAtomically(fifo, "through the pipe");
   reader.join();
   ASSERT_OK(s);
@@ -97,7 +96,7 @@ TEST_F(AtomicFile, RefusesALinkOfAnotherUserAndLinksIntoProc) {
   Status s = WriteFileAtomically(link, "overwritten");
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().Message().find("belongs to uid 65534"), std::string::npos);
-  EXPECT_EQ(Read(victim), "keep");
+  EXPECT_EQ(Slurp(victim), "keep");
   // A link of root's own into another process's descriptors is refused too.
   std::string proc_link = dir_ + "/proc.json";
   ASSERT_EQ(symlink("/proc/1/fd/0", proc_link.c_str()), 0);

@@ -23,15 +23,14 @@
 #include "expect_ok.h"
 #include "telemetry/procfs.h"
 
+#include "support.h"
+
 namespace writelab {
 namespace {
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ::writelab::testing::Slurp;
+using ::writelab::testing::TempDir;
+using ::writelab::testing::WriteFile;
 
 void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -59,10 +58,10 @@ int HowItEnded(pid_t pid) {
 
 class CgroupTest : public ::testing::Test {
  protected:
+  TempDir tmp_{"cgroup-test"};
   void SetUp() override {
-    char tmpl[] = "/var/tmp/writelab-cgroup-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
+    ASSERT_FALSE(root_.empty());
     journals_ = root_ + "/journals";
     fake_ = root_ + "/cgroup";
     ASSERT_EQ(mkdir(journals_.c_str(), 0700), 0);
@@ -74,12 +73,9 @@ class CgroupTest : public ::testing::Test {
     ASSERT_OK(j);
     journal_ = std::move(*j);
   }
-  void TearDown() override {
-    journal_.reset();
-    std::filesystem::remove_all(root_);
-  }
+  void TearDown() override { journal_.reset(); }
   // What a journal of this test says: its lines, joined.
-  std::string JournalText() { return ReadText(journal_->path()); }
+  std::string JournalText() { return Slurp(journal_->path()); }
 
   std::string root_, journals_, fake_;
   std::unique_ptr<UndoJournal> journal_;
@@ -122,7 +118,7 @@ TEST_F(CgroupTest, EnablesMakesSetsPlacesAndUndoesOnAFakeTree) {
   auto made = OwnCgroup::Make({fake_, "/"}, {"io", "memory"}, *journal_);
   ASSERT_OK(made);
   OwnCgroup& g = **made;
-  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "+io\n+memory\n");
+  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "+io\n+memory\n");
   EXPECT_EQ(g.enabled(), (std::vector<std::string>{"io", "memory"}));
   const std::string name = std::filesystem::path(g.path()).filename();
   EXPECT_EQ(g.path(), fake_ + "/" + name);
@@ -146,14 +142,14 @@ TEST_F(CgroupTest, EnablesMakesSetsPlacesAndUndoesOnAFakeTree) {
   // fake's cgroup.procs: the undo must not kill it.
   const pid_t outsider = StartSleeper();
   ASSERT_OK(g.Place(outsider));
-  EXPECT_EQ(ReadText(g.path() + "/cgroup.procs"), std::to_string(outsider) + "\n");
+  EXPECT_EQ(Slurp(g.path() + "/cgroup.procs"), std::to_string(outsider) + "\n");
   // What the kernel's rmdir takes with the directory, the fake leaves.
   std::filesystem::remove(g.path() + "/io.max");
   std::filesystem::remove(g.path() + "/cgroup.procs");
   const std::string path = g.path();
   ASSERT_OK(g.Revert());
   EXPECT_FALSE(std::filesystem::exists(path));
-  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "+io\n+memory\n-memory\n-io\n")
+  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "+io\n+memory\n-memory\n-io\n")
       << "undone newest first";
   EXPECT_EQ(HowItEnded(outsider), 0) << "a process outside the cgroup was killed";
   // Every step is marked done.
@@ -170,7 +166,7 @@ TEST_F(CgroupTest, AnEnabledControllerIsLeftAsItIs) {
   EXPECT_TRUE((*made)->enabled().empty());
   EXPECT_EQ(JournalText().find("cgroup-subtree"), std::string::npos);
   made->reset();
-  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "io\n") << "not disabled after";
+  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "io\n") << "not disabled after";
 }
 
 TEST_F(CgroupTest, AControllerNotOfferedIsAnErrorThatLeavesNothing) {
@@ -179,7 +175,7 @@ TEST_F(CgroupTest, AControllerNotOfferedIsAnErrorThatLeavesNothing) {
   ASSERT_FALSE(made);
   EXPECT_EQ(made.error().code, ENOENT);
   EXPECT_NE(made.error().Message().find("'hugetlb'"), std::string::npos) << made.error().Message();
-  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "");
+  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "");
   for (const auto& e : std::filesystem::directory_iterator(fake_))
     EXPECT_FALSE(e.path().filename().string().starts_with("writelab-")) << e.path();
 }
@@ -221,14 +217,14 @@ TEST_F(CgroupTest, CleanupUndoesAKilledRunsCgroupOnAFakeTree) {
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   ASSERT_EQ(c, 'y');
-  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "+io\n");
+  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "+io\n");
   auto report = CleanupStale(journals_);
   ASSERT_OK(report);
   EXPECT_TRUE(report->errors.empty()) << report->errors.front();
   ASSERT_EQ(report->undone.size(), 2u);
   EXPECT_TRUE(report->undone[0].starts_with("cgroup " + fake_ + "/writelab-")) << report->undone[0];
   EXPECT_EQ(report->undone[1], "cgroup-subtree " + fake_ + "/cgroup.subtree_control");
-  EXPECT_EQ(ReadText(fake_ + "/cgroup.subtree_control"), "+io\n-io\n");
+  EXPECT_EQ(Slurp(fake_ + "/cgroup.subtree_control"), "+io\n-io\n");
   for (const auto& e : std::filesystem::directory_iterator(fake_))
     EXPECT_FALSE(e.path().filename().string().starts_with("writelab-")) << e.path();
 }
@@ -256,11 +252,11 @@ TEST_F(RealCgroupTest, APlacedProcessIsKilledAndTheCgroupRemoved) {
   const pid_t child = StartSleeper();
   ASSERT_OK((*made)->Place(child));
   const std::string in = ReadLine("/proc/" + std::to_string(child) + "/cgroup").value_or("");
-  EXPECT_NE(ReadText("/proc/" + std::to_string(child) + "/cgroup")
+  EXPECT_NE(Slurp("/proc/" + std::to_string(child) + "/cgroup")
                 .find(std::filesystem::path(path).filename().string()),
             std::string::npos)
       << "the kernel places it there: " << in;
-  EXPECT_TRUE(ReadText(path + "/cgroup.procs").starts_with(std::to_string(child)));
+  EXPECT_TRUE(Slurp(path + "/cgroup.procs").starts_with(std::to_string(child)));
   ASSERT_OK((*made)->Revert());
   EXPECT_EQ(HowItEnded(child), SIGKILL) << "what was left in it is killed";
   EXPECT_FALSE(std::filesystem::exists(path));
@@ -314,7 +310,7 @@ TEST_F(RealCgroupTest, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
       << (report->skipped.empty() ? "" : report->skipped.back());
   EXPECT_FALSE(std::filesystem::exists(path));
   // The load was the killed run's child: it is gone, or a zombie of init's.
-  const std::string state = ReadText("/proc/" + std::to_string(load) + "/stat");
+  const std::string state = Slurp("/proc/" + std::to_string(load) + "/stat");
   EXPECT_TRUE(state.empty() || state.find(") Z ") != std::string::npos) << state;
   // Never leave it behind when cleanup did not kill it: it would hold the
   // test runner's output open for its 1000 s.

@@ -18,8 +18,12 @@
 
 #include "expect_ok.h"
 
+#include "support.h"
+
 namespace writelab {
 namespace {
+
+using ::writelab::testing::TempDir;
 
 TEST(ParseJournalLine, ReadsStepsAndDoneMarks) {
   auto step = ParseJournalLine(
@@ -147,15 +151,14 @@ TEST(ProcessStartTime, KnowsLiveProcessesOnly) {
 // undoing one of them itself (as the RAII owners do) before it goes on.
 class JournalReplay : public ::testing::Test {
  protected:
+  TempDir tmp_{"journal-test"};
   void SetUp() override {
-    char tmpl[] = "/var/tmp/writelab-journal-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
+    ASSERT_FALSE(root_.empty());
     journals_ = root_ + "/journals";
     tree_ = root_ + "/tree";
     ASSERT_EQ(mkdir(journals_.c_str(), 0700), 0);
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
 
   // The run, as a list of actions; each returns false when it failed.
   std::vector<std::function<bool(UndoJournal&)>> Actions() {

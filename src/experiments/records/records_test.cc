@@ -16,8 +16,14 @@
 #include "experiments/records/records.h"
 #include "io/file.h"
 
+#include "support.h"
+
 namespace writelab {
 namespace {
+
+using ::writelab::testing::Slurp;
+using ::writelab::testing::TempDir;
+using ::writelab::testing::WriteFile;
 
 using ::writelab::testing::ErrorOf;
 
@@ -26,13 +32,6 @@ std::string Expected(const Corpus& c, const OutputPlan& plan) {
   const Line* l = c.head();
   for (uint64_t i = 0; i < plan.lines; ++i, l = c.Next(l)) out.append(l->data, l->len);
   return out;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 TEST(RecordsCorpus, DeterministicAndShapedLikeCSource) {
@@ -118,7 +117,7 @@ TEST_P(RecordsMethod, FileIsByteExact) {
   MethodEnv env{corpus, plan, *sync, fd->get(), 64 << 10, 4, 0, ctx};
   MethodRun run = RunRecordMethod(method, env);
   fd->Reset();
-  std::string data = ReadFile(path);
+  std::string data = Slurp(path);
   std::filesystem::remove(path);
   if (run.outcome.status == RowStatus::kUnsupported) GTEST_SKIP() << run.outcome.message;
   ASSERT_EQ(run.outcome.status, RowStatus::kOk) << run.outcome.message;

@@ -32,7 +32,8 @@ std::expected<ProgramSpec, std::string> BuildSpec(ProgramOptions& o) {
   if (s.command.empty() == (s.pid == 0))
     return Refuse("explain: give a command after -- (writelab explain -- CMD ARGS) or --pid PID");
   if (!o.duration.empty()) {
-    if (s.pid == 0) return Refuse("--duration: only with --pid (a command is watched until it exits)");
+    if (s.pid == 0)
+      return Refuse("--duration: only with --pid (a command is watched until it exits)");
     auto d = DurationOption("--duration", o.duration);
     if (!d) return Refuse(d.error());
     if (*d == 0) return Refuse("--duration: must be greater than 0");

@@ -142,8 +142,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
   std::vector<dev_t> devices;
   for (const std::string& d : spec.devices) {
     struct stat st;
-    if (stat(d.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
-      devices.push_back(DiskOf(st.st_rdev));
+    if (stat(d.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) devices.push_back(DiskOf(st.st_rdev));
   }
   auto started = StartTracer(collect.Sink(), devices);
   if (!started) return Unexpected(started.error());

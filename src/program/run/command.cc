@@ -55,7 +55,7 @@ std::expected<RunSpec, std::string> BuildSpec(RunOptions& o) {
   const auto* strategy = FindChoice(kRunStrategies, o.strategy);
   if (!strategy)
     return Refuse("--strategy: unknown strategy '" + o.strategy +
-           "' (window-drop, dontcache, window, drop-behind or plain)");
+                  "' (window-drop, dontcache, window, drop-behind or plain)");
   s.strategy = strategy->id;
   if (s.compare && s.strategy == RunStrategy::kPlain)
     return Refuse("--compare: sets plain beside a strategy; give one (--strategy window-drop)");
@@ -69,7 +69,8 @@ std::expected<RunSpec, std::string> BuildSpec(RunOptions& o) {
     return Refuse("--window: from 4 KiB to 1 GiB, in whole pages (4 KiB)");
   if (*min_file == 0) return Refuse("--min-file: at least 1 byte (a file smaller is left alone)");
   if (*poll < 1'000'000 || *poll > 10'000'000'000) return Refuse("--poll: from 1ms to 10s");
-  if (o.path_given && s.path_glob.empty()) return Refuse("--path: an empty pattern matches nothing");
+  if (o.path_given && s.path_glob.empty())
+    return Refuse("--path: an empty pattern matches nothing");
   if (auto bad = GlobProblem(s.path_glob)) return Refuse("--path: '" + s.path_glob + "': " + *bad);
   s.window = *window, s.min_file = *min_file, s.poll_ns = *poll;
   if (s.rounds > 1 && !s.compare)
@@ -83,7 +84,8 @@ std::expected<RunSpec, std::string> BuildSpec(RunOptions& o) {
   if (auto as = ResolveUser(s.user); !as) return Refuse(as.error());
   if (auto shim = FindShim(); !shim) return Refuse("run: " + shim.error());
   if (s.strategy == RunStrategy::kDontcache)
-    if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir)) return Refuse(*refused);
+    if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir))
+      return Refuse(*refused);
   return s;
 }
 

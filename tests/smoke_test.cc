@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// The quick tier's smoke: one small run of every command, end to end,
+// through the binary as a user runs it (scripts/test.sh quick; label
+// smoke). Each asserts what must hold of any run: exit 0 and a document
+// that reads back with the rows of its command; the full tier tests what
+// the figures mean.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+#include "test_paths.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+class Smoke : public ::testing::Test {
+ protected:
+  // writelab ARGS --json FILE: exit 0, and the document's experiments.
+  json Run(std::vector<std::string> args) {
+    const std::string doc = work.path() + "/doc-" + std::to_string(runs_++) + ".json";
+    args.insert(args.begin() + 1, {"--json", doc});  // before a "--" and CMD
+    RunResult r = RunWritelab(args);
+    EXPECT_EQ(r.exit_code, 0) << args.front() << ": " << r.err;
+    last_ = doc;
+    return std::filesystem::exists(doc) ? json::parse(Slurp(doc)) : json::object();
+  }
+  static size_t Rows(const json& doc) {
+    size_t n = 0;
+    for (const json& e : doc.value("experiments", json::array())) n += e["rows"].size();
+    return n;
+  }
+  ScratchDir work{"smoke"};
+  std::string last_;
+  int runs_ = 0;
+};
+
+TEST_F(Smoke, EveryExperimentRunsOnce) {
+  const std::string d = work.path();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"stream", "--dir", d, "--size", "8M", "--strategy", "plain",
+                                 "--interval", "100ms"},
+        {"fsync", "--dir", d, "--count", "3", "--interval", "10ms", "--background", "none"},
+        {"records", "--dir", d, "--total", "64K", "--method", "write"},
+        {"prealloc", "--dir", d, "--file-size", "8M", "--writes", "16", "--mode", "keep-size"},
+        {"stride", "--file", d + "/stride", "--span", "16M", "--steps", "1,8", "--duration",
+         "100ms"}}) {
+    const json doc = Run(args);
+    EXPECT_GT(Rows(doc), 0u) << args.front();
+  }
+}
+
+TEST_F(Smoke, ReportCompareAndHistoryReadWhatARunWrote) {
+  const std::string history = work.path() + "/history.sqlite";
+  Run({"records", "--dir", work.path(), "--total", "64K", "--method", "write", "--history",
+       history});
+  const std::string a = last_;
+  Run({"records", "--dir", work.path(), "--total", "64K", "--method", "write", "--history",
+       history});
+  EXPECT_EQ(RunWritelab({"report", a, last_, "-o", work.path() + "/r.html"}).exit_code, 0);
+  EXPECT_EQ(RunWritelab({"compare", a, last_}).exit_code, 0);
+  RunResult list = RunWritelab({"history", "list", "--history", history});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("2 runs"), std::string::npos) << list.out;
+}
+
+TEST_F(Smoke, RunAndCleanupRun) {
+  const json doc = Run({"run", "--", "sh", "-c", "head -c 1M /dev/zero > " + work.path() + "/f"});
+  EXPECT_GT(Rows(doc), 0u);
+  const std::string journals = work.path() + "/journals";
+  std::filesystem::create_directories(journals);
+  std::filesystem::permissions(journals, std::filesystem::perms::owner_all);
+  EXPECT_EQ(RunWritelab({"cleanup", "--journal-dir", journals}).exit_code, 0);
+}
+
+TEST_F(Smoke, ExplainRunsACommand) {
+  if (geteuid() != 0) WRITELAB_SKIP_WITHOUT_PART("needs root: BPF");
+  const json doc = Run({"explain", "--quiet", "--", "sh", "-c",
+                        std::string(WRITELAB_WRITERS_BINARY) + " fsync " + work.path() + "/f 3 0"});
+  EXPECT_GT(Rows(doc), 0u);
+}
+
+}  // namespace
+}  // namespace writelab::testing
