@@ -282,6 +282,10 @@ TEST_F(Cli, DirectBlocksThatCannotWorkAreRefusedUpFront) {
   ExpectRefused({"prealloc", "--dir", dir_, "--block", "1000"},
                 "--block: 1000 bytes is not a multiple of");
   ExpectRefused({"stride", "--file", dir_}, "is not a regular file");
+  // On a test bed, before the bed is made.
+  if (geteuid() == 0)
+    ExpectRefused({"stride", "--testbed", "raw", "--block", "1000"},
+                  "--block: O_DIRECT needs a multiple of 512 bytes");
 }
 
 }  // namespace

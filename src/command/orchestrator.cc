@@ -49,17 +49,13 @@ struct Running {
 
 // The survey's attribution: --explain's programs for its one target when
 // they can run here (root, BPF), else null and why not.
-std::unique_ptr<Explainer> AttributionIfPossible(const Plan& plan, const RunContext& ctx,
+std::unique_ptr<Explainer> AttributionIfPossible(const Plan& plan, const Target& target,
                                                  std::string* why) {
-  if (ctx.team) {
-    *why = "not under MPI: its attribution is per machine and would count the other ranks' I/O";
-    return nullptr;
-  }
   if (auto refusal = ExplainRefusal()) {
     *why = *refusal;
     return nullptr;
   }
-  auto started = StartExplainerAt(plan.dir, IdentifyTarget(plan.dir).device);
+  auto started = StartExplainerAt(plan.dir, target.device);
   if (!started) {
     *why = started.error().Message();
     return nullptr;
@@ -145,15 +141,16 @@ Status RunSteps(const Running& r, const std::string& dir, const std::string& whe
 
 // Runs the steps under each scheduler (or as it is), switching and
 // restoring the device's scheduler around each run.
-Status RunUnderSchedulers(const Running& r, const std::string& dir, const std::string& label,
-                          bool dio, UndoJournal* journal, const RunContext& ctx, Document& doc) {
+// target: dir's, identified once (IdentifyWhere).
+Status RunUnderSchedulers(const Running& r, const std::string& dir, const Target& target,
+                          const std::string& label, bool dio, UndoJournal* journal,
+                          const RunContext& ctx, Document& doc) {
   const TargetOptions& t = r.plan.targets;
   std::vector<std::string> schedulers = t.schedulers;
   // A file that does not exist yet lives on its directory's device.
   struct stat st;
   bool exists = stat(dir.c_str(), &st) == 0;
   const std::string where = exists ? dir : ParentDir(dir);
-  Target target = IdentifyTarget(where);
   const std::string& device = target.device;
   // Every scheduler the device offers, by default, only for a raw device the
   // experiment owns outright: never the system disk under a file.
@@ -225,7 +222,9 @@ int RunOnTeam(Running& r, const RunContext& ctx, Document& doc, const OutputOpti
     if (team.rank() == 0) PrintError(*refused);
     return kExitUsage;
   }
-  if (r.plan.survey) AttributionIfPossible(r.plan, ctx, &r.without);
+  if (r.plan.survey)
+    r.without =
+        "not under MPI: its attribution is per machine and would count the other ranks' I/O";
   Announce(r, ctx);
   RunContext run_ctx = ctx;
   run_ctx.journal = journal.get();
@@ -258,15 +257,18 @@ int Orchestrate(const Plan& plan, const RunContext& ctx, Document& doc, const Ou
   std::unique_ptr<UndoJournal> journal = std::move(*opened);
   RunContext run_ctx = ctx;
   run_ctx.journal = journal.get();
+  // The user's target, identified once (none with test beds: each its own).
+  std::optional<Target> target = plan.target;
+  if (!target && plan.beds.empty()) target = IdentifyWhere(plan.dir);
   std::unique_ptr<Explainer> attribution;
-  if (plan.survey) attribution = AttributionIfPossible(plan, ctx, &r.without);
+  if (plan.survey && target) attribution = AttributionIfPossible(plan, *target, &r.without);
   run_ctx.explainer = attribution ? attribution.get() : ctx.explainer;
   Announce(r, ctx);
   const uint64_t start = NowNs();
   Status status;
   if (plan.beds.empty()) {
     OwnFilesJournaled own_files(journal.get());
-    status = RunUnderSchedulers(r, plan.dir, "", false, journal.get(), run_ctx, doc);
+    status = RunUnderSchedulers(r, plan.dir, *target, "", false, journal.get(), run_ctx, doc);
   }
   const uint64_t size = *SizeOption("--testbed-size", t.testbed_size);
   for (const TestbedSpec& bed : plan.beds) {
@@ -279,10 +281,15 @@ int Orchestrate(const Plan& plan, const RunContext& ctx, Document& doc, const Ou
       status = std::unexpected(PlainError("test bed " + bed.label + ": " + tb.error().Message()));
       break;
     }
+    const Target bed_target = IdentifyWhere((*tb)->mount_point());
+    if (auto bad = CheckDirectSizes(plan.direct, bed_target)) {
+      status = std::unexpected(PlainError("test bed " + bed.label + ": " + *bad));
+      break;
+    }
     RunContext bed_ctx = run_ctx;
     bed_ctx.testbed = true;
-    status = RunUnderSchedulers(r, (*tb)->mount_point(), bed.label, (*tb)->loop_direct_io(),
-                                journal.get(), bed_ctx, doc);
+    status = RunUnderSchedulers(r, (*tb)->mount_point(), bed_target, bed.label,
+                                (*tb)->loop_direct_io(), journal.get(), bed_ctx, doc);
     if (!status) break;
   }
   Done(r, start);

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,11 @@ struct Plan {
   std::vector<TestbedSpec> beds;  // the test beds, parsed once by CheckTargets
   std::string dir;                // where it runs: a directory, a device, a file's directory
   bool has_file = false;          // the user named a file (never on a test bed)
+  // The target at dir, identified once when the command checked its sizes
+  // (WireExperimentCommand); none with test beds, or where the command did
+  // not (the survey): then the orchestrator identifies it.
+  std::optional<Target> target;
+  std::vector<DirectSize> direct;  // checked again on each test bed's device
   std::vector<Step> steps;
   // The survey's way: --explain's attribution where it can be had (else a
   // note on every result saying why not), a progress line per step on

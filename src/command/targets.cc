@@ -76,6 +76,18 @@ std::optional<std::string> CheckTestbedRoom(int scratch_fd, const std::string& s
 
 }  // namespace
 
+Target IdentifyWhere(const std::string& path) {
+  struct stat st;
+  return IdentifyTarget(stat(path.c_str(), &st) == 0 ? path : ParentDir(path));
+}
+
+std::optional<std::string> CheckDirectSizes(const std::vector<DirectSize>& sizes,
+                                            const Target& target) {
+  for (const DirectSize& d : sizes)
+    if (auto bad = CheckDirectSize(d.option, d.bytes, target, d.at_least)) return *bad + d.instead;
+  return std::nullopt;
+}
+
 std::optional<std::string> CheckTargets(const TargetOptions& t, bool has_file,
                                         const RunContext& ctx, std::vector<TestbedSpec>* beds_out) {
   if (ctx.team && ctx.team->size() > 1) {  // each of these changes, or looks at, one machine

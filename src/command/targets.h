@@ -43,18 +43,38 @@ using ExperimentRun =
 
 // Where a spec runs: the directory (or file or device) RunOnTargets starts
 // from, and whether the user named a file (test beds refuse one).
+// direct: the sizes its O_DIRECT writes must align, checked against the
+// target once it is identified (WireExperimentCommand), not by the spec's
+// own checks, so that the target is identified once.
+struct DirectSize {
+  const char* option;       // "--block"
+  uint64_t bytes;           // its value
+  uint64_t at_least = 512;  // an alignment the experiment needs beyond the device's
+  std::string instead;      // what else the user may do ("; or leave direct out of --strategy")
+};
 struct Where {
   std::string path;
   bool has_file = false;
+  std::vector<DirectSize> direct;
 };
 
 // For specs with a dir or a file: the file's directory, or the dir.
 template <class Spec>
 Where DirOrFile(const Spec& spec) {
   if constexpr (requires { spec.file; })
-    if (!spec.file.empty()) return {ParentDir(spec.file), true};
-  return {spec.dir, false};
+    if (!spec.file.empty()) return {ParentDir(spec.file), true, {}};
+  return {spec.dir, false, {}};
 }
+
+// The target at path, identified (telemetry/identify.h): a path that does
+// not exist yet is on its directory's file system.
+Target IdentifyWhere(const std::string& path);
+
+// The first of sizes that is not a multiple of the target's logical block
+// size (512 when the target has none yet: a test bed's loop device is
+// checked again once it exists) and of its at_least, as a usage error.
+std::optional<std::string> CheckDirectSizes(const std::vector<DirectSize>& sizes,
+                                            const Target& target);
 
 // The spec for one target: its files go in the target's directory (a test
 // bed's mount point, or the user's --dir); a --file is kept as given.

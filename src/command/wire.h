@@ -58,7 +58,10 @@ void WireExperimentCommand(CLI::App& sub, CommandAction* action, std::shared_ptr
         const Where w = where(*spec);
         plan.dir = w.path;
         plan.has_file = w.has_file;
+        plan.direct = w.direct;
         usage = CheckTargets(o->targets, w.has_file, out_ctx, &plan.beds);
+        if (!usage && plan.beds.empty() && !w.path.empty()) plan.target = IdentifyWhere(w.path);
+        if (!usage) usage = CheckDirectSizes(w.direct, plan.target ? *plan.target : Target{});
       }
       if (int code = AgreeOrRefuse(ctx, usage); code >= 0) return code;
       plan.steps.push_back({"", "", 0,

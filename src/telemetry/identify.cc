@@ -179,11 +179,6 @@ Target IdentifyTarget(const std::string& path) {
   return t;
 }
 
-std::optional<std::string> CheckDirectSize(const char* option, uint64_t bytes,
-                                           const std::string& path, uint64_t at_least) {
-  return CheckDirectSize(option, bytes, IdentifyTarget(path), at_least);
-}
-
 std::optional<std::string> CheckDirectSize(const char* option, uint64_t bytes, const Target& t,
                                            uint64_t at_least) {
   const std::string& path = t.path;

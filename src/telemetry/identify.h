@@ -21,9 +21,6 @@ Target IdentifyTarget(const std::string& path);
 // nothing when bytes is a whole number of the device's logical blocks (and
 // of at_least); otherwise the usage error, "--block: 1536 bytes is not a
 // multiple of 4096, the logical block size of vdb (O_DIRECT needs one)".
-std::optional<std::string> CheckDirectSize(const char* option, uint64_t bytes,
-                                           const std::string& path, uint64_t at_least = 512);
-// The same against a target identified already (several sizes, one look).
 std::optional<std::string> CheckDirectSize(const char* option, uint64_t bytes, const Target& t,
                                            uint64_t at_least = 512);
 

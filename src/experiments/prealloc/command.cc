@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `writelab prealloc`: options → PreallocSpec → RunPrealloc on each target.
+#include <fcntl.h>
+
 #include <memory>
 #include <string>
 
@@ -36,6 +38,14 @@ std::expected<PreallocSpec, std::string> BuildSpec(const PreallocOptions& o) {
   spec.modes = *modes;
   if (auto ok = ValidatePreallocSpec(spec); !ok) return std::unexpected(ok.error());
   return spec;
+}
+
+// --flags direct: every write is one O_DIRECT --block.
+Where WherePreallocWrites(const PreallocSpec& spec) {
+  Where w = DirOrFile(spec);
+  if (auto flags = PreallocOpenFlags(spec.flags); flags && (*flags & O_DIRECT))
+    w.direct.push_back({"--block", spec.block, 512, ""});
+  return w;
 }
 
 }  // namespace
@@ -75,7 +85,7 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
       ->delimiter(',')
       ->check(Count(0, INT32_MAX));
   WireExperimentCommand(
-      *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, DirOrFile<PreallocSpec>,
+      *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, WherePreallocWrites,
       [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
         return RunPrealloc(InTarget(spec, target), ctx, e);
       });

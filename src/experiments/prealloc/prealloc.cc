@@ -24,7 +24,6 @@
 #include "io/runner.h"
 #include "port/linux_compat.h"
 #include "port/write_all.h"
-#include "telemetry/identify.h"
 #include "telemetry/memory_budget.h"
 #include "testbed/scoped_change.h"
 
@@ -206,8 +205,6 @@ std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
   if (spec.rounds < 1 || spec.rounds > 1000) return std::unexpected("--rounds: between 1 and 1000");
   auto flags = PreallocOpenFlags(spec.flags);
   if (!flags) return std::unexpected(flags.error());
-  if (*flags & O_DIRECT)
-    if (auto bad = CheckDirectSize("--block", spec.block, spec.dir)) return std::unexpected(*bad);
   if (spec.writes > kMaxPreallocWrites)
     return std::unexpected("--writes: at most " + std::to_string(kMaxPreallocWrites));
   if (spec.stride > kMaxPreallocStride)

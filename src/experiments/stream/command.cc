@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `writelab stream`: options → StreamSpec → RunStream → reporters.
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -59,6 +60,17 @@ std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   return spec;
 }
 
+// The direct strategy writes whole blocks of aligned memory: a --block or
+// --size it cannot write is refused before the run, not as a row, unless
+// the user drops it.
+Where WhereStreamWrites(const StreamSpec& spec) {
+  Where w = DirOrFile(spec);
+  if (std::ranges::find(spec.strategies, StreamStrategy::kDirect) != spec.strategies.end())
+    for (auto [option, bytes] : {std::pair{"--block", spec.block}, {"--size", spec.size}})
+      w.direct.push_back({option, bytes, 4096, "; or leave direct out of --strategy"});
+  return w;
+}
+
 }  // namespace
 
 void AddStreamCommand(CLI::App& app, CommandAction* action) {
@@ -95,7 +107,7 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
   auto* probe = sub->add_flag("--probe")->description("Run the bystander fsync probe (default)");
   sub->add_flag("--no-probe", o->no_probe, "Do not run the bystander probe")->excludes(probe);
   WireExperimentCommand(
-      *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, DirOrFile<StreamSpec>,
+      *sub, action, o, [](auto& opts) { return BuildSpec(opts); }, WhereStreamWrites,
       [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
         return RunStream(InTarget(spec, target), ctx, e);
       });

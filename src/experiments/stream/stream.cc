@@ -17,7 +17,6 @@
 #include "explain/figures.h"
 #include "io/file.h"
 #include "mpi/team.h"
-#include "telemetry/identify.h"
 #include "telemetry/memory_budget.h"
 
 namespace writelab {
@@ -86,14 +85,6 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
   if (spec.min_time_ns &&
       std::ranges::find(spec.strategies, StreamStrategy::kLibrary) != spec.strategies.end())
     return std::unexpected("a minimum trial time is for the write loops, not the library");
-  if (std::ranges::find(spec.strategies, StreamStrategy::kDirect) != spec.strategies.end()) {
-    // The direct strategy writes whole blocks of aligned memory: refused here,
-    // not as a row, unless the user drops it.
-    const Target where = IdentifyTarget(DirOf(spec));
-    for (auto [option, bytes] : {std::pair{"--block", spec.block}, {"--size", spec.size}})
-      if (auto bad = CheckDirectSize(option, bytes, where, 4096))
-        return std::unexpected(*bad + "; or leave direct out of --strategy");
-  }
   if (auto big = CheckMemory(
           "--block " + FormatBytes(static_cast<double>(spec.block)) + " (one buffer)", spec.block))
     return std::unexpected(*big);

@@ -113,7 +113,9 @@ void AddStrideCommand(CLI::App& app, CommandAction* action) {
   WireExperimentCommand(
       *sub, action, o, [](auto& opts) { return BuildSpec(opts); },
       [](const StrideSpec& s) {
-        return Where{s.device.empty() ? s.file : s.device, !s.file.empty()};
+        // O_DIRECT writes of --block each, on the device, the file's or a test bed's
+        return Where{
+            s.device.empty() ? s.file : s.device, !s.file.empty(), {{"--block", s.block, 512, ""}}};
       },
       [](const auto& spec, const std::string& target, const RunContext& ctx, ExperimentResult& e) {
         // Neither --device nor --file: a test bed, whose loop device is

@@ -21,7 +21,6 @@
 #include "io/file.h"
 #include "port/write_all.h"
 #include "telemetry/blockdev.h"
-#include "telemetry/identify.h"
 #include "telemetry/memory_budget.h"
 
 namespace writelab {
@@ -117,10 +116,6 @@ std::expected<void, std::string> ValidateStrideSpec(StrideSpec& spec) {
       return std::unexpected("--file: '" + spec.file + "' is not a regular file");
     if (stat(ParentDir(spec.file).c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       return std::unexpected("--file: directory '" + ParentDir(spec.file) + "' does not exist");
-  }
-  if (!spec.device.empty() || !spec.file.empty()) {  // a test bed's loop device has 512
-    const std::string on = spec.device.empty() ? ParentDir(spec.file) : spec.device;
-    if (auto bad = CheckDirectSize("--block", spec.block, on)) return std::unexpected(*bad);
   }
   const unsigned deepest = *std::max_element(spec.qds.begin(), spec.qds.end());
   if (auto big = CheckMemory("--qd " + std::to_string(deepest) + " x --block " +
