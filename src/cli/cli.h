@@ -10,7 +10,7 @@
 namespace writelab {
 
 // The commands that are not experiments (each experiment adds its own:
-// ExperimentDef::add_command, experiments/table.h); the action is stored in
+// ExperimentDef::add_command, cli/commands.h); the action is stored in
 // *action when that subcommand is the one parsed.
 void AddSurveyCommand(CLI::App& app, CommandAction* action);
 void AddReportCommand(CLI::App& app, CommandAction* action);

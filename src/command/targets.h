@@ -36,12 +36,12 @@ struct TargetOptions {
 void AddTargetOptions(CLI::App& sub, TargetOptions& options);
 
 // Runs the experiment in dir and fills out; out's name and rows are the
-// experiment's, the targets' labels are set by RunOnTargets.
+// experiment's, the targets' labels are set by the orchestrator.
 // ctx carries the undo journal (root runs) for experiments that change knobs.
 using ExperimentRun =
     std::function<Status(const RunContext& ctx, const std::string& dir, ExperimentResult& out)>;
 
-// Where a spec runs: the directory (or file or device) RunOnTargets starts
+// Where a spec runs: the directory (or file or device) the orchestrator starts
 // from, and whether the user named a file (test beds refuse one).
 // direct: the sizes its O_DIRECT writes must align, checked against the
 // target once it is identified (WireExperimentCommand), not by the spec's

@@ -37,7 +37,7 @@ struct RunContext {
 
   // The target the command identified for this run (after switching its
   // scheduler), so that an experiment need not look again: see TargetOf
-  // (experiments/trials.h). Null: none yet.
+  // (command/trials.h). Null: none yet.
   const Target* target = nullptr;
 
   // The target is a test bed writelab made (--testbed): its device is

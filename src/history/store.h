@@ -4,7 +4,7 @@
 // docs/results.md). Appends are safe from several processes at once (WAL,
 // a busy timeout of 10 s, BEGIN IMMEDIATE); every value read back is
 // checked (history/sqlite.h), and a document read back is parsed by the
-// same checked reader as a result file (report/json.h).
+// same checked reader as a result file (core/document_json.h).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // `history trend`: one figure across the runs of the history, as a terminal
 // table and as an offline page (the report's page machinery: Chart.js and
 // web/report.js inlined). Each point is compared with the series' previous
-// one by compare's test (report/significance.h): the change and whether it
+// one by compare's test (core/significance.h): the change and whether it
 // is significant.
 #pragma once
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What the ranks send one another is JSON: a rank's own result travels as a
-// result document (report/json.h, read back with its checked reader), the
+// result document (core/document_json.h, read back with its checked reader), the
 // rest as small objects of this file's own.
 #include "mpi/session.h"
 

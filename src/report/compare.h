@@ -3,7 +3,7 @@
 // name, test bed and scheduler; rows by name; figures by key. Each figure shows
 // both medians, the change in percent (B against A) with its 95% interval
 // (a bootstrap of the ratio of the medians), and the verdict of a two-sided
-// Mann-Whitney U test on the trials (report/significance.h):
+// Mann-Whitney U test on the trials (core/significance.h):
 //   significant           p < 0.05
 //   within noise          p >= 0.05
 //   too few trials        the sample sizes cannot reach p < 0.05 at all

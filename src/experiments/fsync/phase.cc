@@ -133,7 +133,7 @@ void RecordMeasured(const RunContext& ctx, const Measured& m, int round, const S
 }
 
 // Every method spec.rounds times under the running background, the order
-// rotating each round (experiments/trials.h), until an interrupt or a
+// rotating each round (command/trials.h), until an interrupt or a
 // failure. A background rank (--roles) takes the same steps and only notes
 // when each trial began. A failed trial ends the rounds with success:
 // AddRows makes the failure the phase's status.

@@ -239,7 +239,7 @@ std::expected<void, std::string> ValidatePreallocSpec(PreallocSpec& spec) {
 namespace {
 
 // Every mode spec.rounds times, the order rotating each round
-// (experiments/trials.h). Its rows go to out, also when a trial fails.
+// (command/trials.h). Its rows go to out, also when a trial fails.
 Status RunRounds(const PreallocSpec& spec, int flags, size_t align, AlignedBuffer& data,
                  const RunContext& ctx, const std::string& suffix, ExperimentResult& out) {
   const size_t n = spec.modes.size();

@@ -235,7 +235,7 @@ CommitRun MeasureCommits(const CommitWay& way, int threads, const RecordsSpec& s
 }
 
 // Runs the rows of one thread count, --rounds times, rotating their order
-// (experiments/trials.h).
+// (command/trials.h).
 Status MeasureThreadCount(int threads, const RecordsSpec& spec, const Corpus& corpus,
                           const RunContext& ctx, CommitAcc (&accs)[kWayCount]) {
   TrialPlan plan;

@@ -202,7 +202,7 @@ std::expected<void, std::string> ValidateRecordsSpec(RecordsSpec& spec) {
 
 namespace {
 
-// Every cell, spec.rounds times in rotated order (experiments/trials.h).
+// Every cell, spec.rounds times in rotated order (command/trials.h).
 // Stops at the first failure or an interrupt.
 Status RunCells(const RecordsSpec& spec, const Corpus& corpus, const OutputPlan& plan,
                 const OutputPlan& sync_plan, const RunContext& ctx,

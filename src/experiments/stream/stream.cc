@@ -117,7 +117,7 @@ void RecordStreamTrial(const RunContext& ctx, StreamStrategy s, int round, const
   RecordTrial(ctx, std::move(span), {{"write", &t.write_latency}, {"probe", &t.probe_latency}});
 }
 
-// Every strategy, spec.rounds times in rotated order (experiments/trials.h),
+// Every strategy, spec.rounds times in rotated order (command/trials.h),
 // into acc. Stops at a failure or an interrupt.
 Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
   const StreamSpec& spec = r.spec;

@@ -149,7 +149,7 @@ std::vector<StrideCell> Cells(const StrideSpec& spec) {
 }
 
 // Every step spec.rounds times, the order rotating each round
-// (experiments/trials.h): a step cut short by an interrupt is dropped (and
+// (command/trials.h): a step cut short by an interrupt is dropped (and
 // its row when that was its only trial); the rest go to out.
 Status RunCells(const StepEnv& env, ExperimentResult& out) {
   std::vector<StrideCell> cells = Cells(env.spec);

@@ -6,7 +6,7 @@
 // sync_file_range and POSIX_FADV_DONTNEED on writelab's own descriptor of
 // the same file act on CMD's pages; what it cannot do is pace the writer,
 // nor make its writes uncached (under dontcache it windows and drops, and
-// says so). It also reads the shim's records (experiments/run/records.h).
+// says so). It also reads the shim's records (program/run/records.h).
 #pragma once
 
 #include <sys/stat.h>
