@@ -49,7 +49,7 @@ std::optional<std::string> GlobProblem(const std::string& glob) {
   return std::nullopt;
 }
 
-std::expected<RunSpec, std::string> BuildSpec(RunOptions& o) {
+std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
   RunSpec s = o.spec;
   if (s.command.empty()) return Refuse("run: give a command after -- (writelab run -- CMD ARGS)");
   const auto* strategy = FindChoice(kRunStrategies, o.strategy);
@@ -128,7 +128,7 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--poll", o->poll, "How often the supervisor looks at CMD's files")
       ->capture_default_str();
   sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
-  WireProgramCommand(*sub, action, o, BuildSpec, RunCommand);
+  WireProgramCommand(*sub, action, o, BuildRunSpec, RunCommand);
 }
 
 }  // namespace writelab
