@@ -6,7 +6,7 @@
 # builds writelab without them; --explain then says so.
 option(WRITELAB_EXPLAIN "Build --explain (needs clang, bpftool, libbpf-dev and kernel BTF)" ON)
 target_sources(writelab_core PRIVATE src/explain/explainer_common.cc src/explain/figures.cc
-  src/explain/tracer_common.cc)
+  src/explain/tracer_common.cc src/explain/wait_functions.cc src/explain/split_check.cc)
 if(NOT WRITELAB_EXPLAIN)
   target_sources(writelab_core PRIVATE src/explain/explainer_off.cc src/explain/tracer_off.cc)
   return()
@@ -45,7 +45,8 @@ foreach(name IN ITEMS explain trace)
   add_custom_command(OUTPUT ${gen}/${name}.bpf.o
     COMMAND ${WRITELAB_BPF_CLANG} -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_${bpf_arch}
             -I${gen} -I${src} ${LIBBPF_CFLAGS} -c ${src}/${name}.bpf.c -o ${name}.bpf.o
-    DEPENDS ${src}/${name}.bpf.c ${src}/block.bpf.h ${src}/explain_counters.h ${src}/trace_counters.h
+    DEPENDS ${src}/${name}.bpf.c ${src}/block.bpf.h ${src}/split.bpf.h ${src}/split_parts.h
+            ${src}/explain_counters.h ${src}/trace_counters.h
             ${gen}/vmlinux.h
     WORKING_DIRECTORY ${gen} COMMENT "Compiling the BPF programs of ${name}.bpf.c" VERBATIM)
   add_custom_command(OUTPUT ${gen}/${name}.skel.h
@@ -56,7 +57,8 @@ foreach(name IN ITEMS explain trace)
 endforeach()
 add_custom_target(writelab_explain_skeleton DEPENDS ${WRITELAB_BPF_SKELETONS})
 add_dependencies(writelab_core writelab_explain_skeleton)
-target_sources(writelab_core PRIVATE src/explain/explainer_bpf.cc src/explain/tracer_bpf.cc)
+target_sources(writelab_core PRIVATE src/explain/explainer_bpf.cc src/explain/tracer_bpf.cc
+  src/explain/split_check_bpf.cc)
 
 set_source_files_properties(src/explain/explainer_bpf.cc PROPERTIES
   OBJECT_DEPENDS ${gen}/explain.skel.h)

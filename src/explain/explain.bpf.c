@@ -14,8 +14,9 @@
 #include <bpf/bpf_tracing.h>
 
 #include "block.bpf.h"
-
 #include "explain_counters.h"
+
+#include "split.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -37,46 +38,6 @@ struct {
   __type(key, __u32);  // dev_t, the kernel's encoding (major << 20 | minor)
   __type(value, __u8);
 } block_devs SEC(".maps");
-
-// Issue times of the requests in flight, by hardware queue and driver tag
-// (unique while a request is in flight): array slots, cheaper than a hash
-// map at hundreds of thousands of requests a second.
-#define ISSUE_SLOTS 262144
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, ISSUE_SLOTS);
-  __type(key, __u32);
-  __type(value, __u64);
-} issued SEC(".maps");
-
-// Set by user space while the call parts are attributed: only then do the
-// block and journal programs keep the target's state.
-volatile __u32 track_state = 0;
-// CLOCK_MONOTONIC when the programs were attached: a request issued before
-// it (its slot holds an older time) is not one of the row's.
-volatile __u64 attach_ns = 0;
-
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct explain_target_state);
-} state SEC(".maps");
-
-// One timed call of one of writelab's threads, and its parts so far.
-struct call {
-  __u64 start_ns, seg_start_ns;
-  __u32 seg_part;  // EXPLAIN_PART_* or EXPLAIN_SYNC_PARTS for other
-  __u32 pad;
-  __u64 part_ns[EXPLAIN_SYNC_PARTS];
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 64);
-  __type(key, __u32);  // thread id
-  __type(value, struct call);
-} calls SEC(".maps");
 
 static __always_inline struct explain_counters* Counters(void) {
   __u32 zero = 0;
@@ -103,74 +64,7 @@ static __always_inline int OnTarget(__u32 dev) {
   return bpf_map_lookup_elem(&block_devs, &dev) != 0;
 }
 
-// ---- what the target is doing, for splitting the timed calls
-
-static __always_inline __u32 PartNow(void) {
-  __u32 zero = 0;
-  struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
-  if (!t) return EXPLAIN_SYNC_PARTS;
-  if (t->commits > 0) return EXPLAIN_PART_JOURNAL;
-  if (t->flushes > 0) return EXPLAIN_PART_FLUSH;
-  if (t->writes > 0) return EXPLAIN_PART_DATA;
-  return EXPLAIN_SYNC_PARTS;
-}
-
-// Ends the call's segment at now, into its part. Resegment runs on the CPU
-// whose block or journal event changed the state, and two CPUs may do so
-// for the same call at once: the segment's start is taken with a
-// compare-and-swap, so each stretch of time is added once.
-static __always_inline void CloseSegment(struct call* c, __u64 now) {
-  const __u64 start = c->seg_start_ns;
-  if (now <= start) return;
-  if (__sync_val_compare_and_swap(&c->seg_start_ns, start, now) != start) return;
-  const __u32 p = c->seg_part;
-  if (p < EXPLAIN_SYNC_PARTS) __sync_fetch_and_add(&c->part_ns[p], now - start);
-}
-
-static long Resegment(struct bpf_map* map, __u32* tid, struct call* c, __u64* part_and_now) {
-  CloseSegment(c, part_and_now[1]);
-  c->seg_part = (__u32)part_and_now[0];
-  return 0;
-}
-
-// The target's state changed by delta in one of its counts: every call in
-// flight starts a new segment if the part changed.
-static __always_inline void Change(int which, int delta) {
-  if (!track_state) return;
-  __u32 zero = 0;
-  struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
-  if (!t) return;
-  const __u32 before = PartNow();
-  __s64* count = which == 0 ? &t->commits : which == 1 ? &t->flushes : &t->writes;
-  // An end whose start came before the programs were attached is ignored.
-  if (delta < 0 && *count <= 0) return;
-  __sync_fetch_and_add(count, delta);
-  __u64 part_and_now[2] = {PartNow(), bpf_ktime_get_ns()};
-  if (part_and_now[0] != before && t->calls > 0)
-    bpf_for_each_map_elem(&calls, Resegment, part_and_now, 0);
-}
-
 // ---- block layer: queue (allocation to issue) and device (issue to complete)
-
-// The request's issue-time slot: 1024 tags for each of 256 hardware queues;
-// ISSUE_SLOTS (not tracked) for a request beyond them.
-static __always_inline __u32 Slot(struct request* rq) {
-  const __u32 queue = BPF_CORE_READ(rq, mq_hctx, queue_num);
-  const int tag = BPF_CORE_READ(rq, tag);
-  if (tag < 0 || tag >= 1024 || queue >= ISSUE_SLOTS / 1024) return ISSUE_SLOTS;
-  return queue * 1024 + (__u32)tag;
-}
-
-// The issue time a request in flight since the programs were attached
-// left in its slot, cleared; 0 for any other request.
-static __always_inline __u64 TakeIssueTime(struct request* rq) {
-  __u32 slot = Slot(rq);
-  __u64* t = slot < ISSUE_SLOTS ? bpf_map_lookup_elem(&issued, &slot) : 0;
-  if (!t || !*t || *t < attach_ns) return 0;
-  const __u64 at = *t;
-  *t = 0;
-  return at;
-}
 
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(rq_issue, struct request* rq) {
@@ -178,12 +72,7 @@ int BPF_PROG(rq_issue, struct request* rq) {
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   if (!IsWrite(opf) && !IsFlush(opf)) return 0;
   const __u64 now = bpf_ktime_get_ns();
-  __u32 slot = Slot(rq);
-  __u64* t = slot < ISSUE_SLOTS ? bpf_map_lookup_elem(&issued, &slot) : 0;
-  if (t) {  // an untracked request is counted, but neither timed nor in the state
-    *t = now;
-    Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, 1);
-  }
+  SplitRqIssue(rq, opf);
   struct explain_counters* c = Counters();
   if (!c || !IsWrite(opf)) return 0;
   const __u64 start = BPF_CORE_READ(rq, start_time_ns);
@@ -199,12 +88,11 @@ int BPF_PROG(rq_issue, struct request* rq) {
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
-  if (!OnTarget(DiskDev(rq))) return 0;
-  const __u64 issued_at = TakeIssueTime(rq);
+  const __u64 issued_at = SplitRqDone(rq);  // only the target's requests are in flight
   if (!issued_at) return 0;
-  const __u64 d2c = bpf_ktime_get_ns() - issued_at;
+  const __u64 now = bpf_ktime_get_ns();
+  const __u64 d2c = now > issued_at ? now - issued_at : 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
-  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
   struct explain_counters* c = Counters();
   if (!c) return 0;
   if (IsFlush(opf)) {
@@ -223,9 +111,8 @@ int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int n
 // later: it is no longer in flight.
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(rq_requeue, struct request* rq) {
-  if (!OnTarget(DiskDev(rq)) || !TakeIssueTime(rq)) return 0;
+  if (!SplitRqRequeue(rq)) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
-  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
   struct explain_counters* c = Counters();
   if (c && IsWrite(opf)) c->rq_issued--;  // counted again at its next issue
   return 0;
@@ -362,7 +249,7 @@ SEC("tp_btf/jbd2_start_commit")
 int BPF_PROG(commit_start, journal_t* journal) {
   if (BPF_CORE_READ(journal, j_fs_dev, bd_dev) != fs_dev) return 0;
   jbd2_tid = BPF_CORE_READ(journal, j_task, pid);
-  Change(0, 1);
+  SplitCommitStart(fs_dev, 0, 0);
   struct explain_counters* c = Counters();
   if (c) c->commits++;
   return 0;
@@ -370,15 +257,19 @@ int BPF_PROG(commit_start, journal_t* journal) {
 
 SEC("tp_btf/jbd2_end_commit")
 int BPF_PROG(commit_end, journal_t* journal) {
-  if (BPF_CORE_READ(journal, j_fs_dev, bd_dev) == fs_dev) Change(0, -1);
+  struct split_commit open;
+  if (BPF_CORE_READ(journal, j_fs_dev, bd_dev) == fs_dev) SplitCommitEnd(fs_dev, &open);
   return 0;
 }
 
-// ext4's fast commits, which take the place of a jbd2 commit for an fsync.
+// ext4's fast commits, which take the place of a jbd2 commit for an fsync
+// (a key of their own beside the file system's jbd2 commits).
+#define FAST_COMMIT_KEY (fs_dev ^ 0x80000000u)
+
 SEC("tp_btf/ext4_fc_commit_start")
 int BPF_PROG(fc_start, struct super_block* sb) {
   if (BPF_CORE_READ(sb, s_dev) != fs_dev) return 0;
-  Change(0, 1);
+  SplitCommitStart(FAST_COMMIT_KEY, 0, 0);
   struct explain_counters* c = Counters();
   if (c) c->fast_commits++;
   return 0;
@@ -386,7 +277,8 @@ int BPF_PROG(fc_start, struct super_block* sb) {
 
 SEC("tp_btf/ext4_fc_commit_stop")
 int BPF_PROG(fc_stop, struct super_block* sb) {
-  if (BPF_CORE_READ(sb, s_dev) == fs_dev) Change(0, -1);
+  struct split_commit open;
+  if (BPF_CORE_READ(sb, s_dev) == fs_dev) SplitCommitEnd(FAST_COMMIT_KEY, &open);
   return 0;
 }
 
@@ -426,50 +318,31 @@ static __always_inline int Timed(long nr) {
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
+  const __u64 now = bpf_ktime_get_ns();  // before anything that may allocate
   if (!Ours() || !Timed(id)) return 0;
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
   if (filter_tids && !bpf_map_lookup_elem(&only_tids, &tid)) return 0;
-  const __u64 now = bpf_ktime_get_ns();
-  struct call c = {.start_ns = now, .seg_start_ns = now, .seg_part = PartNow()};
-  if (bpf_map_update_elem(&calls, &tid, &c, BPF_NOEXIST) != 0) return 0;
-  __u32 zero = 0;
-  struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
-  if (t) __sync_fetch_and_add(&t->calls, 1);
+  SplitBegin(now);
   return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   if (!Ours()) return 0;
-  __u32 tid = (__u32)bpf_get_current_pid_tgid();
-  struct call* in_map = bpf_map_lookup_elem(&calls, &tid);
-  if (!in_map) return 0;
-  // A copy, then out of the map, and only then the end time: a Resegment on
-  // another CPU (Change) that still saw the call closed its segment before
-  // this clock reading, and none can add to it after, so the parts never sum
-  // to more than the call took.
-  struct call copy = *in_map;
-  struct call* call = &copy;
-  if (bpf_map_delete_elem(&calls, &tid) == 0) {
-    __u32 zero = 0;
-    struct explain_target_state* t = bpf_map_lookup_elem(&state, &zero);
-    if (t) __sync_fetch_and_add(&t->calls, -1);
-  }
-  const __u64 now = bpf_ktime_get_ns(), total = now - call->start_ns;
-  if (call->seg_start_ns < now && call->seg_part < EXPLAIN_SYNC_PARTS)  // the copy: no race
-    call->part_ns[call->seg_part] += now - call->seg_start_ns;
+  const __u64 now = bpf_ktime_get_ns();
+  __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {};
+  if (!SplitEnd(now, &ns, parts, during)) return 0;
   struct explain_counters* c = Counters();
-  if (c) {
-    __u64 parts = 0;
-    c->syncs++;
-    c->sync_ns += total;
-    Hist(c->sync_hist, total);
-    for (int i = 0; i < EXPLAIN_SYNC_PARTS; ++i) {
-      c->sync_part_ns[i] += call->part_ns[i];
-      parts += call->part_ns[i];
-      if (call->part_ns[i]) Hist(c->sync_part_hist[i], call->part_ns[i]);
-    }
-    if (parts > total) c->sync_overattributed++;
+  if (!c) return 0;
+  __u64 sum = 0;
+  for (int i = 0; i < SPLIT_PARTS; ++i) {
+    c->sync_part_ns[i] += parts[i];
+    sum += parts[i];
   }
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i) c->sync_during_ns[i] += during[i];
+  if (sum != ns) c->sync_unbalanced++;  // the parts are the call's, end to end
+  c->syncs++;
+  c->sync_ns += ns;
+  Hist(c->sync_hist, ns);
   return 0;
 }

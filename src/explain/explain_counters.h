@@ -6,16 +6,9 @@
 
 #define EXPLAIN_HIST_SLOTS 40  // log2 buckets: slot k counts values in [2^k, 2^(k+1))
 #define EXPLAIN_CALL_NRS 8     // system calls timed, at most
-#define EXPLAIN_SYNC_PARTS 3
-#define EXPLAIN_PART_DATA 0     // a write request in flight on the device
-#define EXPLAIN_PART_JOURNAL 1  // a journal commit of the file system running
-#define EXPLAIN_PART_FLUSH 2    // a cache flush in flight on the device
 
-// What the target is doing (explain.bpf.c's `state` map).
-struct explain_target_state {
-  __s64 commits, flushes, writes;
-  __s64 calls;  // timed calls in flight
-};
+// The parts and overlaps of a timed call.
+#include "split_parts.h"
 
 struct explain_counters {
   // block layer, write requests on the target device
@@ -34,14 +27,18 @@ struct explain_counters {
   __u64 commits, fast_commits, commit_stats, blocks_logged;
   __u64 commit_running_j, commit_locked_j, commit_flushing_j, commit_logging_j;
   __u64 hz;  // CONFIG_HZ, for the jiffies above (0: unknown)
-  // write and sync calls of writelab's threads (call_nrs), and their parts
-  __u64 syncs, sync_ns, sync_overattributed;
+  // write and sync calls of writelab's threads (call_nrs): what the thread
+  // did (SPLIT_*), and what the device and journal did meanwhile
+  __u64 syncs, sync_ns, sync_unbalanced;
   __u64 sync_hist[EXPLAIN_HIST_SLOTS];
-  __u64 sync_part_ns[EXPLAIN_SYNC_PARTS];
-  __u64 sync_part_hist[EXPLAIN_SYNC_PARTS][EXPLAIN_HIST_SLOTS];
+  __u64 sync_part_ns[SPLIT_PARTS];
+  __u64 sync_during_ns[SPLIT_OVERLAPS];
   // blk-wbt on the target disk: its step changes, and the windows whose
   // latency passed the target (throttling engaged)
   __u64 wbt_steps, wbt_lat_events;
+  // the split's self-check (split_parts.h's split_check), added by user
+  // space when it reads the counters, not by the programs
+  __u64 rq_requeued, rq_reissued, rq_reinserted, rq_lost, commits_unended, stack_misses;
 };
 
 #endif

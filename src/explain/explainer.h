@@ -59,6 +59,9 @@ class Explainer {
   virtual void ThrottleOnly(const std::vector<pid_t>& tids) = 0;
   // The counters so far, summed over CPUs.
   virtual ExplainCounters Read() const = 0;
+  // What the self-check of the call split's state found wrong
+  // (explain/split_check.h); empty when nothing.
+  virtual std::vector<std::string> CheckNotes() const = 0;
   // Why a group is not counted ("" when it is).
   virtual std::string Missing(ExplainProbe p) const = 0;
   bool Sees(ExplainProbe p) const { return Missing(p).empty(); }

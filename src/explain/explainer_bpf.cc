@@ -20,19 +20,22 @@
 #include "explain.skel.h"
 #include "explain/explainer.h"
 #include "explain/kernel_dev.h"
+#include "explain/split_check.h"
+#include "explain/wait_functions.h"
 
 namespace writelab {
 namespace {
 
 // Which group a program belongs to, by its name in explain.bpf.c.
 ExplainProbe GroupOf(std::string_view prog) {
-  if (prog.starts_with("rq_") || prog.starts_with("bio_")) return ExplainProbe::kBlock;
+  if (prog.starts_with("rq_") || prog.starts_with("bio_") || prog == "split_rq_insert")
+    return ExplainProbe::kBlock;
   if (prog == "throttle") return ExplainProbe::kThrottle;
   if (prog == "wb_queue") return ExplainProbe::kWriteback;
   if (prog.starts_with("wbt_")) return ExplainProbe::kWbt;
   if (prog == "conversion") return ExplainProbe::kConversions;
   if (prog.starts_with("commit_") || prog.starts_with("fc_")) return ExplainProbe::kJournal;
-  return ExplainProbe::kSyncParts;  // call_enter, call_exit
+  return ExplainProbe::kSyncParts;  // call_enter, call_exit, split_switch, split_wakeup
 }
 
 // The system calls whose time is split (explain.bpf.c's call_nrs).
@@ -87,6 +90,12 @@ void OnlyThreads(bpf_map* map, const std::vector<pid_t>& tids) {
   }
 }
 
+uint64_t NowNs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
 class BpfExplainer final : public Explainer {
  public:
   ~BpfExplainer() override {
@@ -107,6 +116,11 @@ class BpfExplainer final : public Explainer {
     links_.clear();
   }
   ExplainCounters Read() const override;
+  std::vector<std::string> CheckNotes() const override {
+    return SplitCheckNotes(ReadSplitCheck(skel_->maps.split_state, skel_->maps.split_rqs,
+                                          skel_->maps.split_commits, NowNs()),
+                           true);
+  }
   std::string Missing(ExplainProbe p) const override { return missing_[static_cast<size_t>(p)]; }
   uint32_t fs_block_size() const override { return fs_block_size_; }
   Status Open(const ExplainScope& scope);
@@ -121,6 +135,8 @@ class BpfExplainer final : public Explainer {
   std::vector<bpf_link*> links_;
   std::array<std::string, kExplainProbes> missing_;
   uint32_t fs_block_size_ = 0;
+  split_check check_base_{};  // the checks of the spans before the last Attach
+  std::vector<WaitRange> waits_;
 };
 
 ExplainCounters BpfExplainer::Read() const {
@@ -136,6 +152,14 @@ ExplainCounters BpfExplainer::Read() const {
     sum = ExplainDelta(sum, ExplainDelta(ExplainCounters{}, c));  // sum += c
     sum.hz = hz;
   }
+  split_state st{};
+  bpf_map__lookup_elem(skel_->maps.split_state, &zero, sizeof zero, &st, sizeof st, 0);
+  sum.rq_requeued = check_base_.rq_requeued + st.check.rq_requeued;
+  sum.rq_reissued = check_base_.rq_reissued + st.check.rq_reissued;
+  sum.rq_reinserted = check_base_.rq_reinserted + st.check.rq_reinserted;
+  sum.rq_lost = check_base_.rq_lost + st.check.rq_lost;
+  sum.commits_unended = check_base_.commits_unended + st.check.commits_unended;
+  sum.stack_misses = check_base_.stack_misses + st.check.stack_misses;
   return sum;
 }
 
@@ -147,15 +171,20 @@ void BpfExplainer::Attach(std::initializer_list<ExplainProbe> groups) {
       wanted[static_cast<size_t>(ExplainProbe::kBlock)] =
           wanted[static_cast<size_t>(ExplainProbe::kJournal)] = true;
   }
-  Clear(skel_->maps.calls);
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  skel_->bss->attach_ns =
-      static_cast<__u64>(now.tv_sec) * 1'000'000'000u + static_cast<__u64>(now.tv_nsec);
+  // What was in flight when the programs were last detached may have ended
+  // unseen since: the state starts empty, its check kept.
   __u32 zero = 0;
-  explain_target_state idle{};
-  bpf_map__update_elem(skel_->maps.state, &zero, sizeof zero, &idle, sizeof idle, BPF_ANY);
-  skel_->bss->track_state = wanted[static_cast<size_t>(ExplainProbe::kSyncParts)];
+  split_state st{};
+  if (bpf_map__lookup_elem(skel_->maps.split_state, &zero, sizeof zero, &st, sizeof st, 0) == 0) {
+    const __u64* from = &st.check.rq_requeued;
+    __u64* to = &check_base_.rq_requeued;
+    for (size_t i = 0; i < sizeof(split_check) / sizeof(__u64); ++i) to[i] += from[i];
+  }
+  Clear(skel_->maps.split_rqs);
+  Clear(skel_->maps.split_commits);
+  split_state idle{};
+  idle.last_ns = NowNs();
+  bpf_map__update_elem(skel_->maps.split_state, &zero, sizeof zero, &idle, sizeof idle, BPF_ANY);
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
     const ExplainProbe g = GroupOf(bpf_program__name(prog));
@@ -201,6 +230,7 @@ int BpfExplainer::TryLoad(const ExplainScope& scope) {
   skel_->rodata->target_tgid = static_cast<__u32>(scope.tgid);
   skel_->rodata->fs_dev = KernelDev(scope.fs_dev);
   for (size_t i = 0; i < std::size(kTimedCalls); ++i) skel_->rodata->call_nrs[i] = kTimedCalls[i];
+  SetWaitRanges(skel_->rodata, waits_);
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
     if (!Sees(GroupOf(bpf_program__name(prog)))) bpf_program__set_autoload(prog, false);
@@ -211,6 +241,7 @@ int BpfExplainer::TryLoad(const ExplainScope& scope) {
 
 Status BpfExplainer::Open(const ExplainScope& scope) {
   fs_block_size_ = scope.fs_block_size;
+  waits_ = WaitRanges();
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) return Unexpected(ErrnoError(errno, "--explain: read the kernel's BTF"));
   skel_ = explain_bpf__open();

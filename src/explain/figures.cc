@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "explain/wait_functions.h"
+
 namespace writelab {
 namespace {
 
@@ -24,36 +26,43 @@ void Block(const ExplainCounters& d, std::map<std::string, double>& f) {
       Per(static_cast<double>(d.rq_bytes), static_cast<double>(d.rq_issued)) / 1024;
 }
 
-// The keys of a call split: the writer's calls (x_*) or the bystander
-// probe's (x_probe_*).
+// The keys of a call split: the timed calls' (x_*) or the bystander
+// probe's (x_probe_*), in the order of split_parts.h.
 struct SplitKeys {
-  FigureKey call_ms, data, journal, flush, other;
+  FigureKey call_ms;
+  FigureKey parts[SPLIT_PARTS];
+  FigureKey during[SPLIT_OVERLAPS];
 };
-constexpr SplitKeys kCallSplit = {ExplainKey("x_call_ms"), ExplainKey("x_data_pct"),
-                                  ExplainKey("x_journal_pct"), ExplainKey("x_flush_pct"),
-                                  ExplainKey("x_other_pct")};
-constexpr SplitKeys kProbeSplit = {ExplainKey("x_probe_call_ms"), ExplainKey("x_probe_data_pct"),
-                                   ExplainKey("x_probe_journal_pct"),
-                                   ExplainKey("x_probe_flush_pct"),
-                                   ExplainKey("x_probe_other_pct")};
+constexpr SplitKeys kCallSplit = {
+    ExplainKey("x_call_ms"),
+    {ExplainKey("x_cpu_pct"), ExplainKey("x_runq_pct"), ExplainKey("x_journal_pct"),
+     ExplainKey("x_writeback_pct"), ExplainKey("x_flush_pct"), ExplainKey("x_dirty_wait_pct"),
+     ExplainKey("x_other_pct")},
+    {ExplainKey("x_during_commit_pct"), ExplainKey("x_during_flush_pct"),
+     ExplainKey("x_during_writes_pct")}};
+constexpr SplitKeys kProbeSplit = {
+    ExplainKey("x_probe_call_ms"),
+    {ExplainKey("x_probe_cpu_pct"), ExplainKey("x_probe_runq_pct"),
+     ExplainKey("x_probe_journal_pct"), ExplainKey("x_probe_writeback_pct"),
+     ExplainKey("x_probe_flush_pct"), ExplainKey("x_probe_dirty_wait_pct"),
+     ExplainKey("x_probe_other_pct")},
+    {ExplainKey("x_probe_during_commit_pct"), ExplainKey("x_probe_during_flush_pct"),
+     ExplainKey("x_probe_during_writes_pct")}};
 
 // The call split, into f under keys k.
 void Split(const ExplainCounters& d, const SplitKeys& k, std::map<std::string, double>& f) {
   const double total = static_cast<double>(d.sync_ns);
   f[k.call_ms.name] = total / static_cast<double>(d.syncs) / 1e6;
-  const double data = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_DATA]);
-  const double journal = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_JOURNAL]);
-  const double flush = static_cast<double>(d.sync_part_ns[EXPLAIN_PART_FLUSH]);
-  f[k.data.name] = 100 * Per(data, total);
-  f[k.journal.name] = 100 * Per(journal, total);
-  f[k.flush.name] = 100 * Per(flush, total);
-  f[k.other.name] = std::max(0.0, 100 * Per(total - data - journal - flush, total));
+  for (int i = 0; i < SPLIT_PARTS; ++i)
+    f[k.parts[i].name] = 100 * Per(static_cast<double>(d.sync_part_ns[i]), total);
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i)
+    f[k.during[i].name] = 100 * Per(static_cast<double>(d.sync_during_ns[i]), total);
 }
 
 void Sync(const ExplainCounters& d, std::map<std::string, double>& f) {
   f[ExplainKey("x_calls").name] = static_cast<double>(d.syncs);
   if (!d.syncs) return;
-  f[ExplainKey("x_overattributed").name] = static_cast<double>(d.sync_overattributed);
+  f[ExplainKey("x_unbalanced").name] = static_cast<double>(d.sync_unbalanced);
   Split(d, kCallSplit, f);
 }
 
@@ -148,10 +157,27 @@ std::vector<std::string> ExplainNotes(const Explainer& e,
     if (!e.Sees(g))
       notes.push_back(std::string("explain: ") + ExplainProbeName(g) +
                       " unsupported: " + e.Missing(g));
+  if (std::find(groups.begin(), groups.end(), ExplainProbe::kSyncParts) != groups.end())
+    for (std::string& n : e.CheckNotes()) notes.push_back("explain: " + std::move(n));
   return notes;
 }
 
 namespace {
+
+// "on CPU 12%, waiting for a CPU 3%, journal commit 70%, ...": the parts
+// of at least 0.5%.
+std::string SplitLine(const Row& row, const SplitKeys& k) {
+  std::string line;
+  for (int i = 0; i < SPLIT_PARTS; ++i) {
+    const Figure* fig = row.FindFigure(k.parts[i].name);
+    if (!fig || fig->value.median < 0.5) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s %.0f%%", line.empty() ? "" : ", ", SplitPartName(i),
+                  fig->value.median);
+    line += buf;
+  }
+  return line.empty() ? "no part of 0.5% or more" : line;
+}
 
 // A stream row: the writer's throttling and writeback, and the bystander
 // probe's call split when it was measured.
@@ -170,14 +196,8 @@ std::string StreamLine(const Row& row, double throttled) {
                   value(ExplainKey("x_other_writeback_mb")));
     line += buf;
   }
-  if (row.FindFigure(ExplainKey("x_probe_journal_pct").name)) {
-    std::snprintf(buf, sizeof buf,
-                  "; the bystander's calls: journal commit %.0f%%, cache flush %.0f%%, device "
-                  "writes %.0f%%, other %.0f%%",
-                  value(ExplainKey("x_probe_journal_pct")), value(ExplainKey("x_probe_flush_pct")),
-                  value(ExplainKey("x_probe_data_pct")), value(ExplainKey("x_probe_other_pct")));
-    line += buf;
-  }
+  if (row.FindFigure(ExplainKey("x_probe_journal_pct").name))
+    line += "; the bystander's calls: " + SplitLine(row, kProbeSplit);
   return line;
 }
 
@@ -189,14 +209,8 @@ std::string WhereTheTimeWent(const Row& row) {
     return fig ? &fig->value.median : nullptr;
   };
   char buf[256];
-  if (const double* journal = value(ExplainKey("x_journal_pct"))) {
-    std::snprintf(buf, sizeof buf,
-                  "write and sync calls: journal commit %.0f%%, cache flush %.0f%%, device writes "
-                  "%.0f%%, other %.0f%%",
-                  *journal, *value(ExplainKey("x_flush_pct")), *value(ExplainKey("x_data_pct")),
-                  *value(ExplainKey("x_other_pct")));
-    return buf;
-  }
+  if (row.FindFigure(ExplainKey("x_journal_pct").name))
+    return "write and sync calls: " + SplitLine(row, kCallSplit);
   if (const double* throttled = value(ExplainKey("x_throttled_pct")))
     return StreamLine(row, *throttled);
   if (const double* device = value(ExplainKey("x_device_ms"))) {

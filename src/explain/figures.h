@@ -34,18 +34,33 @@ inline constexpr FigureSpec kExplainFigures[] = {
      "write and sync system calls of writelab's threads (write, pwrite64, writev, pwritev, "
      "pwritev2, fsync, fdatasync, sync_file_range), sys_enter to sys_exit"},
     {"x_call_ms", "call", "ms", "mean traced call"},
-    {"x_journal_pct", "journal", "%",
-     "share of the traced calls' time during which a journal commit of the target file system "
-     "ran (jbd2_start_commit to jbd2_end_commit, or an ext4 fast commit)"},
+    {"x_cpu_pct", "on CPU", "%",
+     "share of the traced calls' time their threads ran on a CPU (sched_switch): the calls' "
+     "own work, copies into the page cache, interrupts taken meanwhile"},
+    {"x_runq_pct", "waiting for a CPU", "%",
+     "share the threads were runnable but not running: from their wake-up (sched_wakeup) or "
+     "preemption to their switch-in"},
+    {"x_journal_pct", "journal commit", "%",
+     "share the threads slept waiting for a journal commit or for journal space "
+     "(jbd2_log_wait_commit, a locked transaction; xfs's log force): the stack at the sleep"},
+    {"x_writeback_pct", "its writes", "%",
+     "share the threads slept waiting for their data to reach the device: page writeback, "
+     "buffers, direct I/O, a free request slot or blk-wbt"},
     {"x_flush_pct", "cache flush", "%",
-     "share during which, with no commit running, a cache flush (FLUSH or FUA request) was in "
-     "flight on the device"},
-    {"x_data_pct", "device writes", "%",
-     "share during which, with neither, a write request was in flight on the device"},
-    {"x_other_pct", "other", "%",
-     "share with none of these: CPU, page-cache copies, locks, scheduling"},
-    {"x_overattributed", "overattributed", "calls",
-     "traced calls whose parts added up to more than the call (a bug if not 0)"},
+     "share the threads slept waiting for a cache flush they issued (blkdev_issue_flush)"},
+    {"x_dirty_wait_pct", "dirty throttling", "%", "share the threads slept in balance_dirty_pages"},
+    {"x_other_pct", "other sleep", "%",
+     "share the threads slept on anything else: locks, pipes, page faults, timers"},
+    {"x_during_commit_pct", "while a commit ran", "%",
+     "overlap, not cause: share of the calls' time during which a journal commit of the target "
+     "file system ran, whatever the calls waited for"},
+    {"x_during_flush_pct", "while a flush was in flight", "%",
+     "overlap: share during which, with no commit running, a cache flush was in flight on the "
+     "device, whoever issued it"},
+    {"x_during_writes_pct", "while writes were in flight", "%",
+     "overlap: share during which, with neither, a write request was in flight on the device"},
+    {"x_unbalanced", "unbalanced", "calls",
+     "traced calls whose parts did not add up to the call (a bug if not 0)"},
     {"x_commits", "commits", "commits",
      "journal commits started on the target file system, by anyone (jbd2_start_commit, and "
      "ext4_fc_commit_start for fast commits)"},
@@ -58,7 +73,8 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_commit_locked_ms", "commit: locked", "ms",
      "mean time a commit waited for the transaction's last updates to finish (rs_locked)"},
     {"x_commit_flushing_ms", "commit: flushing", "ms",
-     "mean time a commit spent writing ordered data (rs_flushing)"},
+     "mean time a commit spent submitting its ordered data (rs_flushing; the wait for that data "
+     "falls in logging)"},
     {"x_commit_logging_ms", "commit: logging", "ms",
      "mean time a commit spent writing its log blocks and commit record (rs_logging)"},
     {"x_conversions", "conversions", "calls",
@@ -70,14 +86,22 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_throttled_pct", "throttled", "%", "throttled time as a share of the row's write time"},
     {"x_probe_call_ms", "probe call", "ms",
      "mean pwrite or fdatasync of the bystander probe (its calls only), sys_enter to sys_exit"},
-    {"x_probe_journal_pct", "probe: journal", "%",
-     "share of the probe's call time during which a journal commit of the target file system "
-     "ran"},
-    {"x_probe_flush_pct", "probe: cache flush", "%",
-     "share during which, with no commit, a cache flush was in flight on the device"},
-    {"x_probe_data_pct", "probe: device writes", "%",
-     "share during which, with neither, a write request was in flight on the device"},
-    {"x_probe_other_pct", "probe: other", "%", "share with none of these"},
+    {"x_probe_cpu_pct", "probe: on CPU", "%", "as x_cpu_pct, for the probe's calls"},
+    {"x_probe_runq_pct", "probe: waiting for a CPU", "%", "as x_runq_pct, for the probe's calls"},
+    {"x_probe_journal_pct", "probe: journal commit", "%",
+     "as x_journal_pct, for the probe's calls"},
+    {"x_probe_writeback_pct", "probe: its writes", "%",
+     "as x_writeback_pct, for the probe's calls"},
+    {"x_probe_flush_pct", "probe: cache flush", "%", "as x_flush_pct, for the probe's calls"},
+    {"x_probe_dirty_wait_pct", "probe: dirty throttling", "%",
+     "as x_dirty_wait_pct, for the probe's calls"},
+    {"x_probe_other_pct", "probe: other sleep", "%", "as x_other_pct, for the probe's calls"},
+    {"x_probe_during_commit_pct", "probe: while a commit ran", "%",
+     "overlap, as x_during_commit_pct, for the probe's calls"},
+    {"x_probe_during_flush_pct", "probe: while a flush was in flight", "%",
+     "overlap, as x_during_flush_pct, for the probe's calls"},
+    {"x_probe_during_writes_pct", "probe: while writes were in flight", "%",
+     "overlap, as x_during_writes_pct, for the probe's calls"},
     {"x_journal_thread_mb", "journal thread wrote", "MB",
      "write bios queued for the device by the target journal's own thread (journal_t's j_task, "
      "never a task merely named jbd2/...): its log and the data its commits carried, in 10^6 "

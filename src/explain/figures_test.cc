@@ -20,11 +20,13 @@ class FakeExplainer final : public Explainer {
   void ThrottleOnly(const std::vector<pid_t>&) override {}
   uint32_t fs_block_size() const override { return 4096; }
   ExplainCounters Read() const override { return {}; }
+  std::vector<std::string> CheckNotes() const override { return check; }
   std::string Missing(ExplainProbe p) const override {
     return seen[static_cast<size_t>(p)] ? "" : "the kernel has no tracepoint x";
   }
   FakeExplainer() { seen.fill(true); }
   std::array<bool, kExplainProbes> seen;
+  std::vector<std::string> check;
 };
 
 ExplainCounters Counters() {
@@ -38,9 +40,13 @@ ExplainCounters Counters() {
   c.rq_merges = 10;
   c.syncs = 10;
   c.sync_ns = 10 * 10'000'000;
-  c.sync_part_ns[EXPLAIN_PART_JOURNAL] = 60'000'000;
-  c.sync_part_ns[EXPLAIN_PART_FLUSH] = 10'000'000;
-  c.sync_part_ns[EXPLAIN_PART_DATA] = 20'000'000;
+  c.sync_part_ns[SPLIT_CPU] = 5'000'000;
+  c.sync_part_ns[SPLIT_RUNQ] = 5'000'000;
+  c.sync_part_ns[SPLIT_JOURNAL] = 60'000'000;
+  c.sync_part_ns[SPLIT_FLUSH] = 10'000'000;
+  c.sync_part_ns[SPLIT_WRITEBACK] = 20'000'000;
+  c.sync_during_ns[SPLIT_DURING_COMMIT] = 80'000'000;
+  c.sync_during_ns[SPLIT_DURING_WRITES] = 15'000'000;
   c.commits = 10;
   c.commit_stats = 10;
   c.blocks_logged = 40;
@@ -66,11 +72,17 @@ TEST(ExplainFigures, EachGroupGivesItsFigures) {
   EXPECT_DOUBLE_EQ(f["x_merges"], 1510);
   EXPECT_DOUBLE_EQ(f["x_kib_per_request"], 64);
   EXPECT_DOUBLE_EQ(f["x_call_ms"], 10);
+  EXPECT_DOUBLE_EQ(f["x_cpu_pct"], 5);
+  EXPECT_DOUBLE_EQ(f["x_runq_pct"], 5);
   EXPECT_DOUBLE_EQ(f["x_journal_pct"], 60);
   EXPECT_DOUBLE_EQ(f["x_flush_pct"], 10);
-  EXPECT_DOUBLE_EQ(f["x_data_pct"], 20);
-  EXPECT_DOUBLE_EQ(f["x_other_pct"], 10);
-  EXPECT_DOUBLE_EQ(f["x_overattributed"], 0);
+  EXPECT_DOUBLE_EQ(f["x_writeback_pct"], 20);
+  EXPECT_DOUBLE_EQ(f["x_dirty_wait_pct"], 0);
+  EXPECT_DOUBLE_EQ(f["x_other_pct"], 0);
+  EXPECT_DOUBLE_EQ(f["x_during_commit_pct"], 80) << "overlap: beside the parts, not among them";
+  EXPECT_DOUBLE_EQ(f["x_during_flush_pct"], 0);
+  EXPECT_DOUBLE_EQ(f["x_during_writes_pct"], 15);
+  EXPECT_DOUBLE_EQ(f["x_unbalanced"], 0);
   EXPECT_DOUBLE_EQ(f["x_blocks_logged_per_write"], 2);
   EXPECT_DOUBLE_EQ(f["x_commit_ms"], 15 * 1000.0 / 250 / 10);
   EXPECT_DOUBLE_EQ(f["x_commit_flushing_ms"], 5 * 1000.0 / 250 / 10);
@@ -108,6 +120,15 @@ TEST(ExplainFigures, AGroupTheKernelHidesGivesNoFiguresButANote) {
   EXPECT_EQ(notes[0], "explain: extent conversions unsupported: the kernel has no tracepoint x");
 }
 
+TEST(ExplainFigures, WhatTheSelfCheckFoundIsNotedWhereTheCallsAreSplit) {
+  FakeExplainer e;
+  e.check = {"self-check: 2 requests never reported done"};
+  EXPECT_TRUE(ExplainNotes(e, {ExplainProbe::kBlock}).empty()) << "no split, no overlaps";
+  auto notes = ExplainNotes(e, {ExplainProbe::kSyncParts});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "explain: self-check: 2 requests never reported done");
+}
+
 TEST(ExplainFigures, ThrottlingIsAShareOfTheWriteTime) {
   FakeExplainer e;
   ExplainCounters c{};
@@ -127,11 +148,14 @@ TEST(ExplainFigures, ThrottlingIsAShareOfTheWriteTime) {
 TEST(ExplainFigures, DeltaSubtractsEveryCounterAndKeepsHz) {
   ExplainCounters a = Counters(), b{};
   b.rq_issued = 40;
-  b.sync_part_hist[2][5] = 1;
-  a.sync_part_hist[2][5] = 3;
+  b.sync_during_ns[2] = 1;
+  a.sync_during_ns[2] = 3;
+  b.rq_lost = 1;
+  a.rq_lost = 4;
   ExplainCounters d = ExplainDelta(a, b);
   EXPECT_EQ(d.rq_issued, 60u);
-  EXPECT_EQ(d.sync_part_hist[2][5], 2u);
+  EXPECT_EQ(d.sync_during_ns[2], 2u);
+  EXPECT_EQ(d.rq_lost, 3u);
   EXPECT_EQ(d.hz, 250u);
 }
 
@@ -146,8 +170,8 @@ TEST(ExplainFigures, RequestSizesAndWhereTheTimeWent) {
   Row row;
   AddFigures(row.figures, kExplainFigures, f);
   EXPECT_EQ(WhereTheTimeWent(row),
-            "write and sync calls: journal commit 60%, cache flush 10%, device writes 20%, "
-            "other 10%");
+            "write and sync calls: on CPU 5%, waiting for a CPU 5%, journal commit 60%, its "
+            "writes 20%, cache flush 10%");
   EXPECT_EQ(WhereTheTimeWent(Row{}), "");
 
   ExplainCounters probe = Counters();  // the probe's calls only, with a stream beside them
@@ -162,8 +186,8 @@ TEST(ExplainFigures, RequestSizesAndWhereTheTimeWent) {
   AddFigures(stream.figures, kExplainFigures, g);
   EXPECT_EQ(WhereTheTimeWent(stream),
             "the writer was throttled in balance_dirty_pages 20% of its time; writeback started "
-            "by the writer 0 MB, by others 5 MB; the bystander's calls: journal commit 60%, cache "
-            "flush 10%, device writes 20%, other 10%");
+            "by the writer 0 MB, by others 5 MB; the bystander's calls: on CPU 5%, waiting for a "
+            "CPU 5%, journal commit 60%, its writes 20%, cache flush 10%");
 }
 
 }  // namespace

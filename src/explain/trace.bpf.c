@@ -6,9 +6,11 @@
 // process it forks from then on). Their write-family calls on regular files,
 // their sync calls and their io_uring writes and syncs are timed; the file
 // systems and disks under the files they touch join `fs_devs` and
-// `block_devs` as they are seen, and only their block requests and journal
-// commits drive the state a call's time is split by (as explain.bpf.c does
-// for an experiment's target). What is kept: per file and class of call,
+// `block_devs` as they are seen. Each call is split (split.bpf.h) into what
+// its thread did, from the scheduler's events, and into what the scope's
+// disks and journals were doing meanwhile, from their requests and
+// commits (as explain.bpf.c does for an experiment). What is kept: per
+// file and class of call,
 // the sums (`files`); per class, a latency histogram (`hists`); in the ring
 // buffer, every call at least `slow_ns` long and every durability call
 // (fsync, fdatasync, sync_file_range, msync, syncfs, sync, synchronous
@@ -21,8 +23,9 @@
 #include <bpf/bpf_tracing.h>
 
 #include "block.bpf.h"
-
 #include "trace_counters.h"
+
+#include "split.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -30,6 +33,9 @@ extern unsigned int CONFIG_HZ __kconfig __weak;
 
 // The system call number of each syscall kind (-1: none on this arch).
 const volatile long call_nrs[TRACE_SYSCALL_KINDS] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+// fallocate's number: counted, not timed (a diagnosis names preallocation
+// only when the scope made one).
+const volatile long fallocate_nr = -1;
 // Calls at least this long are sent to the ring (user space lowers and
 // raises it to the 99th percentile so far, or holds --slow).
 volatile __u64 slow_ns = 1000000;
@@ -37,7 +43,6 @@ volatile __u64 slow_ns = 1000000;
 #define MAX_SCOPE 16384
 #define MAX_CALLS 16384
 #define MAX_FILES 16384
-#define ISSUE_SLOTS 262144
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -54,11 +59,6 @@ struct tcall {
   __s32 fd;
   __u32 active;  // a call is in flight
   __u64 ino;
-  __u64 cum0[TRACE_PARTS];    // the state's clock when the call began
-  __u64 throttle_ns;          // paused in balance_dirty_pages, in pauses closed so far
-  __u64 paused[TRACE_PARTS];  // the parts' time inside those pauses
-  __u64 pause_at, pause_ns;   // the open pause: when, and how long the kernel sleeps
-  __u64 pause_cum0[TRACE_PARTS];
   __u64 commits0, conversions0;
 };
 
@@ -134,46 +134,10 @@ struct {
   __type(value, __u8);
 } journal_threads SEC(".maps");
 
-struct commit_open {
-  __u64 start_ns, journal_bytes0, tid;
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 64);
-  __type(key, __u32);  // the file system's dev_t
-  __type(value, struct commit_open);
-} commits_open SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, ISSUE_SLOTS);
-  __type(key, __u32);
-  __type(value, __u64);
-} issued SEC(".maps");
-
-// What the scope's disks and journals are doing, and how long they have
-// spent in each part so far (cum[TRACE_PARTS]: none of them).
-struct tstate {
-  __s64 commits, flushes, writes;
-  __u64 last_ns;               // when cum was last brought up to date
-  __u64 cum[TRACE_PARTS + 1];  // time in each part, summed since the programs started
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct tstate);
-} state SEC(".maps");
-
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 8 << 20);
 } events SEC(".maps");
-
-// CLOCK_MONOTONIC when user space attached: older requests are not ours.
-volatile __u64 attach_ns = 0;
 
 #define S_IFMT 0170000
 #define S_IFREG 0100000
@@ -200,99 +164,25 @@ static __always_inline int InScope(void) {
 
 static __always_inline int OnDisk(__u32 dev) { return bpf_map_lookup_elem(&block_devs, &dev) != 0; }
 
-// ---- the state a call's time is split by (as in explain.bpf.c)
-
-static __always_inline __u32 PartNow(void) {
-  __u32 zero = 0;
-  struct tstate* t = bpf_map_lookup_elem(&state, &zero);
-  if (!t) return TRACE_PARTS;
-  if (t->commits > 0) return TRACE_PART_JOURNAL;
-  if (t->flushes > 0) return TRACE_PART_FLUSH;
-  if (t->writes > 0) return TRACE_PART_DATA;
-  return TRACE_PARTS;
-}
-
-// Brings the clock up to now under the part the state was in: each stretch
-// of time goes to one part, once, however many CPUs try at once (the
-// compare-and-swap on last_ns). A call's parts are the differences of cum
-// between its start and its end: O(1) per event and per call, whatever
-// the number of calls in flight.
-static __always_inline void Advance(struct tstate* t, __u64 now) {
-  const __u64 old = t->last_ns;
-  if (now <= old) return;
-  if (__sync_val_compare_and_swap(&t->last_ns, old, now) != old) return;
-  const __u32 p = PartNow();
-  if (p <= TRACE_PARTS) __sync_fetch_and_add(&t->cum[p], now - old);
-}
-
-static __always_inline struct tstate* State(void) {
-  __u32 zero = 0;
-  return bpf_map_lookup_elem(&state, &zero);
-}
-
-// The time each part has had up to now, read without writing: the open
-// stretch since last_ns counts for the part the state is in.
-static __always_inline void Clock(struct tstate* t, __u64 now, __u64* out) {
-  const __u64 last = t->last_ns;
-  const __u32 p = PartNow();
-  for (int i = 0; i < TRACE_PARTS; ++i)
-    out[i] = t->cum[i] + (i == p && now > last ? now - last : 0);
-}
-
-static __always_inline void Change(int which, int delta) {
-  struct tstate* t = State();
-  if (!t) return;
-  Advance(t, bpf_ktime_get_ns());  // the time until now was the old state's
-  __s64* count = which == 0 ? &t->commits : which == 1 ? &t->flushes : &t->writes;
-  if (delta < 0 && *count <= 0) return;  // began before the programs were attached
-  __sync_fetch_and_add(count, delta);
-}
-
 // ---- block layer: requests on the scope's disks
-
-static __always_inline __u32 Slot(struct request* rq) {
-  const __u32 queue = BPF_CORE_READ(rq, mq_hctx, queue_num);
-  const int tag = BPF_CORE_READ(rq, tag);
-  if (tag < 0 || tag >= 1024 || queue >= ISSUE_SLOTS / 1024) return ISSUE_SLOTS;
-  return queue * 1024 + (__u32)tag;
-}
-
-static __always_inline __u64 TakeIssueTime(struct request* rq) {
-  __u32 slot = Slot(rq);
-  __u64* t = slot < ISSUE_SLOTS ? bpf_map_lookup_elem(&issued, &slot) : 0;
-  if (!t || !*t || *t < attach_ns) return 0;
-  const __u64 at = *t;
-  *t = 0;
-  return at;
-}
 
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(rq_issue, struct request* rq) {
   if (!OnDisk(DiskDev(rq))) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
-  if (!IsWrite(opf) && !IsFlush(opf)) return 0;
-  __u32 slot = Slot(rq);
-  __u64* t = slot < ISSUE_SLOTS ? bpf_map_lookup_elem(&issued, &slot) : 0;
-  if (!t) return 0;
-  *t = bpf_ktime_get_ns();
-  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, 1);
+  if (IsWrite(opf) || IsFlush(opf)) SplitRqIssue(rq, opf);
   return 0;
 }
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
-  if (!OnDisk(DiskDev(rq))) return 0;
-  if (!TakeIssueTime(rq)) return 0;
-  const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
-  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
+  SplitRqDone(rq);
   return 0;
 }
 
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(rq_requeue, struct request* rq) {
-  if (!OnDisk(DiskDev(rq)) || !TakeIssueTime(rq)) return 0;
-  const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
-  Change(IsFlush(opf) && !IsWrite(opf) ? 1 : 2, -1);
+  SplitRqRequeue(rq);
   return 0;
 }
 
@@ -321,24 +211,20 @@ int BPF_PROG(commit_start, journal_t* journal, transaction_t* transaction) {
     __u8 one = 1;
     bpf_map_update_elem(&journal_threads, &pid, &one, BPF_ANY);
   }
-  Change(0, 1);
   struct trace_totals* t = Totals();
   if (!t) return 0;
   __sync_fetch_and_add(&t->commits, 1);
-  struct commit_open open = {bpf_ktime_get_ns(), t->journal_bytes,
-                             (__u64)BPF_CORE_READ(transaction, t_tid)};
-  bpf_map_update_elem(&commits_open, &dev, &open, BPF_ANY);
+  SplitCommitStart(dev, t->journal_bytes, (__u64)BPF_CORE_READ(transaction, t_tid));
   return 0;
 }
 
 SEC("tp_btf/jbd2_end_commit")
 int BPF_PROG(commit_end, journal_t* journal, transaction_t* transaction) {
   __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
-  if (!OnFs(dev)) return 0;
-  Change(0, -1);
-  struct commit_open* open = bpf_map_lookup_elem(&commits_open, &dev);
+  struct split_commit open;
+  if (!OnFs(dev) || !SplitCommitEnd(dev, &open)) return 0;
   struct trace_totals* t = Totals();
-  if (!open || !t) return 0;
+  if (!t) return 0;
   struct trace_commit_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
   if (!e) {
     Count(&t->lost_events);
@@ -346,12 +232,11 @@ int BPF_PROG(commit_end, journal_t* journal, transaction_t* transaction) {
   }
   e->type = TRACE_EVENT_COMMIT;
   e->dev = dev;
-  e->start_ns = open->start_ns;
+  e->start_ns = open.start_ns;
   e->end_ns = bpf_ktime_get_ns();
-  e->tid = open->tid;
-  e->journal_bytes = t->journal_bytes - open->journal_bytes0;
+  e->tid = open.tid;
+  e->journal_bytes = t->journal_bytes - open.journal_bytes0;
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
-  bpf_map_delete_elem(&commits_open, &dev);
   return 0;
 }
 
@@ -480,9 +365,14 @@ static __always_inline __u64 SixthArg(struct pt_regs* regs) {
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
+  const __u64 now = bpf_ktime_get_ns();  // before anything that may allocate
   if (!InScope()) return 0;
   const int kind = KindOf(id);
-  if (kind < 0) return 0;
+  if (kind < 0) {
+    struct trace_totals* t = id == fallocate_nr ? Totals() : 0;
+    if (t) Count(&t->fallocates);
+    return 0;
+  }
   __u32 dev = 0, cls = 0;
   __u64 ino = 0;
   struct file* f = 0;
@@ -494,11 +384,10 @@ int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
     if (IsWriteKind(kind)) cls = WriteClass(f, kind == TRACE_KIND_PWRITEV2 ? SixthArg(regs) : 0);
   }
   struct trace_totals* t = Totals();
-  struct tstate* s = State();
-  if (!t || !s) return 0;
+  if (!t) return 0;
   struct tcall* c =
       bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (!c) {
+  if (!c || !SplitBegin(now)) {
     Count(&t->lost_calls);
     return 0;
   }
@@ -507,13 +396,9 @@ int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
   c->dev = dev;
   c->ino = ino;
   c->class_id = (__u32)kind * 4 + cls;
-  c->throttle_ns = 0;
-  c->pause_ns = 0;
-  for (int i = 0; i < TRACE_PARTS; ++i) c->paused[i] = 0;
   c->commits0 = t->commits;
   c->conversions0 = t->conversions;
-  c->start_ns = bpf_ktime_get_ns();
-  Clock(s, c->start_ns, c->cum0);
+  c->start_ns = now;
   c->active = 1;
   return 0;
 }
@@ -596,8 +481,8 @@ static __always_inline void SendName(struct file* f, __u32 dev, __u64 ino) {
 
 static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev, __u64 ino,
                                    __s32 fd, __u32 tid, __u32 tgid, __u64 start, __u64 ns,
-                                   __s64 ret, const __u64* parts, __u64 throttle_ns, __u64 commits,
-                                   __u64 conversions) {
+                                   __s64 ret, const __u64* parts, const __u64* during,
+                                   __u64 commits, __u64 conversions) {
   struct trace_totals* t = Totals();
   if (!t) return;
   struct trace_file_key key = {dev, class_id, ino};
@@ -614,8 +499,8 @@ static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev,
     if (ret < 0) fs->errors++;
     fs->ns += ns;
     if (ns > fs->max_ns) fs->max_ns = ns;
-    for (int i = 0; i < TRACE_PARTS; ++i) fs->part_ns[i] += parts[i];
-    fs->throttle_ns += throttle_ns;
+    for (int i = 0; i < SPLIT_PARTS; ++i) fs->part_ns[i] += parts[i];
+    for (int i = 0; i < SPLIT_OVERLAPS; ++i) fs->during_ns[i] += during[i];
     fs->commits += commits;
     fs->conversions += conversions;
   } else {
@@ -643,38 +528,11 @@ static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev,
   e->dev = dev;
   e->ino = ino;
   e->ret = ret;
-  for (int i = 0; i < TRACE_PARTS; ++i) e->part_ns[i] = parts[i];
-  e->throttle_ns = throttle_ns;
+  for (int i = 0; i < SPLIT_PARTS; ++i) e->part_ns[i] = parts[i];
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i) e->during_ns[i] = during[i];
   e->commits = commits;
   e->conversions = conversions;
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
-}
-
-// d * num / den without overflowing 64 bits (num <= den).
-static __always_inline __u64 Prorate(__u64 d, __u64 num, __u64 den) {
-  if (!den) return 0;
-  while (den > (1ull << 32)) {
-    num >>= 1;
-    den >>= 1;
-  }
-  return d * num / den;
-}
-
-// The open pause ends: the kernel slept pause_ns of the time since pause_at
-// (the task's next event, now, comes after it wakes), and the parts' time in
-// that interval, prorated to the pause, was the pause's, not the call's.
-static __always_inline void ClosePause(struct tcall* c, struct tstate* s, __u64 now) {
-  if (!c->pause_ns) return;
-  const __u64 elapsed = now > c->pause_at ? now - c->pause_at : 0;
-  const __u64 slept = c->pause_ns < elapsed ? c->pause_ns : elapsed;
-  __u64 cum[TRACE_PARTS];
-  Clock(s, now, cum);
-  for (int i = 0; i < TRACE_PARTS; ++i) {
-    const __u64 d = cum[i] > c->pause_cum0[i] ? cum[i] - c->pause_cum0[i] : 0;
-    c->paused[i] += Prorate(d, slept, elapsed);
-  }
-  c->throttle_ns += slept;
-  c->pause_ns = 0;
 }
 
 SEC("tp_btf/sys_exit")
@@ -683,48 +541,17 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   struct tcall* in_task = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
   if (!in_task || !in_task->active) return 0;
   in_task->active = 0;
-  struct tstate* st = State();
   struct trace_totals* t = Totals();
-  if (!st || !t) return 0;
+  if (!t) return 0;
   const __u64 now = bpf_ktime_get_ns();
-  ClosePause(in_task, st, now);
-  struct tcall c = *in_task;
-  const __u64 ns = now - c.start_ns;
-  // The parts are disjoint: a pause's time is throttling, not the parts.
-  __u64 cum1[TRACE_PARTS], part_ns[TRACE_PARTS], parts = c.throttle_ns;
-  Clock(st, now, cum1);
-  for (int i = 0; i < TRACE_PARTS; ++i) {
-    const __u64 d = cum1[i] > c.cum0[i] ? cum1[i] - c.cum0[i] : 0;
-    part_ns[i] = d > c.paused[i] ? d - c.paused[i] : 0;
-    parts += part_ns[i];
-  }
-  if (parts > ns + ns / 100) Count(&t->overattributed);  // clock reads race by nanoseconds
+  const struct tcall c = *in_task;
+  __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {}, sum = 0;
+  if (!SplitEnd(now, &ns, parts, during)) return 0;
+  for (int i = 0; i < SPLIT_PARTS; ++i) sum += parts[i];
+  if (sum != ns) Count(&t->unbalanced);  // the parts are the call's, end to end
   Finish(c.file, c.class_id, c.dev, c.ino, c.fd, (__u32)bpf_get_current_pid_tgid(), Tgid(),
-         c.start_ns, ns, ret, part_ns, c.throttle_ns, t->commits - c.commits0,
+         c.start_ns, ns, ret, parts, during, t->commits - c.commits0,
          t->conversions - c.conversions0);
-  return 0;
-}
-
-// Dirty throttling inside a write of the scope: the kernel is about to sleep
-// `pause` jiffies (killable: only a fatal signal wakes it early). The pause
-// is a part of the call of its own, taken out of the others.
-SEC("tp_btf/balance_dirty_pages")
-int BPF_PROG(throttle, void* wb, void* dtc, unsigned long dirty_ratelimit,
-             unsigned long task_ratelimit, unsigned long dirtied, unsigned long period,
-             long pause) {
-  if (pause <= 0 || !InScope()) return 0;
-  struct tcall* c = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
-  const unsigned int hz = CONFIG_HZ;
-  struct tstate* s = State();
-  if (c && c->active && hz && s) {
-    const __u64 now = bpf_ktime_get_ns();
-    ClosePause(c, s, now);
-    c->pause_at = now;
-    c->pause_ns = (__u64)pause * (1000000000ull / hz);
-    Clock(s, now, c->pause_cum0);
-  }
-  struct trace_totals* t = Totals();
-  if (t) t->hz = hz;
   return 0;
 }
 
@@ -741,16 +568,15 @@ static __always_inline int UringKind(__u8 op) {
   return -1;
 }
 
+// The request's file is assigned when it is issued, after this tracepoint
+// on current kernels: it is read at the completion.
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(uring_submit, struct io_kiocb* req) {
   if (!InScope()) return 0;
   const int kind = UringKind(BPF_CORE_READ(req, opcode));
   if (kind < 0) return 0;
-  struct file* f = BPF_CORE_READ(req, file);
   struct ureq u = {};
-  if (!NoteFile(f, &u.dev, &u.ino)) return 0;
-  u.file = f;
-  u.class_id = (__u32)kind * 4 + (kind == TRACE_KIND_URING_WRITE ? WriteClass(f, 0) : 0);
+  u.class_id = (__u32)kind * 4;
   struct trace_totals* t = Totals();
   if (!t) return 0;
   u.commits0 = t->commits;
@@ -771,11 +597,16 @@ int BPF_PROG(uring_complete, struct io_ring_ctx* ring, void* req, struct io_urin
   if (!in_map) return 0;
   struct ureq u = *in_map;
   bpf_map_delete_elem(&uring, &key);
+  struct file* f = BPF_CORE_READ((struct io_kiocb*)req, file);
+  if (!NoteFile(f, &u.dev, &u.ino)) return 0;
+  u.file = f;
+  if (u.class_id / 4 == TRACE_KIND_URING_WRITE) u.class_id += WriteClass(f, 0);
   struct trace_totals* t = Totals();
   if (!t) return 0;
-  const __u64 parts[TRACE_PARTS] = {0, 0, 0};  // not split: no thread waits in the call
+  // Not split: no thread waits in the call.
+  const __u64 parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {};
   Finish(u.file, u.class_id, u.dev, u.ino, -1, u.tid, u.tgid, u.start_ns,
-         bpf_ktime_get_ns() - u.start_ns, BPF_CORE_READ(cqe, res), parts, 0,
+         bpf_ktime_get_ns() - u.start_ns, BPF_CORE_READ(cqe, res), parts, during,
          t->commits - u.commits0, t->conversions - u.conversions0);
   return 0;
 }

@@ -31,11 +31,8 @@
 #define TRACE_CLASS_DIRECT 2
 #define TRACE_CLASSES (TRACE_KINDS * 4)  // kind * 4 + class bits
 
-// The parts of a call (as explain_counters.h's EXPLAIN_PART_*).
-#define TRACE_PARTS 3
-#define TRACE_PART_DATA 0
-#define TRACE_PART_JOURNAL 1
-#define TRACE_PART_FLUSH 2
+// The parts and overlaps of a call: split_parts.h.
+#include "split_parts.h"
 
 // Latency histograms: log-linear, 8 buckets per power of two (a value's
 // bucket is at most 1/8 of its lower bound wide); below 8 ns one a value.
@@ -55,20 +52,21 @@ struct trace_file_key {
 };
 struct trace_file_stats {
   __u64 calls, bytes, ns, max_ns;
-  __u64 part_ns[TRACE_PARTS];
-  __u64 throttle_ns;
-  __u64 errors;                // calls that returned an error
-  __u64 commits, conversions;  // that ran on the file system during its calls
+  __u64 part_ns[SPLIT_PARTS];       // what the calling threads did (split_parts.h)
+  __u64 during_ns[SPLIT_OVERLAPS];  // what the disk and journal did meanwhile
+  __u64 errors;                     // calls that returned an error
+  __u64 commits, conversions;       // that ran on the file system during its calls
 };
 
 // Totals of the whole run.
 struct trace_totals {
-  __u64 lost_files;      // calls not counted by file: the file map was full
-  __u64 lost_calls;      // calls not timed: the map of calls in flight was full
-  __u64 lost_events;     // records the ring buffer had no room for
-  __u64 lost_scope;      // processes not followed: the scope map was full
-  __u64 overattributed;  // calls whose parts summed to more than the call
+  __u64 lost_files;   // calls not counted by file: the file map was full
+  __u64 lost_calls;   // calls not timed: the map of calls in flight was full
+  __u64 lost_events;  // records the ring buffer had no room for
+  __u64 lost_scope;   // processes not followed: the scope map was full
+  __u64 unbalanced;   // calls whose parts did not add up to the call (a bug if not 0)
   __u64 commits, conversions, journal_bytes;
+  __u64 fallocates;  // fallocate calls of the scope (any file)
   __u64 hz;
 };
 
@@ -87,8 +85,8 @@ struct trace_call_event {
   __u32 dev;
   __u64 ino;
   __s64 ret;
-  __u64 part_ns[TRACE_PARTS];
-  __u64 throttle_ns;
+  __u64 part_ns[SPLIT_PARTS];
+  __u64 during_ns[SPLIT_OVERLAPS];
   __u64 commits, conversions;  // started on the file system during the call
 };
 

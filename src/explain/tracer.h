@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "explain/split_check.h"
 #include "explain/trace_counters.h"
 #include "writelab/error.h"
 
@@ -39,7 +40,7 @@ struct TraceFile {
 };
 
 // The parts of the kernel it relies on; each seen or not, with the reason.
-enum class TracePart { kCalls, kSplit, kThrottle, kJournal, kConversions, kUring };
+enum class TracePart { kCalls, kSplit, kOverlap, kJournal, kConversions, kUring };
 inline constexpr int kTraceParts = 6;
 const char* TracePartName(TracePart p);
 
@@ -62,6 +63,15 @@ class Tracer {
   virtual std::vector<pid_t> Processes() const = 0;
   // Why a part is missing ("" when it is there).
   virtual std::string Missing(TracePart p) const = 0;
+  // How many of the sleeping functions (explain/wait_functions.h) the
+  // kernel's symbols gave: 0 counts every sleep as other.
+  virtual size_t WaitFunctionsFound() const = 0;
+  // Detaches the programs: from then on nothing changes, and what was
+  // counted stays readable (a self-check read while requests still come
+  // and go would race them).
+  virtual void Stop() = 0;
+  // The self-check of the overlaps' state, now.
+  virtual SplitSelfCheck Check() const = 0;
 };
 
 // The call kinds' names: "write", "fdatasync", "io_uring write"...

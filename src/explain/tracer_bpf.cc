@@ -17,6 +17,7 @@
 
 #include "explain/kernel_dev.h"
 #include "explain/tracer.h"
+#include "explain/wait_functions.h"
 #include "trace.skel.h"
 
 namespace writelab {
@@ -24,8 +25,8 @@ namespace {
 
 // Which part a program of trace.bpf.c belongs to, by its name.
 TracePart PartOf(std::string_view prog) {
-  if (prog.starts_with("rq_")) return TracePart::kSplit;
-  if (prog == "throttle") return TracePart::kThrottle;
+  if (prog == "split_switch" || prog == "split_wakeup") return TracePart::kSplit;
+  if (prog.starts_with("rq_") || prog == "split_rq_insert") return TracePart::kOverlap;
   if (prog.starts_with("commit_") || prog == "bio_queue") return TracePart::kJournal;
   if (prog == "conversion") return TracePart::kConversions;
   if (prog.starts_with("uring_")) return TracePart::kUring;
@@ -47,12 +48,18 @@ std::string TracepointArgs(const btf* vmlinux, const std::string& point) {
   std::string out;
   const btf_param* p = btf_params(t);
   for (int i = 1; i < btf_vlen(t); ++i) {  // the first is the tracepoint's own context
-    const btf_type* a = btf__type_by_id(vmlinux, p[i].type);
-    while (a && btf_is_ptr(a)) a = btf__type_by_id(vmlinux, a->type);
-    out += std::string(i > 1 ? "," : "") + (a ? btf__name_by_offset(vmlinux, a->name_off) : "?");
+    __u32 id = p[i].type;
+    const btf_type* a = btf__type_by_id(vmlinux, id);
+    while (a && btf_is_ptr(a)) a = btf__type_by_id(vmlinux, id = a->type);
+    const char* name = !a ? "?" : id == 0 ? "void" : btf__name_by_offset(vmlinux, a->name_off);
+    out += std::string(i > 1 ? "," : "") + name;
   }
   return out;
 }
+
+// sched_switch as split.bpf.h reads it (5.18 on): preempt, prev, next, and
+// prev's state.
+constexpr const char* kSchedSwitchArgs = "bool,task_struct,task_struct,unsigned int";
 
 // Why the kernel cannot run the programs of part p as trace.bpf.c wrote them.
 std::string MissingOn(const btf* vmlinux, TracePart p) {
@@ -66,9 +73,9 @@ std::string MissingOn(const btf* vmlinux, TracePart p) {
     case TracePart::kCalls:
       return need("sys_enter", nullptr) + need("sched_process_fork", nullptr);
     case TracePart::kSplit:
-      return need("block_rq_issue", nullptr);
-    case TracePart::kThrottle:
-      return need("balance_dirty_pages", nullptr);
+      return need("sched_switch", kSchedSwitchArgs) + need("sched_wakeup", "task_struct");
+    case TracePart::kOverlap:
+      return need("block_rq_issue", nullptr) + need("block_rq_insert", nullptr);
     case TracePart::kJournal:
       return need("jbd2_start_commit", nullptr);
     case TracePart::kConversions:
@@ -85,7 +92,7 @@ class BpfTracer final : public Tracer {
   explicit BpfTracer(TraceSink sink) : sink_(std::move(sink)) {}
   ~BpfTracer() override {
     ring_buffer__free(ring_);
-    for (bpf_link* l : links_) bpf_link__destroy(l);
+    Stop();
     trace_bpf__destroy(skel_);
   }
   Status Open(const std::vector<dev_t>& devices);
@@ -110,6 +117,18 @@ class BpfTracer final : public Tracer {
   trace_totals Totals() const override;
   std::vector<pid_t> Processes() const override;
   std::string Missing(TracePart p) const override { return missing_[static_cast<size_t>(p)]; }
+  size_t WaitFunctionsFound() const override { return wait_functions_; }
+  void Stop() override {
+    for (bpf_link* l : links_) bpf_link__destroy(l);
+    links_.clear();
+  }
+  SplitSelfCheck Check() const override {
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return ReadSplitCheck(
+        skel_->maps.split_state, skel_->maps.split_rqs, skel_->maps.split_commits,
+        static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec));
+  }
 
  private:
   static int OnEvent(void* self, void* data, size_t size);
@@ -122,6 +141,7 @@ class BpfTracer final : public Tracer {
   ring_buffer* ring_ = nullptr;
   std::vector<bpf_link*> links_;
   std::array<std::string, kTraceParts> missing_;
+  size_t wait_functions_ = 0;
 };
 
 int BpfTracer::OnEvent(void* self, void* data, size_t size) {
@@ -163,6 +183,10 @@ Status BpfTracer::Open(const std::vector<dev_t>& devices) {
   skel_ = trace_bpf__open();
   if (!skel_) return Unexpected(ErrnoError(errno, "explain: open the BPF programs"));
   for (size_t i = 0; i < std::size(kSyscalls); ++i) skel_->rodata->call_nrs[i] = kSyscalls[i];
+  skel_->rodata->fallocate_nr = SYS_fallocate;
+  const std::vector<WaitRange> waits = WaitRanges();
+  SetWaitRanges(skel_->rodata, waits);
+  wait_functions_ = waits.size();
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
     if (!Missing(PartOf(bpf_program__name(prog))).empty()) bpf_program__set_autoload(prog, false);
@@ -174,10 +198,6 @@ Status BpfTracer::Open(const std::vector<dev_t>& devices) {
     __u8 one = 1;
     bpf_map__update_elem(skel_->maps.block_devs, &key, sizeof key, &one, sizeof one, BPF_ANY);
   }
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  skel_->bss->attach_ns =
-      static_cast<__u64>(now.tv_sec) * 1'000'000'000u + static_cast<__u64>(now.tv_nsec);
   ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), OnEvent, this, nullptr);
   if (!ring_) return Unexpected(ErrnoError(errno, "explain: open the ring buffer"));
   bpf_object__for_each_program(prog, skel_->obj) {
@@ -210,8 +230,9 @@ std::vector<TraceFile> BpfTracer::Files() const {
       for (const trace_file_stats& c : per) {
         f.stats.calls += c.calls, f.stats.bytes += c.bytes, f.stats.ns += c.ns;
         f.stats.max_ns = std::max<__u64>(f.stats.max_ns, c.max_ns);
-        for (int i = 0; i < TRACE_PARTS; ++i) f.stats.part_ns[i] += c.part_ns[i];
-        f.stats.throttle_ns += c.throttle_ns, f.stats.errors += c.errors;
+        for (int i = 0; i < SPLIT_PARTS; ++i) f.stats.part_ns[i] += c.part_ns[i];
+        for (int i = 0; i < SPLIT_OVERLAPS; ++i) f.stats.during_ns[i] += c.during_ns[i];
+        f.stats.errors += c.errors;
         f.stats.commits += c.commits, f.stats.conversions += c.conversions;
       }
       out.push_back(f);

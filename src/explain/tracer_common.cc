@@ -9,9 +9,9 @@ const char* TracePartName(TracePart p) {
     case TracePart::kCalls:
       return "write and sync calls";
     case TracePart::kSplit:
-      return "the split of a call (block requests)";
-    case TracePart::kThrottle:
-      return "dirty throttling";
+      return "the split of a call (the scheduler's switches and wake-ups)";
+    case TracePart::kOverlap:
+      return "what the disk did meanwhile (block requests)";
     case TracePart::kJournal:
       return "journal commits";
     case TracePart::kConversions:

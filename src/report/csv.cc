@@ -6,14 +6,16 @@
 #include "core/units.h"
 
 namespace writelab {
-namespace {
-
-std::string Quote(const std::string& s) {
+std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
+
+namespace {
+
+std::string Quote(const std::string& s) { return CsvField(s); }
 
 std::string Num(double v) { return fmt::format("{}", v); }
 

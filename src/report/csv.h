@@ -11,4 +11,8 @@ namespace writelab {
 
 std::string RenderCsv(const Document& doc);
 
+// One CSV field: as it is, or quoted (with its quotes doubled) when it holds
+// a comma, a quote or a newline.
+std::string CsvField(const std::string& s);
+
 }  // namespace writelab

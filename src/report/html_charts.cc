@@ -234,12 +234,15 @@ void AddExplainCharts(const ExperimentResult& e, const std::string& run, std::ve
     std::vector<Part> parts;
   };
   const Family families[] = {
-      {"where the write and sync calls' time went",
+      {"what the write and sync calls' threads did",
        "%",
-       {{"x_journal_pct", "journal commit"},
+       {{"x_cpu_pct", "on CPU"},
+        {"x_runq_pct", "waiting for a CPU"},
+        {"x_journal_pct", "journal commit"},
+        {"x_writeback_pct", "its writes"},
         {"x_flush_pct", "cache flush"},
-        {"x_data_pct", "device writes"},
-        {"x_other_pct", "other"}}},
+        {"x_dirty_wait_pct", "dirty throttling"},
+        {"x_other_pct", "other sleep"}}},
       {"time throttled in balance_dirty_pages", "%", {{"x_throttled_pct", "throttled"}}},
       {"where a write request's time went",
        "ms",

@@ -283,12 +283,13 @@ TEST(Html, ExplainedRowsGetAStackedBarOfWhereTheTimeWent) {
   ExperimentResult e;
   e.name = "prealloc";
   e.row_label = "mode";
-  const double shares[2][4] = {{90, 3, 3, 4}, {0, 57, 21, 22}};
-  const char* keys[] = {"x_journal_pct", "x_flush_pct", "x_data_pct", "x_other_pct"};
+  const double shares[2][7] = {{5, 1, 90, 3, 0, 0, 1}, {10, 0, 0, 57, 21, 0, 12}};
+  const char* keys[] = {"x_cpu_pct",   "x_runq_pct",       "x_journal_pct", "x_writeback_pct",
+                        "x_flush_pct", "x_dirty_wait_pct", "x_other_pct"};
   for (int i = 0; i < 2; ++i) {
     Row r;
     r.name = i == 0 ? "fallocate" : "zero-fill";
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < 7; ++k)
       r.figures.push_back({keys[k], keys[k], "%", "share", Summarize({shares[i][k]})});
     e.rows.push_back(r);
   }
@@ -302,10 +303,11 @@ TEST(Html, ExplainedRowsGetAStackedBarOfWhereTheTimeWent) {
   EXPECT_EQ(c["kind"], "bar");
   EXPECT_EQ(c["stacked"], true);
   EXPECT_EQ(c["labels"], json({"fallocate", "zero-fill"})) << "only rows with attribution";
-  ASSERT_EQ(c["datasets"].size(), 4u);
-  EXPECT_EQ(c["datasets"][0]["label"], "journal commit");
-  EXPECT_EQ(c["datasets"][0]["data"], json({90.0, 0.0}));
-  EXPECT_EQ(c["datasets"][3]["data"], json({4.0, 22.0}));
+  ASSERT_EQ(c["datasets"].size(), 6u) << "dirty throttling, 0 throughout, is left out";
+  EXPECT_EQ(c["datasets"][2]["label"], "journal commit");
+  EXPECT_EQ(c["datasets"][2]["data"], json({90.0, 0.0}));
+  EXPECT_EQ(c["datasets"][5]["label"], "other sleep");
+  EXPECT_EQ(c["datasets"][5]["data"], json({1.0, 12.0}));
 }
 
 // What a reader wants first: recommendations linking to their experiment,

@@ -27,7 +27,7 @@ struct ProgramOptions {
   OutputOptions out;
 };
 
-std::expected<ProgramSpec, std::string> BuildSpec(ProgramOptions& o) {
+std::expected<ProgramSpec, std::string> BuildExplainSpec(ProgramOptions& o) {
   ProgramSpec s = o.spec;
   if (s.command.empty() == (s.pid == 0))
     return Refuse("explain: give a command after -- (writelab explain -- CMD ARGS) or --pid PID");
@@ -52,6 +52,8 @@ std::expected<ProgramSpec, std::string> BuildSpec(ProgramOptions& o) {
     if (stat(d.c_str(), &st) != 0 || !S_ISBLK(st.st_mode))
       return Refuse("--device: '" + d + "' is not a block device");
   }
+  if (!s.calls_csv.empty())
+    if (auto bad = CheckOutputFile("--calls", s.calls_csv)) return Refuse(*bad);
   if (auto refusal = ExplainRefusal()) return Refuse("explain: " + *refusal);
   return s;
 }
@@ -64,9 +66,11 @@ void AddProgramCommand(CLI::App& app, CommandAction* action) {
       "explain",
       "Where any program's write and sync time went, call by call: runs CMD (writelab explain -- "
       "CMD ARGS) or attaches to --pid PID, with its descendants, and splits every write, fsync, "
-      "fdatasync, sync_file_range, msync, syncfs, sync and io_uring write or fsync into the "
-      "journal commit, cache flush and device writes it waited for; lists the slowest calls "
-      "with what was happening around them (root; BPF). CMD's output passes through; "
+      "fdatasync, sync_file_range, msync, syncfs, sync and io_uring write or fsync into what its "
+      "thread did: on CPU, waiting for a CPU, or asleep for a journal commit, its own writes, a "
+      "cache flush, dirty throttling or something else; beside it, what the disk and journal did "
+      "meanwhile; lists the slowest calls with what was happening around them (root; BPF). CMD's "
+      "output passes through; "
       "writelab's tables go to stderr. Exits with CMD's status. See docs/explain.md.");
   sub->add_option("--pid", o->spec.pid, "Attach to this running process and its descendants")
       ->check(Count(1, 4194304));
@@ -87,8 +91,12 @@ void AddProgramCommand(CLI::App& app, CommandAction* action) {
   sub->add_flag("--quiet", o->spec.quiet,
                 "No live table on stderr while it runs (calls/s, p50, p99 and the split per "
                 "type of call, redrawn once a second; drawn only when stderr is a terminal)");
+  sub->add_option("--calls", o->spec.calls_csv,
+                  "Write every durability call and every call above --slow, with its split in "
+                  "nanoseconds, to this CSV file (docs/explain.md); --slow 1ns keeps every call")
+      ->option_text("FILE");
   sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
-  WireProgramCommand(*sub, action, o, BuildSpec, RunExplainProgram);
+  WireProgramCommand(*sub, action, o, BuildExplainSpec, RunExplainProgram);
 }
 
 }  // namespace writelab

@@ -16,8 +16,9 @@ namespace writelab {
 
 inline constexpr const char* kProgramReproduces =
     "what ext4slower, biolatency, offcputime and blktrace show a post-mortem by hand, lined up "
-    "by timestamp: any program's write and sync calls, each split into the journal commit, "
-    "cache flush and device writes it waited for";
+    "by timestamp: any program's write and sync calls, each split by what its thread did: on "
+    "a CPU, waiting for one, or asleep for a journal commit, its writes, a cache flush or dirty "
+    "throttling";
 
 // The three results of one run.
 inline constexpr const char* kExplainProgramName = "explain";

@@ -15,6 +15,10 @@ double ShareOf(uint64_t part, uint64_t total) {
   return total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
 
+// The parts' columns, in split_parts.h's order.
+constexpr const char* kPartColumns[SPLIT_PARTS] = {"cpu",   "cpu wait",  "journal", "its writes",
+                                                   "flush", "throttled", "other"};
+
 std::string PercentileText(const Histogram& h, double p) {
   auto v = h.SupportedPercentile(p);
   return v ? FormatValue(static_cast<double>(*v) / 1e6, "ms") : std::string("-");
@@ -28,8 +32,8 @@ std::vector<std::string> LiveTable::Update(const std::vector<TraceFile>& files,
   std::map<uint32_t, Sums> now;
   for (const TraceFile& f : files) {
     Sums& s = now[f.key.class_id];
-    s.calls += f.stats.calls, s.ns += f.stats.ns, s.throttle_ns += f.stats.throttle_ns;
-    for (int i = 0; i < TRACE_PARTS; ++i) s.part_ns[i] += f.stats.part_ns[i];
+    s.calls += f.stats.calls, s.ns += f.stats.ns;
+    for (int i = 0; i < SPLIT_PARTS; ++i) s.part_ns[i] += f.stats.part_ns[i];
   }
   struct Line {
     uint32_t class_id;
@@ -42,8 +46,7 @@ std::vector<std::string> LiveTable::Update(const std::vector<TraceFile>& files,
     Sums d;
     d.calls = s.calls - std::min(s.calls, before.calls);
     d.ns = s.ns - std::min(s.ns, before.ns);
-    d.throttle_ns = s.throttle_ns - std::min(s.throttle_ns, before.throttle_ns);
-    for (int i = 0; i < TRACE_PARTS; ++i)
+    for (int i = 0; i < SPLIT_PARTS; ++i)
       d.part_ns[i] = s.part_ns[i] - std::min(s.part_ns[i], before.part_ns[i]);
     calls += d.calls;
     if (s.calls) lines.push_back({id, d});
@@ -56,22 +59,19 @@ std::vector<std::string> LiveTable::Update(const std::vector<TraceFile>& files,
   out.push_back(fmt::format("writelab explain: {:.0f} s, {:.0f} calls/s (--quiet: no table)",
                             static_cast<double>(elapsed_ns) / 1e9,
                             static_cast<double>(calls) / secs));
-  out.push_back(fmt::format("{:<32} {:>9} {:>9} {:>9} {:>8} {:>6} {:>7} {:>9} {:>6}", "call",
-                            "calls/s", "p50", "p99", "journal", "flush", "device", "throttled",
-                            "other"));
+  std::string head = fmt::format("{:<32} {:>9} {:>9} {:>9}", "call", "calls/s", "p50", "p99");
+  for (const char* name : kPartColumns) head += fmt::format(" {:>9}", name);
+  out.push_back(head);
   for (size_t i = 0; i < lines.size() && i < kMaxRows; ++i) {
     const Line& l = lines[i];
     const Histogram h = l.class_id < hists.size() ? FromKernel(hists[l.class_id]) : Histogram();
-    const double j = ShareOf(l.d.part_ns[TRACE_PART_JOURNAL], l.d.ns),
-                 fl = ShareOf(l.d.part_ns[TRACE_PART_FLUSH], l.d.ns),
-                 dv = ShareOf(l.d.part_ns[TRACE_PART_DATA], l.d.ns),
-                 th = ShareOf(l.d.throttle_ns, l.d.ns);
-    const bool idle = l.d.ns == 0;
-    auto pct = [&](double v) { return idle ? std::string("-") : fmt::format("{:.0f}%", v); };
-    out.push_back(fmt::format("{:<32} {:>9.0f} {:>9} {:>9} {:>8} {:>6} {:>7} {:>9} {:>6}",
-                              ClassName(l.class_id), static_cast<double>(l.d.calls) / secs,
-                              PercentileText(h, 50), PercentileText(h, 99), pct(j), pct(fl),
-                              pct(dv), pct(th), pct(std::max(0.0, 100 - j - fl - dv - th))));
+    std::string line = fmt::format("{:<32} {:>9.0f} {:>9} {:>9}", ClassName(l.class_id),
+                                   static_cast<double>(l.d.calls) / secs, PercentileText(h, 50),
+                                   PercentileText(h, 99));
+    for (int p = 0; p < SPLIT_PARTS; ++p)
+      line += fmt::format(" {:>9}", l.d.ns ? fmt::format("{:.0f}%", ShareOf(l.d.part_ns[p], l.d.ns))
+                                           : std::string("-"));
+    out.push_back(std::move(line));
   }
   if (lines.size() > kMaxRows)
     out.push_back(fmt::format("... and {} more types of call", lines.size() - kMaxRows));

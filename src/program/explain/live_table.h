@@ -34,8 +34,8 @@ class LiveTable {
 
  private:
   struct Sums {
-    uint64_t calls = 0, ns = 0, throttle_ns = 0;
-    uint64_t part_ns[TRACE_PARTS] = {};
+    uint64_t calls = 0, ns = 0;
+    uint64_t part_ns[SPLIT_PARTS] = {};
   };
   std::map<uint32_t, Sums> last_;  // per class
   size_t drawn_ = 0;               // lines on the terminal now

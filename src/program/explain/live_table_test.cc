@@ -18,8 +18,8 @@ TraceFile LiveFile(uint32_t class_id, uint64_t calls, uint64_t ns, uint64_t jour
   f.key = {7 << 20 | 1, class_id, 12};
   f.stats.calls = calls;
   f.stats.ns = ns;
-  f.stats.part_ns[TRACE_PART_JOURNAL] = journal;
-  f.stats.part_ns[TRACE_PART_DATA] = data;
+  f.stats.part_ns[SPLIT_JOURNAL] = journal;
+  f.stats.part_ns[SPLIT_WRITEBACK] = data;
   return f;
 }
 

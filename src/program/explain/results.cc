@@ -7,9 +7,11 @@
 #include <filesystem>
 
 #include "core/units.h"
+#include "explain/wait_functions.h"
 #include "program/explain/def.h"
 #include "program/explain/figures.h"
 #include "program/explain/watch.h"
+#include "report/csv.h"
 #include "telemetry/identify.h"
 
 namespace writelab {
@@ -46,8 +48,14 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
   lost(x.lost_events, "records lost: the ring buffer was full (slow calls, commits)");
   lost(x.lost_scope, "processes not followed: the scope was full");
   lost(t.calls_dropped, "slow or durability calls not kept (more than 200000)");
-  if (x.overattributed)
-    notes.push_back(fmt::format("{} calls were split into more than they took", x.overattributed));
+  if (x.unbalanced)
+    notes.push_back(
+        fmt::format("{} calls' parts did not add up to the call (a bug)", x.unbalanced));
+  if (t.split && t.wait_functions == 0)
+    notes.push_back(
+        "the kernel's symbols (/proc/kallsyms) named none of the functions a sleep is classified "
+        "by: every sleep is counted as other sleep");
+  for (std::string& n : SplitCheckNotes(t.check)) notes.push_back(std::move(n));
   if (exit_status) notes.push_back(fmt::format("the command exited with status {}", *exit_status));
   if (interrupted) notes.push_back("interrupted: what was measured until then");
   notes.push_back(
@@ -57,6 +65,22 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
 }
 
 }  // namespace
+
+std::string CallsCsv(const ProgramTrace& t) {
+  std::string out = "tid,pid,call,start_ns,ns";
+  for (int i = 0; i < SPLIT_PARTS; ++i) out += fmt::format(",{}_ns", kSplitPartKeys[i]);
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i) out += fmt::format(",{}_ns", kSplitOverlapKeys[i]);
+  out += ",ret,fd,file\n";
+  for (const TraceCall& c : t.calls) {
+    out += fmt::format("{},{},{},{},{}", c.tid, c.tgid, CsvField(ClassName(c.class_id)), c.start_ns,
+                       c.ns);
+    for (int i = 0; i < SPLIT_PARTS; ++i) out += fmt::format(",{}", c.part_ns[i]);
+    for (int i = 0; i < SPLIT_OVERLAPS; ++i) out += fmt::format(",{}", c.during_ns[i]);
+    out += fmt::format(",{},{},{}\n", c.ret, c.fd,
+                       CsvField(c.dev ? FileName(t, c.dev, c.ino) : std::string()));
+  }
+  return out;
+}
 
 void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
                          const std::vector<std::string>& missing, std::optional<int> exit_status,
@@ -74,9 +98,10 @@ void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
                   {"slow", spec.slow_ns ? static_cast<double>(spec.slow_ns) / 1e6 : 0.0, "ms"},
                   {"top", static_cast<int64_t>(spec.top), "calls"},
                   {"exit_status", static_cast<int64_t>(exit_status.value_or(-1)), ""}};
-  calls.table = KeyNames(
-      KeysOf(kProgramFigures, {"calls", "mb", "time_s", "p50_ms", "p99_ms", "max_ms", "journal_pct",
-                               "flush_pct", "data_pct", "throttled_pct", "other_pct"}));
+  calls.table =
+      KeyNames(KeysOf(kProgramFigures,
+                      {"calls", "mb", "time_s", "p50_ms", "p99_ms", "max_ms", "cpu_pct", "runq_pct",
+                       "journal_pct", "writeback_pct", "flush_pct", "throttled_pct", "other_pct"}));
   calls.compare_figure = ProgramKey("time_s").name;
   calls.rows = CallTypeRows(trace);
   calls.notes = Notes(trace, missing, exit_status, interrupted);
@@ -84,9 +109,9 @@ void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
   ExperimentResult files = calls;
   files.name = kExplainFilesName;
   files.row_label = "file";
-  files.table =
-      KeyNames(KeysOf(kProgramFigures, {"calls", "mb", "time_s", "max_ms", "journal_pct",
-                                        "flush_pct", "data_pct", "throttled_pct", "other_pct"}));
+  files.table = KeyNames(KeysOf(
+      kProgramFigures, {"calls", "mb", "time_s", "max_ms", "cpu_pct", "runq_pct", "journal_pct",
+                        "writeback_pct", "flush_pct", "throttled_pct", "other_pct"}));
   files.rows = FileRows(trace);
   files.notes.clear();
   files.reproduces.clear();  // the same run: said once, in "explain"
@@ -95,9 +120,10 @@ void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
   ExperimentResult slow = calls;
   slow.name = kExplainSlowName;
   slow.row_label = "slow call";
-  slow.table = KeyNames(KeysOf(
-      kSlowCallFigures, {"at_s", "ms", "journal_pct", "flush_pct", "data_pct", "throttled_pct",
-                         "other_pct", "commit_ms", "commit_carried_mb", "dirty_mb"}));
+  slow.table =
+      KeyNames(KeysOf(kSlowCallFigures, {"at_s", "ms", "cpu_pct", "runq_pct", "journal_pct",
+                                         "writeback_pct", "flush_pct", "throttled_pct", "other_pct",
+                                         "commit_ms", "commit_carried_mb", "dirty_mb"}));
   slow.compare_figure = SlowCallKey("ms").name;
   slow.rows = SlowCallRows(trace, spec.top);
   std::erase_if(slow.table, [&](const std::string& key) {  // no commit overlapped any

@@ -9,6 +9,7 @@
 
 #include "core/histogram.h"
 #include "core/outcome.h"
+#include "explain/wait_functions.h"
 #include "program/explain/figures.h"
 
 namespace writelab {
@@ -36,31 +37,42 @@ uint64_t BucketWidth(int b) { return b < 8 ? 1 : uint64_t{1} << ((b >> TRACE_HIS
 
 // A class's (or a file's) sums.
 struct Sums {
-  uint64_t calls = 0, bytes = 0, ns = 0, max_ns = 0, throttle_ns = 0, errors = 0;
-  uint64_t part_ns[TRACE_PARTS] = {};
+  uint64_t calls = 0, bytes = 0, ns = 0, max_ns = 0, errors = 0;
+  uint64_t part_ns[SPLIT_PARTS] = {}, during_ns[SPLIT_OVERLAPS] = {};
   uint64_t commits = 0, conversions = 0;
   void Add(const trace_file_stats& s) {
-    calls += s.calls, bytes += s.bytes, ns += s.ns, throttle_ns += s.throttle_ns;
+    calls += s.calls, bytes += s.bytes, ns += s.ns;
     errors += s.errors, commits += s.commits, conversions += s.conversions;
     max_ns = std::max<uint64_t>(max_ns, s.max_ns);
-    for (int i = 0; i < TRACE_PARTS; ++i) part_ns[i] += s.part_ns[i];
+    for (int i = 0; i < SPLIT_PARTS; ++i) part_ns[i] += s.part_ns[i];
+    for (int i = 0; i < SPLIT_OVERLAPS; ++i) during_ns[i] += s.during_ns[i];
   }
 };
 
-// What the measured parts leave: "other" (0 below the rounding of the sum).
-double Rest(const Shares& s) {
-  const double rest = 100 - s.journal - s.flush - s.data - s.throttled;
-  return rest > 1e-9 ? rest : 0.0;
+constexpr const char* kNoSchedulerEvents =
+    "the scheduler's events could not be attached (see the notes)";
+
+// The keys of the parts and overlaps, in split_parts.h's order.
+constexpr FigureKey kPartKeys[SPLIT_PARTS] = {
+    ProgramKey("cpu_pct"),       ProgramKey("runq_pct"),  ProgramKey("journal_pct"),
+    ProgramKey("writeback_pct"), ProgramKey("flush_pct"), ProgramKey("throttled_pct"),
+    ProgramKey("other_pct")};
+constexpr FigureKey kDuringKeys[SPLIT_OVERLAPS] = {ProgramKey("during_commit_pct"),
+                                                   ProgramKey("during_flush_pct"),
+                                                   ProgramKey("during_writes_pct")};
+
+// The shares of a call's (or many calls') time, from its parts and overlaps.
+template <class Ns>  // uint64_t or the kernel's __u64
+Shares SplitShares(const Ns* part_ns, const Ns* during_ns, uint64_t ns, bool split) {
+  Shares out;
+  out.split = split;
+  for (int i = 0; i < SPLIT_PARTS; ++i) out.parts[i] = Pct(part_ns[i], ns);
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i) out.during[i] = Pct(during_ns[i], ns);
+  return out;
 }
 
 Shares SharesOf(const Sums& s, bool split) {
-  Shares out;
-  out.split = split;
-  out.journal = Pct(s.part_ns[TRACE_PART_JOURNAL], s.ns);
-  out.flush = Pct(s.part_ns[TRACE_PART_FLUSH], s.ns);
-  out.data = Pct(s.part_ns[TRACE_PART_DATA], s.ns);
-  out.throttled = Pct(s.throttle_ns, s.ns);
-  out.other = Rest(out);
+  Shares out = SplitShares(s.part_ns, s.during_ns, s.ns, split);
   if (s.calls) {
     out.commits_per_call = static_cast<double>(s.commits) / static_cast<double>(s.calls);
     out.conversions_per_call = static_cast<double>(s.conversions) / static_cast<double>(s.calls);
@@ -75,11 +87,8 @@ void AddSumFigures(const Sums& s, const Shares& sh, std::map<std::string, double
   if (s.calls) f[ProgramKey("mean_ms").name] = static_cast<double>(s.ns) / s.calls / 1e6;
   f[ProgramKey("max_ms").name] = static_cast<double>(s.max_ns) / 1e6;
   if (sh.split) {
-    f[ProgramKey("journal_pct").name] = sh.journal;
-    f[ProgramKey("flush_pct").name] = sh.flush;
-    f[ProgramKey("data_pct").name] = sh.data;
-    f[ProgramKey("other_pct").name] = sh.other;
-    f[ProgramKey("throttled_pct").name] = sh.throttled;
+    for (int i = 0; i < SPLIT_PARTS; ++i) f[kPartKeys[i].name] = sh.parts[i];
+    for (int i = 0; i < SPLIT_OVERLAPS; ++i) f[kDuringKeys[i].name] = sh.during[i];
   }
   f[ProgramKey("commits_per_call").name] = sh.commits_per_call;
   f[ProgramKey("conversions_per_call").name] = sh.conversions_per_call;
@@ -113,8 +122,6 @@ std::vector<CommitSeen> JoinCommits(const ProgramTrace& t) {
 bool Overlaps(const TraceCommit& c, uint64_t start, uint64_t end) {
   return c.start_ns < end && c.end_ns > start;
 }
-
-double PartPct(const TraceCall& c, int part) { return Pct(c.part_ns[part], c.ns); }
 
 // A commit's phases in ms, from jiffies: running, locked, flushing, logging.
 std::array<double, 4> PhasesMs(const TraceCommitStats& st, uint64_t hz) {
@@ -198,81 +205,106 @@ std::string FileName(const ProgramTrace& t, uint32_t dev, uint64_t ino) {
   return fmt::format("(deleted or closed) dev {}:{} inode {}", dev >> 20, dev & 0xfffff, ino);
 }
 
+namespace {
+
+// What a part means for a person, with where to look next.
+std::string Cause(const Shares& s, int part) {
+  const double v = s.parts[part];
+  switch (part) {
+    case SPLIT_CPU:
+      return fmt::format(
+          "{:.0f}% on CPU: the calls' own work (copying into the page cache, the "
+          "file system's bookkeeping)",
+          v);
+    case SPLIT_RUNQ:
+      return fmt::format(
+          "{:.0f}% waiting for a CPU: runnable but not running, the CPUs were "
+          "busy with other work",
+          v);
+    case SPLIT_JOURNAL:
+      return fmt::format(
+          "{:.0f}% waiting for journal commits{}; see the fsync and stream "
+          "experiments",
+          v,
+          s.carried_mb >= 1 ? fmt::format(" that carried {:.0f} MB of other data", s.carried_mb)
+                            : "");
+    case SPLIT_WRITEBACK:
+      return fmt::format(
+          "{:.0f}% waiting for its own writes to reach the disk: its bandwidth or "
+          "queue is the limit; see stream",
+          v);
+    case SPLIT_FLUSH:
+      return fmt::format(
+          "{:.0f}% waiting for the disk's cache flushes; see fsync (fdatasync "
+          "against O_DSYNC and RWF_DSYNC)",
+          v);
+    case SPLIT_THROTTLE:
+      return fmt::format(
+          "{:.0f}% asleep in balance_dirty_pages: dirty pages above their limit; "
+          "see stream's window-drop and dontcache",
+          v);
+    default:
+      return fmt::format("{:.0f}% asleep on something else (locks, pipes, page faults)", v);
+  }
+}
+
+}  // namespace
+
 std::string Diagnosis(const Shares& s, bool writes) {
   std::string line;
   if (!s.split) {
-    line += "not split: an io_uring operation completes without a thread waiting in a call";
+    line += std::string("not split: ") + s.unsplit;
   } else {
-    const std::string carried =
-        s.carried_mb >= 1 ? fmt::format(" that carried {:.0f} MB of other data", s.carried_mb) : "";
-    const std::pair<double, std::string> causes[] = {
-        {s.journal, fmt::format("{:.0f}% waiting for journal commits{}; see the fsync and stream "
-                                "experiments",
-                                s.journal, carried)},
-        {s.flush, fmt::format("{:.0f}% waiting for the disk's cache flushes; see fsync "
-                              "(fdatasync against O_DSYNC and RWF_DSYNC)",
-                              s.flush)},
-        {s.data, fmt::format("{:.0f}% while the disk wrote data: its bandwidth or queue is the "
-                             "limit; see stream",
-                             s.data)},
-        {s.throttled, fmt::format("{:.0f}% paused in balance_dirty_pages: dirty pages above their "
-                                  "limit; see stream's window-drop and dontcache",
-                                  s.throttled)},
-        {s.other, fmt::format("{:.0f}% outside the disk and the journal (CPU, locks, copying into "
-                              "the page cache)",
-                              s.other)}};
-    const auto* top =
-        std::max_element(std::begin(causes), std::end(causes),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (top->first >= 50)
-      line += top->second;
-    else
-      line += fmt::format(
-          "nothing dominates: journal commit {:.0f}%, cache flush {:.0f}%, device writes {:.0f}%, "
-          "{}other {:.0f}%",
-          s.journal, s.flush, s.data,
-          s.throttled >= 1 ? fmt::format("throttled {:.0f}%, ", s.throttled) : "", s.other);
+    const auto* top = std::max_element(std::begin(s.parts), std::end(s.parts));
+    const int most = static_cast<int>(top - std::begin(s.parts));
+    if (*top >= 50) {
+      line += Cause(s, most);
+    } else {
+      line += "nothing dominates:";
+      for (int i = 0; i < SPLIT_PARTS; ++i)
+        if (s.parts[i] >= 1) line += fmt::format(" {} {:.0f}%,", SplitPartName(i), s.parts[i]);
+      line.pop_back();
+    }
   }
   // A synchronous or direct write that converts its extents itself: the
-  // 2012 case. (Around an fsync, ext4's writeback converts the unwritten
-  // extents it allocated for delayed allocation: no advice in that.)
+  // 2012 case when the file was fallocated; otherwise ext4 made the
+  // unwritten extents itself. (Around an fsync, ext4's writeback converts
+  // the unwritten extents it allocated for delayed allocation: no advice.)
   if (writes && s.conversions_per_call >= 0.5)
     line += fmt::format(
-        "; {:.1f} extent conversions and {:.1f} journal commits per call: it writes into "
-        "unwritten (fallocated) extents; see prealloc",
-        s.conversions_per_call, s.commits_per_call);
+        "; {:.1f} extent conversions and {:.1f} journal commits per call: {}",
+        s.conversions_per_call, s.commits_per_call,
+        s.fallocated ? "it writes into unwritten (fallocated) extents; see prealloc"
+                     : "nothing was fallocated: ext4 allocated these blocks as unwritten extents "
+                       "itself (dioread_nolock) and converts each on completion");
   return line;
 }
 
 std::vector<Row> CallTypeRows(const ProgramTrace& t) {
   std::map<uint32_t, Sums> by_class;
-  for (const TraceFile& f : t.files) by_class[f.key.class_id].Add(f.stats);
+  uint64_t all_ns = 0;
+  for (const TraceFile& f : t.files) {
+    by_class[f.key.class_id].Add(f.stats);
+    all_ns += f.stats.ns;
+  }
   const std::vector<CommitSeen> commits = JoinCommits(t);
   std::vector<Row> rows;
   for (const auto& [class_id, sums] : by_class) {
     if (sums.calls == 0) continue;
     Row row = MakeRow(ClassName(class_id), Outcome{});
-    Shares sh = SharesOf(sums, !IsUring(class_id));
-    Series s{"calls",
-             0,
-             0,
-             {{"t", "s"},
-              {"call", "ms"},
-              {"journal", "%"},
-              {"flush", "%"},
-              {"data", "%"},
-              {"throttled", "%"},
-              {"other", "%"}},
-             {}};
+    Shares sh = SharesOf(sums, t.split && !IsUring(class_id));
+    if (!t.split) sh.unsplit = kNoSchedulerEvents;
+    sh.fallocated = t.totals.fallocates > 0;
+    Series s{"calls", 0, 0, {{"t", "s"}, {"call", "ms"}}, {}};
+    for (int i = 0; i < SPLIT_PARTS; ++i) s.columns.push_back({SplitPartName(i), "%"});
     std::vector<const CommitSeen*> seen;
     for (const TraceCall& c : t.calls) {
       if (c.class_id != class_id) continue;
-      const double j = PartPct(c, TRACE_PART_JOURNAL), fl = PartPct(c, TRACE_PART_FLUSH),
-                   d = PartPct(c, TRACE_PART_DATA), th = Pct(c.throttle_ns, c.ns);
-      s.points.push_back({static_cast<double>(c.start_ns - t.start_ns) / 1e9,
-                          static_cast<double>(c.ns) / 1e6, j, fl, d, th,
-                          std::max(0.0, 100 - j - fl - d - th)});
-      if (c.part_ns[TRACE_PART_JOURNAL] == 0) continue;
+      std::vector<double> point = {static_cast<double>(c.start_ns - t.start_ns) / 1e9,
+                                   static_cast<double>(c.ns) / 1e6};
+      for (int i = 0; i < SPLIT_PARTS; ++i) point.push_back(Pct(c.part_ns[i], c.ns));
+      if (sh.split) s.points.push_back(std::move(point));
+      if (c.during_ns[SPLIT_DURING_COMMIT] == 0) continue;
       for (const CommitSeen& cs : commits)
         if (Overlaps(*cs.commit, c.start_ns, c.start_ns + c.ns) &&
             std::find(seen.begin(), seen.end(), &cs) == seen.end())
@@ -290,7 +322,8 @@ std::vector<Row> CallTypeRows(const ProgramTrace& t) {
                                             "one call, sys_enter to sys_exit (io_uring: "
                                             "submission to completion); at most 1/16 high"));
     if (!s.points.empty()) row.series.push_back(std::move(s));
-    row.notes.push_back(Diagnosis(sh, IsSyncOrDirectWrite(class_id)));
+    if (Pct(sums.ns, all_ns) >= kDiagnosedShare)
+      row.notes.push_back(Diagnosis(sh, IsSyncOrDirectWrite(class_id)));
     rows.push_back(std::move(row));
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
@@ -312,7 +345,7 @@ std::vector<Row> FileRows(const ProgramTrace& t) {
   for (const auto& [id, sums] : by_file) {
     Row row = MakeRow(FileName(t, id.first, id.second), Outcome{});
     std::map<std::string, double> f;
-    AddSumFigures(sums, SharesOf(sums, true), f);
+    AddSumFigures(sums, SharesOf(sums, t.split), f);
     AddFigures(row.figures, kProgramFigures, f);
     row.notes.push_back("calls: " + kinds[id]);
     rows.push_back({sums.ns, std::move(row)});
@@ -339,19 +372,12 @@ std::vector<Row> SlowCallRows(const ProgramTrace& t, int top) {
     std::map<std::string, double> f;
     f[SlowCallKey("at_s").name] = static_cast<double>(c.start_ns - t.start_ns) / 1e9;
     f[SlowCallKey("ms").name] = static_cast<double>(c.ns) / 1e6;
-    Shares sh;
-    sh.split = !IsUring(c.class_id);
-    if (sh.split) {
-      sh.journal = Pct(c.part_ns[TRACE_PART_JOURNAL], c.ns);
-      sh.flush = Pct(c.part_ns[TRACE_PART_FLUSH], c.ns);
-      sh.data = Pct(c.part_ns[TRACE_PART_DATA], c.ns);
-      sh.throttled = Pct(c.throttle_ns, c.ns);
-      sh.other = Rest(sh);
-      f[SlowCallKey("journal_pct").name] = sh.journal;
-      f[SlowCallKey("flush_pct").name] = sh.flush;
-      f[SlowCallKey("data_pct").name] = sh.data;
-      f[SlowCallKey("other_pct").name] = sh.other;
-      f[SlowCallKey("throttled_pct").name] = sh.throttled;
+    Shares sh = SplitShares(c.part_ns, c.during_ns, c.ns, t.split && !IsUring(c.class_id));
+    if (!t.split) sh.unsplit = kNoSchedulerEvents;
+    sh.fallocated = t.totals.fallocates > 0;
+    if (sh.split) {  // the slow call's keys are the type's, by name
+      for (int k = 0; k < SPLIT_PARTS; ++k) f[kPartKeys[k].name] = sh.parts[k];
+      for (int k = 0; k < SPLIT_OVERLAPS; ++k) f[kDuringKeys[k].name] = sh.during[k];
     }
     f[SlowCallKey("commits").name] = static_cast<double>(c.commits);
     sh.commits_per_call = static_cast<double>(c.commits);

@@ -28,6 +28,9 @@ struct ProgramTrace {
   std::vector<TraceFile> files;
   std::vector<trace_hist> hists;  // per class
   trace_totals totals{};
+  bool split = true;             // the parts were measured (the scheduler's events attached)
+  size_t wait_functions = 0;     // sleeping functions found in the kernel's symbols
+  SplitSelfCheck check;          // of the overlaps' state, at the end
   std::vector<TraceCall> calls;  // the slow and durability calls delivered, kept in order
   uint64_t calls_dropped = 0;    // delivered but not kept (beyond kMaxKeptCalls)
   std::vector<TraceCommit> commits;
@@ -61,13 +64,19 @@ std::vector<Row> SlowCallRows(const ProgramTrace& t, int top);
 // One line for a person from a type's measured shares (percent of its time),
 // or that nothing dominated: "71% waiting for journal commits that carried
 // 540 MB of other data; see the fsync and stream experiments". writes: the
-// calls are synchronous or direct writes (the prealloc hint is theirs).
+// calls are synchronous or direct writes (the conversion hint is theirs).
 struct Shares {
-  double journal = 0, flush = 0, data = 0, other = 0, throttled = 0;
+  double parts[SPLIT_PARTS] = {};      // what the threads did (split_parts.h)
+  double during[SPLIT_OVERLAPS] = {};  // what the disks and journals did meanwhile
   double commits_per_call = 0, conversions_per_call = 0;
   double carried_mb = 0;  // what the overlapping commits carried of others' data
-  bool split = true;      // false: the parts were not measured (io_uring)
+  bool split = true;      // false: the parts were not measured, for the reason unsplit
+  const char* unsplit = "an io_uring operation completes without a thread waiting in a call";
+  bool fallocated = false;  // the scope called fallocate
 };
 std::string Diagnosis(const Shares& s, bool writes);
+
+// A type of call below this share of all the traced time gets no diagnosis.
+inline constexpr double kDiagnosedShare = 1.0;
 
 }  // namespace writelab

@@ -16,15 +16,19 @@ double Fig(const Row& r, const char* key) {
   return f ? f->value.median : -1;
 }
 
+// Calls that slept journal ns for a commit and writeback ns for their
+// writes, and ran on a CPU the rest.
 TraceFile File(uint32_t class_id, uint64_t ino, uint64_t calls, uint64_t ns, uint64_t journal,
-               uint64_t data) {
+               uint64_t writeback) {
   TraceFile f{};
   f.key = {7 << 20 | 1, class_id, ino};
   f.stats.calls = calls;
   f.stats.ns = ns;
   f.stats.max_ns = ns / calls * 2;
-  f.stats.part_ns[TRACE_PART_JOURNAL] = journal;
-  f.stats.part_ns[TRACE_PART_DATA] = data;
+  f.stats.part_ns[SPLIT_JOURNAL] = journal;
+  f.stats.part_ns[SPLIT_WRITEBACK] = writeback;
+  f.stats.part_ns[SPLIT_CPU] = ns - journal - writeback;
+  f.stats.during_ns[SPLIT_DURING_COMMIT] = journal + writeback;  // the commit ran meanwhile
   return f;
 }
 
@@ -36,7 +40,8 @@ ProgramTrace Fixed() {
   const uint32_t fsync = TRACE_KIND_FSYNC * 4, write = TRACE_KIND_WRITE * 4;
   t.files = {File(fsync, 12, 10, 100'000'000, 71'000'000, 9'000'000),
              File(write, 12, 1000, 50'000'000, 0, 0), File(write, 13, 100, 5'000'000, 0, 0)};
-  t.files[1].stats.throttle_ns = 40'000'000;
+  t.files[1].stats.part_ns[SPLIT_THROTTLE] = 40'000'000;
+  t.files[1].stats.part_ns[SPLIT_CPU] -= 40'000'000;
   t.paths[{7 << 20 | 1, 12}] = "/data/wal";
   TraceCall slow{};
   slow.type = TRACE_EVENT_CALL;
@@ -46,7 +51,9 @@ ProgramTrace Fixed() {
   slow.dev = 7 << 20 | 1;
   slow.ino = 12;
   slow.fd = 5;
-  slow.part_ns[TRACE_PART_JOURNAL] = 70'000'000;
+  slow.part_ns[SPLIT_JOURNAL] = 70'000'000;
+  slow.part_ns[SPLIT_CPU] = 10'000'000;
+  slow.during_ns[SPLIT_DURING_COMMIT] = 70'000'000;
   TraceCall fast = slow;
   fast.ns = 2'000'000;
   fast.start_ns = 1'500'000'000;
@@ -71,8 +78,10 @@ TEST(ProgramRows, TypesAddUpTheirFilesAndSayWhatTheyWaitedFor) {
   EXPECT_EQ(rows[0].name, "fsync") << "most time first";
   EXPECT_EQ(Fig(rows[0], "calls"), 10);
   EXPECT_DOUBLE_EQ(Fig(rows[0], "journal_pct"), 71);
-  EXPECT_DOUBLE_EQ(Fig(rows[0], "data_pct"), 9);
-  EXPECT_DOUBLE_EQ(Fig(rows[0], "other_pct"), 20);
+  EXPECT_DOUBLE_EQ(Fig(rows[0], "writeback_pct"), 9);
+  EXPECT_DOUBLE_EQ(Fig(rows[0], "cpu_pct"), 20);
+  EXPECT_DOUBLE_EQ(Fig(rows[0], "other_pct"), 0);
+  EXPECT_DOUBLE_EQ(Fig(rows[0], "during_commit_pct"), 80) << "overlap, beside the parts";
   ASSERT_EQ(rows[0].series.size(), 1u) << "its calls over time";
   EXPECT_EQ(rows[0].series[0].points.size(), 2u);
   // The commit the slow fsync overlapped logged 100 blocks (0.41 MB) of the
@@ -83,7 +92,8 @@ TEST(ProgramRows, TypesAddUpTheirFilesAndSayWhatTheyWaitedFor) {
   EXPECT_EQ(rows[1].name, "write");
   EXPECT_EQ(Fig(rows[1], "calls"), 1100) << "two files' writes";
   EXPECT_NEAR(Fig(rows[1], "throttled_pct"), 40e6 / 55e6 * 100, 1e-9);
-  EXPECT_NE(rows[1].notes[0].find("paused in balance_dirty_pages"), std::string::npos);
+  EXPECT_NE(rows[1].notes[0].find("73% asleep in balance_dirty_pages"), std::string::npos)
+      << rows[1].notes[0];
 
   const std::vector<Row> files = FileRows(t);
   ASSERT_EQ(files.size(), 2u);
@@ -128,20 +138,56 @@ TEST(ProgramRows, ASlowCallShowsTheLongestCommitsPhases) {
       << slow[0].notes[1];
 }
 
+Shares With(std::initializer_list<std::pair<int, double>> parts) {
+  Shares s;
+  for (auto [part, pct] : parts) s.parts[part] = pct;
+  return s;
+}
+
 TEST(ProgramRows, TheDiagnosisNamesOnlyWhatDominatedAndWasMeasured) {
-  Shares even{25, 25, 25, 25, 0, 0, 0, 0, true};
-  EXPECT_EQ(Diagnosis(even, false).substr(0, 17), "nothing dominates");
-  Shares flush{5, 80, 5, 10, 0, 0, 0, 0, true};
-  EXPECT_NE(Diagnosis(flush, false).find("80% waiting for the disk's cache flushes"),
+  const Shares even =
+      With({{SPLIT_CPU, 25}, {SPLIT_JOURNAL, 25}, {SPLIT_FLUSH, 25}, {SPLIT_WRITEBACK, 25}});
+  EXPECT_EQ(Diagnosis(even, false),
+            "nothing dominates: on CPU 25%, journal commit 25%, its writes 25%, cache flush 25%");
+  EXPECT_NE(Diagnosis(With({{SPLIT_FLUSH, 80}, {SPLIT_CPU, 20}}), false)
+                .find("80% waiting for the disk's cache flushes"),
             std::string::npos);
+  EXPECT_NE(
+      Diagnosis(With({{SPLIT_RUNQ, 60}, {SPLIT_CPU, 40}}), false).find("60% waiting for a CPU"),
+      std::string::npos)
+      << "a busy machine is named as such";
   Shares uring;
   uring.split = false;
   EXPECT_NE(Diagnosis(uring, false).find("not split"), std::string::npos);
-  Shares converting{60, 0, 30, 10, 0, 1.0, 1.0, 0, true};
+  Shares converting = With({{SPLIT_JOURNAL, 60}, {SPLIT_CPU, 40}});
+  converting.commits_per_call = converting.conversions_per_call = 1;
+  EXPECT_NE(Diagnosis(converting, true).find("nothing was fallocated: ext4 allocated"),
+            std::string::npos)
+      << "no fallocate traced: the unwritten extents were ext4's own";
+  converting.fallocated = true;
   EXPECT_NE(Diagnosis(converting, true).find("writes into unwritten (fallocated) extents"),
             std::string::npos);
   EXPECT_EQ(Diagnosis(converting, false).find("fallocated"), std::string::npos)
       << "around an fsync the conversions are writeback's";
+}
+
+TEST(ProgramRows, ATypeUnderOnePercentOfTheTimeGetsNoDiagnosis) {
+  ProgramTrace t = Fixed();
+  t.files.push_back(File(TRACE_KIND_FDATASYNC * 4, 14, 1, 1'000'000, 0, 0));  // 0.6% of 156 ms
+  const std::vector<Row> rows = CallTypeRows(t);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].name, "fdatasync");
+  EXPECT_TRUE(rows[2].notes.empty());
+  EXPECT_FALSE(rows[0].notes.empty());
+}
+
+TEST(ProgramRows, WithoutTheSchedulersEventsThereAreNoParts) {
+  ProgramTrace t = Fixed();
+  t.split = false;
+  const std::vector<Row> rows = CallTypeRows(t);
+  EXPECT_LT(Fig(rows[0], "journal_pct"), 0);
+  EXPECT_LT(Fig(rows[0], "during_commit_pct"), 0);
+  EXPECT_NE(rows[0].notes[0].find("not split"), std::string::npos);
 }
 
 }  // namespace

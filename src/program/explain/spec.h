@@ -19,6 +19,7 @@ struct ProgramSpec {
   int top = 10;                      // slow calls listed
   uint64_t slow_ns = 0;              // 0: the 99th percentile so far
   bool quiet = false;                // no live table on stderr
+  std::string calls_csv;             // --calls: every kept call's split, one line each
 };
 
 }  // namespace writelab

@@ -36,6 +36,7 @@
 #include "program/explain/live_table.h"
 #include "program/explain/rows.h"
 #include "program/spawn.h"
+#include "report/atomic_file.h"
 #include "telemetry/identify.h"
 #include "telemetry/procfs.h"
 #include "telemetry/sysfs_block.h"
@@ -216,11 +217,15 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
     }
   }
   if (live) table.Erase(stderr);
+  tracer->Stop();
   tracer->Poll(0);
   trace.end_ns = NowNs();
   trace.files = tracer->Files();
   trace.hists = tracer->Histograms();
   trace.totals = tracer->Totals();
+  trace.split = tracer->Missing(TracePart::kSplit).empty();
+  trace.wait_functions = tracer->WaitFunctionsFound();
+  trace.check = tracer->Check();
   std::vector<std::string> missing;
   for (int p = 0; p < kTraceParts; ++p)
     if (std::string why = tracer->Missing(static_cast<TracePart>(p)); !why.empty())
@@ -235,6 +240,9 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
   if (child) *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   FillExplainDocument(spec, trace, missing, child ? std::optional<int>(*exit_status) : std::nullopt,
                       ctx.Interrupted(), doc);
+  if (!spec.calls_csv.empty())
+    if (Status written = WriteFileAtomically(spec.calls_csv, CallsCsv(trace)); !written)
+      return Unexpected(written.error());
   return ctx.Interrupted() ? Status(Unexpected(PlainError("interrupted"))) : Status{};
 }
 

@@ -25,6 +25,11 @@ namespace writelab {
 Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Document& doc,
                          int* exit_status);
 
+// Every call kept (durability calls, and those at least --slow long), one
+// CSV line each: who, which, when (CLOCK_MONOTONIC ns), how long, its parts
+// and overlaps in ns (split_parts.h), its file.
+std::string CallsCsv(const ProgramTrace& trace);
+
 // The three results from what was collected (also for tests).
 void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
                          const std::vector<std::string>& missing, std::optional<int> exit_status,

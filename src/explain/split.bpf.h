@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+// The split of a timed call, shared by both BPF programs (explain.bpf.c for
+// --explain, trace.bpf.c for `writelab explain -- CMD`): the parts of
+// split_parts.h from the scheduler's events, and the overlaps from the
+// requests in flight on the watched disks and the commits running on the
+// watched file systems. Included after vmlinux.h, the libbpf helpers,
+// block.bpf.h and split_parts.h; the including program calls
+// SplitBegin/SplitEnd around a call and the Split* functions of the
+// request and commit events it filters.
+#pragma once
+
+// ---- the overlaps: what the disks and journals are doing
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct split_state);
+} split_state SEC(".maps");
+
+static __always_inline struct split_state* SplitState(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&split_state, &zero);
+}
+
+static __always_inline __u32 DuringNow(struct split_state* s) {
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i)
+    if (s->counts[i] > 0) return (__u32)i;
+  return SPLIT_OVERLAPS;
+}
+
+// Brings the clock up to now under the overlap the state was in: each
+// stretch of time goes to one overlap, once, however many CPUs try at once
+// (the compare-and-swap on last_ns). A call's overlaps are the differences
+// of cum between its start and its end: O(1) per event and per call.
+static __always_inline void Advance(struct split_state* s, __u64 now) {
+  const __u64 old = s->last_ns;
+  if (now <= old) return;
+  if (__sync_val_compare_and_swap(&s->last_ns, old, now) != old) return;
+  const __u32 d = DuringNow(s);
+  if (d <= SPLIT_OVERLAPS) __sync_fetch_and_add(&s->cum[d], now - old);
+}
+
+// The time under each overlap up to now, read without writing: the open
+// stretch since last_ns counts for the overlap the state is in.
+static __always_inline void SplitClock(struct split_state* s, __u64 now, __u64* out) {
+  const __u64 last = s->last_ns;
+  const __u32 d = DuringNow(s);
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i)
+    out[i] = s->cum[i] + (i == d && now > last ? now - last : 0);
+}
+
+static __always_inline void SplitChange(__u32 which, int delta) {
+  struct split_state* s = SplitState();
+  if (!s || which >= SPLIT_OVERLAPS) return;
+  Advance(s, bpf_ktime_get_ns());  // the time until now was the old state's
+  __sync_fetch_and_add(&s->counts[which], delta);
+}
+
+static __always_inline void SplitCount(__u64* field) {
+  if (field) __sync_fetch_and_add(field, 1);
+}
+
+// ---- requests in flight, keyed by the request itself: its driver tag may
+// already be released when it is requeued, so a tag does not outlive it.
+// Issue adds a request once, however often it is issued; requeue,
+// completion and a new insertion take it out if it is there; a request the
+// kernel never reported done is dropped after SPLIT_RQ_LOST_NS. Every
+// count of split_state is the number of its requests in the map.
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64);  // the struct request
+  __type(value, struct split_rq);
+} split_rqs SEC(".maps");
+
+static long SplitReap(struct bpf_map* map, __u64* key, struct split_rq* rq, __u64* now) {
+  if (*now < rq->issue_ns || *now - rq->issue_ns < SPLIT_RQ_LOST_NS) return 0;
+  const __u32 during = rq->during;
+  if (bpf_map_delete_elem(&split_rqs, key) == 0) {
+    SplitChange(during, -1);
+    struct split_state* s = SplitState();
+    if (s) SplitCount(&s->check.rq_lost);
+  }
+  return 0;
+}
+
+// A write or flush request of a watched disk issued to its driver.
+static __always_inline void SplitRqIssue(struct request* rq, __u32 opf) {
+  const __u32 during = IsFlush(opf) && !IsWrite(opf) ? SPLIT_DURING_FLUSH : SPLIT_DURING_WRITES;
+  __u64 key = (__u64)rq;
+  __u64 now = bpf_ktime_get_ns();
+  struct split_state* s = SplitState();
+  struct split_rq* old = bpf_map_lookup_elem(&split_rqs, &key);
+  if (old) {  // issued again with no requeue or completion seen between
+    if (s) SplitCount(&s->check.rq_reissued);
+    if (old->during != during) {
+      SplitChange(old->during, -1);
+      SplitChange(during, 1);
+      old->during = during;
+    }
+    old->issue_ns = now;
+  } else {
+    struct split_rq v = {now, during, 0};
+    if (bpf_map_update_elem(&split_rqs, &key, &v, BPF_NOEXIST) == 0) SplitChange(during, 1);
+  }
+  if (!s) return;
+  const __u64 last = s->last_reap_ns;
+  if (now - last > 1000000000ull &&
+      __sync_val_compare_and_swap(&s->last_reap_ns, last, now) == last)
+    bpf_for_each_map_elem(&split_rqs, SplitReap, &now, 0);
+}
+
+// A request leaves flight (completed or requeued): its issue time, or 0 when
+// it was not in flight (issued before the programs were attached, or an
+// empty flush the flush machinery completes without issuing it).
+static __always_inline __u64 SplitRqDone(struct request* rq) {
+  __u64 key = (__u64)rq;
+  struct split_rq* in = bpf_map_lookup_elem(&split_rqs, &key);
+  if (!in) return 0;
+  const struct split_rq v = *in;
+  if (bpf_map_delete_elem(&split_rqs, &key) != 0) return 0;  // another CPU took it
+  SplitChange(v.during, -1);
+  return v.issue_ns ? v.issue_ns : 1;
+}
+
+// A request the driver gave back (BLK_STS_RESOURCE...): issued again later.
+// 1 when it was in flight.
+static __always_inline int SplitRqRequeue(struct request* rq) {
+  if (!SplitRqDone(rq)) return 0;
+  struct split_state* s = SplitState();
+  if (s) SplitCount(&s->check.rq_requeued);
+  return 1;
+}
+
+// A request inserted into the queue is not in flight: one still counted
+// missed its requeue or completion.
+static __always_inline void SplitRqInsert(struct request* rq) {
+  if (!SplitRqDone(rq)) return;
+  struct split_state* s = SplitState();
+  if (s) SplitCount(&s->check.rq_reinserted);
+}
+
+// ---- commits running, keyed by the file system (and its kind of commit)
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 128);
+  __type(key, __u32);
+  __type(value, struct split_commit);
+} split_commits SEC(".maps");
+
+static __always_inline void SplitCommitStart(__u32 key, __u64 journal_bytes0, __u64 tid) {
+  struct split_commit v = {bpf_ktime_get_ns(), journal_bytes0, tid};
+  struct split_commit* old = bpf_map_lookup_elem(&split_commits, &key);
+  if (old) {  // its last commit's end was never seen: counted once
+    struct split_state* s = SplitState();
+    if (s) SplitCount(&s->check.commits_unended);
+    *old = v;
+    return;
+  }
+  if (bpf_map_update_elem(&split_commits, &key, &v, BPF_NOEXIST) == 0)
+    SplitChange(SPLIT_DURING_COMMIT, 1);
+}
+
+// The commit of key ends: 1 and *out when it was running.
+static __always_inline int SplitCommitEnd(__u32 key, struct split_commit* out) {
+  struct split_commit* in = bpf_map_lookup_elem(&split_commits, &key);
+  if (!in) return 0;
+  *out = *in;
+  if (bpf_map_delete_elem(&split_commits, &key) != 0) return 0;
+  SplitChange(SPLIT_DURING_COMMIT, -1);
+  return 1;
+}
+
+// ---- the parts: what a thread in a timed call is doing
+
+struct split_thread {
+  __u64 start_ns;   // when the call began
+  __u64 seg_start;  // when its current segment began
+  __u32 seg;        // SPLIT_* of the current segment
+  __u32 active;     // in a timed call
+  __u64 part_ns[SPLIT_PARTS];
+  __u64 cum0[SPLIT_OVERLAPS];  // the overlap clock when the call began
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct split_thread);
+} split_threads SEC(".maps");
+
+// The sleeping functions (split_parts.h): start, end and part of each,
+// sorted by start, from /proc/kallsyms (set by user space before loading).
+const volatile __u64 wait_lo[SPLIT_WAIT_FNS] = {};
+const volatile __u64 wait_hi[SPLIT_WAIT_FNS] = {};
+const volatile __u8 wait_part[SPLIT_WAIT_FNS] = {};
+const volatile __u32 wait_fns = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64[SPLIT_STACK_FRAMES]);
+} split_stack SEC(".maps");
+
+// The part of the function ip is in, or SPLIT_PARTS for none listed.
+static __always_inline __u32 WaitPartOf(__u64 ip) {
+  __u32 lo = 0, hi = wait_fns;
+  if (hi > SPLIT_WAIT_FNS) hi = SPLIT_WAIT_FNS;
+  for (int i = 0; i < 7 && lo < hi; ++i) {  // the first start above ip
+    const __u32 mid = (lo + hi) / 2;
+    if (mid >= SPLIT_WAIT_FNS) break;
+    if (wait_lo[mid] <= ip)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0 || lo > SPLIT_WAIT_FNS) return SPLIT_PARTS;
+  const __u32 at = lo - 1;
+  if (at >= SPLIT_WAIT_FNS || ip >= wait_hi[at]) return SPLIT_PARTS;
+  return wait_part[at];
+}
+
+// What the current task goes to sleep for: the innermost frame of its stack
+// in a listed function; SPLIT_OTHER for none.
+static __always_inline __u32 SleepPart(void* ctx, struct split_state* s) {
+  __u32 zero = 0;
+  __u64* frames = bpf_map_lookup_elem(&split_stack, &zero);
+  if (!frames) return SPLIT_OTHER;
+  const long n = bpf_get_stack(ctx, frames, SPLIT_STACK_FRAMES * sizeof(__u64), 0);
+  if (n <= 0) {
+    if (s) SplitCount(&s->check.stack_misses);
+    return SPLIT_OTHER;
+  }
+  const long count = n / (long)sizeof(__u64);
+  for (int i = 0; i < SPLIT_STACK_FRAMES; ++i) {
+    if (i >= count) break;
+    const __u32 p = WaitPartOf(frames[i]);
+    if (p < SPLIT_PARTS) return p;
+  }
+  return SPLIT_OTHER;
+}
+
+static __always_inline void SplitClose(struct split_thread* t, __u64 now) {
+  if (now > t->seg_start && t->seg < SPLIT_PARTS) t->part_ns[t->seg] += now - t->seg_start;
+  t->seg_start = now;
+}
+
+// The current thread begins a timed call at now; null when its storage
+// cannot be had (counted by the caller).
+static __always_inline struct split_thread* SplitBegin(__u64 now) {
+  struct split_thread* t = bpf_task_storage_get(&split_threads, bpf_get_current_task_btf(), 0,
+                                                BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!t) return 0;
+  for (int i = 0; i < SPLIT_PARTS; ++i) t->part_ns[i] = 0;
+  t->seg = SPLIT_CPU;
+  t->start_ns = t->seg_start = now;
+  struct split_state* s = SplitState();
+  if (s) SplitClock(s, now, t->cum0);
+  t->active = 1;
+  return t;
+}
+
+// The current thread's call ends at now: its length, parts and overlaps; 0
+// when it was in no timed call.
+static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* during) {
+  struct split_thread* t = bpf_task_storage_get(&split_threads, bpf_get_current_task_btf(), 0, 0);
+  if (!t || !t->active) return 0;
+  SplitClose(t, now);
+  t->active = 0;
+  *ns = now > t->start_ns ? now - t->start_ns : 0;
+  for (int i = 0; i < SPLIT_PARTS; ++i) parts[i] = t->part_ns[i];
+  struct split_state* s = SplitState();
+  __u64 cum[SPLIT_OVERLAPS] = {};
+  if (s) SplitClock(s, now, cum);
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i)
+    during[i] = cum[i] > t->cum0[i] ? cum[i] - t->cum0[i] : 0;
+  return 1;
+}
+
+// A thread in a call leaves its CPU: preempted (or yielding) it waits for a
+// CPU; else it sleeps, for what its stack says. The stack is read only
+// here, for the threads of timed calls.
+SEC("tp_btf/sched_switch")
+int BPF_PROG(split_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  const __u64 now = bpf_ktime_get_ns();
+  struct split_thread* t = bpf_task_storage_get(&split_threads, prev, 0, 0);
+  if (t && t->active) {
+    SplitClose(t, now);
+    t->seg = preempt || prev_state == 0 ? SPLIT_RUNQ : SleepPart(ctx, SplitState());
+  }
+  t = bpf_task_storage_get(&split_threads, next, 0, 0);
+  if (t && t->active) {
+    SplitClose(t, now);
+    t->seg = SPLIT_CPU;
+  }
+  return 0;
+}
+
+// A sleeping thread in a call is woken: it waits for a CPU from now. (A
+// wake-up of a thread still on its CPU changes nothing.)
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(split_wakeup, struct task_struct* p) {
+  struct split_thread* t = bpf_task_storage_get(&split_threads, p, 0, 0);
+  if (!t || !t->active || t->seg < SPLIT_JOURNAL) return 0;
+  SplitClose(t, bpf_ktime_get_ns());
+  t->seg = SPLIT_RUNQ;
+  return 0;
+}
+
+// Requests inserted into a watched disk's queue (split_rqs above).
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(split_rq_insert, struct request* rq) {
+  SplitRqInsert(rq);
+  return 0;
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#include "explain/split_check.h"
+
+#include <fmt/format.h>
+
+namespace writelab {
+
+bool SplitSelfCheck::Balanced() const {
+  for (int i = 0; i < SPLIT_OVERLAPS; ++i)
+    if (counts[i] < 0 || static_cast<uint64_t>(counts[i]) != held[i]) return false;
+  return true;
+}
+
+std::vector<std::string> SplitCheckNotes(const SplitSelfCheck& c, bool only_problems) {
+  if (!c.read) return {"self-check: the state of the overlaps could not be read"};
+  std::vector<std::string> out;
+  const split_check& k = c.check;
+  const uint64_t lost = k.rq_lost + c.stale + k.commits_unended;
+  if (!c.Balanced())
+    out.push_back(fmt::format(
+        "self-check FAILED: the overlaps counted {} commits, {} flushes and {} writes in "
+        "flight, the maps held {}, {} and {}: the overlap figures (during_*) are not to be "
+        "trusted",
+        c.counts[SPLIT_DURING_COMMIT], c.counts[SPLIT_DURING_FLUSH], c.counts[SPLIT_DURING_WRITES],
+        c.held[SPLIT_DURING_COMMIT], c.held[SPLIT_DURING_FLUSH], c.held[SPLIT_DURING_WRITES]));
+  if (lost)
+    out.push_back(fmt::format(
+        "self-check: {} requests never reported done (dropped from in flight after 30 s), {} "
+        "still in flight after 30 s, {} commits whose end was never seen: the overlap figures "
+        "(during_*) count each for up to 30 s",
+        k.rq_lost, c.stale, k.commits_unended));
+  if (k.stack_misses)
+    out.push_back(
+        fmt::format("{} sleeps whose kernel stack could not be read are counted as other sleep",
+                    k.stack_misses));
+  if (out.empty() && !only_problems) {
+    const uint64_t left =
+        c.held[SPLIT_DURING_COMMIT] + c.held[SPLIT_DURING_FLUSH] + c.held[SPLIT_DURING_WRITES];
+    out.push_back(fmt::format(
+        "self-check: {} ({} requests requeued by the driver, {} issued again and {} inserted "
+        "again, each counted once)",
+        left ? fmt::format("every request and commit seen in flight ended or was still in flight "
+                           "when the tracing stopped ({})",
+                           left)
+             : "every request and commit seen in flight ended",
+        k.rq_requeued, k.rq_reissued, k.rq_reinserted));
+  }
+  return out;
+}
+
+}  // namespace writelab

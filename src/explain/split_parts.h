@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+// How a timed call's time is split, shared by both BPF programs
+// (split.bpf.h) and user space (docs/explain.md, "The split").
+//
+// The parts (SPLIT_*) say what the calling thread itself was doing, from
+// the scheduler's events: on a CPU; runnable, waiting for one (from its
+// wake-up to its switch-in, or preempted); or asleep, by the kernel
+// function it slept in (its stack at the switch-out, innermost match
+// first). They are disjoint and add up to the call.
+//
+// The overlaps (SPLIT_DURING_*) say what the disk and the journal were
+// doing meanwhile, whoever asked: a commit running; else a cache flush in
+// flight; else a write request in flight. They are disjoint too, but they
+// are not causes: a call that never waited for the disk may overlap a
+// flush from start to end.
+#ifndef WRITELAB_SPLIT_PARTS_H
+#define WRITELAB_SPLIT_PARTS_H
+
+#define SPLIT_CPU 0      // on a CPU (the call's own work, interrupts on its CPU)
+#define SPLIT_RUNQ 1     // runnable, waiting for a CPU
+#define SPLIT_JOURNAL 2  // asleep for a journal commit or journal space (jbd2, xfs log)
+#define SPLIT_WRITEBACK \
+  3                       // asleep for its data to reach the disk: page writeback, buffers,
+                          // direct I/O, a free request slot of the disk
+#define SPLIT_FLUSH 4     // asleep for a cache flush (blkdev_issue_flush)
+#define SPLIT_THROTTLE 5  // asleep in balance_dirty_pages (dirty throttling)
+#define SPLIT_OTHER 6     // asleep on anything else: locks, pipes, page faults, timers
+#define SPLIT_PARTS 7
+
+#define SPLIT_DURING_COMMIT 0  // a journal commit of the file system ran
+#define SPLIT_DURING_FLUSH 1   // else a cache flush (FLUSH request) was in flight on the disk
+#define SPLIT_DURING_WRITES 2  // else a write request was in flight on the disk
+#define SPLIT_OVERLAPS 3
+
+// The kernel functions a sleep is classified by: user space resolves their
+// address ranges from /proc/kallsyms, sorted by start, at most this many.
+#define SPLIT_WAIT_FNS 48
+// Stack frames read at a switch-out.
+#define SPLIT_STACK_FRAMES 48
+
+// A request still in flight this long after its issue was lost (its
+// completion never reached the tracepoint): the block layer's own timeout.
+#define SPLIT_RQ_LOST_NS (30ull * 1000000000ull)
+
+// The self-check of the state the overlaps are read from (split.bpf.h's
+// split_state): what was repaired or given up on, and what is in flight.
+struct split_check {
+  __u64 rq_requeued;      // requests given back by the driver before completing
+  __u64 rq_reissued;      // requests issued again without a completion or requeue between
+  __u64 rq_reinserted;    // requests inserted again while counted in flight
+  __u64 rq_lost;          // requests dropped from in flight after SPLIT_RQ_LOST_NS
+  __u64 commits_unended;  // commits started again before their end was seen
+  __u64 stack_misses;     // switch-outs whose stack could not be read: counted as other
+};
+
+// The state the overlaps are read from (split.bpf.h's split_state map).
+struct split_state {
+  __s64 counts[SPLIT_OVERLAPS];   // commits running, flushes and writes in flight
+  __u64 last_ns;                  // when cum was last brought up to date
+  __u64 cum[SPLIT_OVERLAPS + 1];  // time under each overlap (the last: none), summed
+  __u64 last_reap_ns;             // the last look for lost requests
+  struct split_check check;       // what was repaired or given up on
+};
+
+// A request in flight (split_rqs, keyed by the struct request).
+struct split_rq {
+  __u64 issue_ns;
+  __u32 during;  // SPLIT_DURING_FLUSH or SPLIT_DURING_WRITES
+  __u32 pad;
+};
+
+// A commit running (split_commits, keyed by the file system's dev_t).
+struct split_commit {
+  __u64 start_ns, journal_bytes0, tid;
+};
+
+#endif  // WRITELAB_SPLIT_PARTS_H
