@@ -8,6 +8,10 @@
 //                sys_exit return at the tgid or call-number check)
 //   write request  a 4 KiB O_DIRECT pwrite on DIR's device: the block
 //                tracepoints (insert, issue, complete) and the timed call
+//   switch pair  a byte sent through a pipe to a thread of this process and
+//                back: two sleeps, two wakeups and at least two context
+//                switches, which the split's sched_switch and sched_wakeup
+//                programs see (the stack is read only in a timed call)
 // Usage: explain_cost DIR [N] (root; default N 200000, 20000 direct writes).
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "core/clock.h"
 #include "explain/explainer.h"
@@ -68,12 +73,24 @@ int main(int argc, char** argv) {
   auto timed = [&](int i) { (void)!pwrite(fd, "x", 1, i % 4096); };
   auto other = [](int) { (void)getppid(); };
   auto direct = [&](int) { (void)!pwrite(dfd, block, 4096, 0); };
+  int there[2], back[2];
+  if (pipe(there) != 0 || pipe(back) != 0) return 1;
+  std::thread echo([&] {
+    char c;
+    while (read(there[0], &c, 1) == 1) (void)!write(back[1], &c, 1);
+  });
+  auto pair = [&](int) {
+    char c = 'x';
+    (void)!write(there[1], &c, 1);
+    (void)!read(back[0], &c, 1);
+  };
   struct Kind {
     const char* name;
     int calls;
     double off = 0, on = 0;
   };
-  Kind kinds[] = {{"timed call", n}, {"other call", n}, {"write request", n / 10}};
+  Kind kinds[] = {
+      {"timed call", n}, {"other call", n}, {"write request", n / 10}, {"switch pair", n / 4}};
   for (int round = 0; round < 3; ++round) {  // alternate, keep the best of each
     for (int attached = 0; attached < 2; ++attached) {
       if (attached)
@@ -82,14 +99,16 @@ int main(int argc, char** argv) {
                       writelab::ExplainProbe::kConversions, writelab::ExplainProbe::kJournal,
                       writelab::ExplainProbe::kSyncParts});
       double t[] = {NsPerCall(kinds[0].calls, timed), NsPerCall(kinds[1].calls, other),
-                    NsPerCall(kinds[2].calls, direct)};
+                    NsPerCall(kinds[2].calls, direct), NsPerCall(kinds[3].calls, pair)};
       if (attached) (*explainer)->Detach();
-      for (int k = 0; k < 3; ++k) {
+      for (int k = 0; k < 4; ++k) {
         double& best = attached ? kinds[k].on : kinds[k].off;
         if (round == 0 || t[k] < best) best = t[k];
       }
     }
   }
+  close(there[1]);  // the echo thread reads its end and returns
+  echo.join();
   std::printf("%-14s %10s %12s %12s %10s\n", "kind", "calls", "detached ns", "attached ns",
               "added ns");
   for (const Kind& k : kinds)
