@@ -172,6 +172,13 @@ class ScratchDir {
 };
 
 // Runs a shell command; its stdout without the trailing newlines.
+// Whether a loop device ("loop3") is bound to nothing: once writelab lets go
+// of its test bed's device, a test running beside may bind it and set a
+// limit of its own, so what its sysfs says is then that test's.
+inline bool LoopDeviceFree(const std::string& dev) {
+  return !std::filesystem::exists("/sys/block/" + dev + "/loop/backing_file");
+}
+
 inline std::string Shell(const std::string& cmd) {
   std::string out;
   if (FILE* p = popen(cmd.c_str(), "r")) {

@@ -232,15 +232,17 @@ TEST(Survey, OnADirtyLimitedDeviceTheStallIsProvokedAndConcludedOn) {
   ScratchDir work("survey-dirty64");
   const std::string json_path = work.path() + ".json";
   RunResult r;
-  std::string bdi;
   {
     TestFs fs(work.path() + "-fs", "data=ordered", 64u << 20);
     if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
-    bdi = "/sys/block/" + fs.DeviceName() + "/bdi/";
+    const std::string bdi = "/sys/block/" + fs.DeviceName() + "/bdi/";
     r = RunWritelab({"survey", "--dir", fs.Dir(), "--json", json_path, "-o", ""});
+    // Read back while the loop device is still the test's: once let go,
+    // a test running beside this one may take it and set a limit of its own.
+    fs.RestoreLimit();
+    EXPECT_EQ(Shell("cat " + bdi + "max_ratio_fine " + bdi + "strict_limit"), "1000000\n0")
+        << "the test's own limit is undone (a limit left behind misleads the next test)";
   }
-  EXPECT_EQ(Shell("cat " + bdi + "max_ratio_fine " + bdi + "strict_limit"), "1000000\n0")
-      << "the test's own limit is undone (a limit left behind misleads the next test)";
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   json doc = json::parse(Slurp(json_path));
   std::filesystem::remove(json_path);

@@ -34,13 +34,19 @@ class TestFs {
     }
   }
   ~TestFs() {
-    if (!old_fine_.empty())
-      Shell("echo " + old_fine_ + " > " + bdi_ + "max_ratio_fine; echo 0 > " + bdi_ +
-            "strict_limit");
+    RestoreLimit();
     if (mounted_) Shell("umount " + mnt_);
     if (dev_.starts_with("/dev/loop")) Shell("losetup -d " + dev_);
     std::filesystem::remove(image_);
     std::filesystem::remove_all(mnt_);
+  }
+  // Puts the device's dirty limit back as it was (the destructor does it
+  // too): a test that checks the restore reads it back before the loop
+  // device is let go, while no other test can have taken the device.
+  void RestoreLimit() {
+    if (old_fine_.empty()) return;
+    Shell("echo " + old_fine_ + " > " + bdi_ + "max_ratio_fine; echo 0 > " + bdi_ + "strict_limit");
+    old_fine_.clear();
   }
   bool ok() const { return mounted_; }
   std::string Path(const std::string& name) const { return mnt_ + "/" + name; }
