@@ -232,6 +232,7 @@ void AddHistoryCommand(CLI::App& app, CommandAction* action) {
       "  $ writelab history export 12 > run12.json\n"
       "  $ writelab history trend --experiment fsync --figure sync_max_ms --row stream/fdatasync "
       "-o trend.html\n"
+      "  $ writelab history changes --experiment fsync --figure sync_max_ms\n"
       "  $ writelab history check --baseline before-upgrade --fail-on-regression 10");
   auto o = std::make_shared<HistoryOptions>();
   CLI::App* list = Sub(*history, action, "list", "The runs kept, oldest first", RunList, o);

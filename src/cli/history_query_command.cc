@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `writelab history trend` and `writelab history check`: a figure across
-// the runs kept, and the newest run against a baseline with compare's
-// significance test (docs/history.md).
+// `writelab history trend`, `history changes` and `history check`: a figure
+// across the runs kept, the change points of every figure's series, and the
+// newest run against a baseline with compare's significance test
+// (docs/history.md).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "command/outputs.h"
 #include "core/document_json.h"
 #include "core/units.h"
+#include "history/changes.h"
 #include "history/trend.h"
 #include "report/atomic_file.h"
 #include "report/compare.h"
@@ -59,6 +61,23 @@ int RunTrend(const TrendOptions& o) {
       !s)
     return PrintError(s.error().Message()), kExitRunFailed;
   std::printf("trend: %s (open it in a browser; it works offline)\n", o.html.c_str());
+  return kExitOk;
+}
+
+int RunChanges(const ChangesQuery& q, const std::string& file) {
+  auto store = OpenHistoryFor(file, HistoryAccess::kRead);
+  if (!store) return Report(store.error());
+  auto known = store->Known("");
+  if (!known) return PrintError(known.error().Message()), kExitRunFailed;
+  if (std::find(known->begin(), known->end(), q.experiment) == known->end())
+    return UsageError("history changes: no experiment '" + q.experiment + "' in " + store->path() +
+                      " (experiments there: " + ListInWords(*known) + ")");
+  auto found = FindChanges(*store, q);
+  if (!found) return PrintError(found.error().Message()), kExitRunFailed;
+  if (found->figures == 0)
+    return UsageError(NothingToDraw(*store, {q.experiment, q.figure, q.row, q.runs}));
+  // What the history holds is input: printed without its control characters.
+  std::fputs(Printable(RenderChangesText(q, *found), true).c_str(), stdout);
   return kExitOk;
 }
 
@@ -158,6 +177,53 @@ int RunCheck(const CheckOptions& o) {
   return worse.empty() ? kExitOk : kExitRegression;
 }
 
+void AddChangesCommand(CLI::App& history, CommandAction* action) {
+  struct Options {
+    std::string file;
+    ChangesQuery q;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* changes = history.add_subcommand(
+      "changes",
+      "When each figure changed: the change points of every figure's series (one row on one "
+      "host, run after run) by E-divisive means with a t-test, each with its size, interval and "
+      "p, and what else changed at that run (kernel, test bed, scheduler, mount options, "
+      "writelab, command line)");
+  AddHistoryFileOption(*changes, o->file);
+  changes->add_option("--experiment", o->q.experiment, "The experiment, e.g. fsync")
+      ->required()
+      ->option_text("NAME");
+  changes->add_option("--figure", o->q.figure, "Only this figure's key, e.g. sync_max_ms")
+      ->option_text("KEY");
+  changes->add_option("--row", o->q.row, "Only this row, e.g. stream/fdatasync")
+      ->option_text("ROW");
+  changes->add_option("--host", o->q.runs.host, "Only runs on this host name")->option_text("HOST");
+  changes
+      ->add_option("--kernel", o->q.runs.kernel, "Only runs on this kernel ('6.1*' for a prefix)")
+      ->option_text("KERNEL");
+  changes->add_option("--label", o->q.runs.label, "Only runs with this label")
+      ->option_text("LABEL");
+  changes
+      ->add_option("--max-p", o->q.options.max_p,
+                   "Report a change when its test's p is below this (default 0.001; corrected "
+                   "for the places the change could have been)")
+      ->option_text("P")
+      ->check(CLI::Range(1e-12, 0.5));
+  changes
+      ->add_option("--min-change", o->q.options.min_relative,
+                   "Leave out changes smaller than PCT percent however significant (default 0)")
+      ->option_text("PCT")
+      ->check(CLI::NonNegativeNumber);
+  changes
+      ->add_option("--min-runs", o->q.options.min_segment,
+                   "Fewest runs on each side of a change (default 3, at least 2)")
+      ->option_text("N")
+      ->check(CLI::Range(2, 1000));
+  changes->callback([o, action] {
+    *action = [o](const RunContext&, Document&) { return RunChanges(o->q, o->file); };
+  });
+}
+
 }  // namespace
 
 void AddHistoryQueryCommands(CLI::App& history, CommandAction* action) {
@@ -193,6 +259,8 @@ void AddHistoryQueryCommands(CLI::App& history, CommandAction* action) {
       ->option_text("FILE");
   trend->callback(
       [t, action] { *action = [t](const RunContext&, Document&) { return RunTrend(*t); }; });
+
+  AddChangesCommand(history, action);
 
   auto c = std::make_shared<CheckOptions>();
   CLI::App* check = history.add_subcommand(

@@ -44,6 +44,7 @@ struct TrendPoint {
   // bed, the scheduler, and which of the run's experiments of that name it
   // is when there are several ("plain (stream 2)").
   std::string series;
+  std::string row, testbed, scheduler;  // what series is made of
   std::string figure_label, unit;
   double median = 0, min = 0, max = 0;
   int n = 0;

@@ -12,6 +12,7 @@
 #include "core/document_json.h"
 #include "core/significance.h"
 #include "core/units.h"
+#include "history/changes.h"
 #include "report/compare.h"
 #include "report/html_plan.h"
 #include "report/text.h"
@@ -133,6 +134,7 @@ Result<std::vector<TrendPoint>> HistoryStore::Trend(const TrendQuery& q) const {
     const auto& same = (*occurrences)[{*run, testbed, scheduler}];
     const auto at = std::find(same.begin(), same.end(), *index);
     p.run_id = *run;
+    p.row = name, p.testbed = testbed, p.scheduler = scheduler;
     p.series = SeriesName(name, testbed, scheduler, q.experiment,
                           static_cast<int>(at - same.begin()) + 1, static_cast<int>(same.size()));
     p.median = *median, p.min = *min, p.max = *max, p.n = static_cast<int>(*n);
@@ -166,6 +168,16 @@ std::vector<std::optional<TrendStep>> TrendSteps(const std::vector<TrendPoint>& 
   return out;
 }
 
+std::map<size_t, ChangePoint> TrendChangePoints(const std::vector<TrendPoint>& points) {
+  std::map<size_t, ChangePoint> out;
+  for (const std::vector<size_t>& at : SplitSeries(points)) {
+    std::vector<double> values;
+    for (size_t i : at) values.push_back(points[i].median);
+    for (const ChangePoint& c : FindChangePoints(values)) out[at[c.index]] = c;
+  }
+  return out;
+}
+
 std::string RenderTrendText(const TrendQuery& q, const std::vector<TrendPoint>& points) {
   std::string label = points.empty() ? q.figure : points.front().figure_label;
   std::string unit = points.empty() ? "" : points.front().unit;
@@ -177,14 +189,24 @@ std::string RenderTrendText(const TrendQuery& q, const std::vector<TrendPoint>& 
   TextTable t(
       {"run", "started", "kernel", "label", "row", "median", "min – max", "n", "vs previous"});
   const auto steps = TrendSteps(points);
+  const auto changes = TrendChangePoints(points);
   for (size_t i = 0; i < points.size(); ++i) {
     const TrendPoint& p = points[i];
+    std::string step = StepText(steps[i]);
+    if (auto c = changes.find(i); c != changes.end())
+      step += fmt::format("{}change point: {:+.1f}% on the runs before (p {:.2g})",
+                          step.empty() ? "" : "; ", c->second.change_pct, c->second.p_value);
     t.AddRow({std::to_string(p.run_id), p.started_at, p.kernel, p.label, p.series,
               FormatValue(p.median, p.unit),
               FormatValue(p.min, p.unit) + " – " + FormatValue(p.max, p.unit), std::to_string(p.n),
-              StepText(steps[i])});
+              step});
   }
-  return out + t.Render();
+  std::string legend;
+  if (!changes.empty())
+    legend =
+        "change point: the series moved to a new level from this run on (history changes; "
+        "docs/history.md)\n";
+  return out + t.Render() + legend;
 }
 
 std::string RenderTrendHtml(const TrendQuery& q, const std::vector<TrendPoint>& points,

@@ -6,10 +6,12 @@
 // is significant.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "history/changepoint.h"
 #include "history/store.h"
 #include "report/html.h"
 
@@ -25,8 +27,14 @@ struct TrendStep {
 // The step of each point (nullopt for a series' first point), in order.
 std::vector<std::optional<TrendStep>> TrendSteps(const std::vector<TrendPoint>& points);
 
+// The change points of each series as `history changes` splits them (one
+// row on one host, whatever its test bed: history/changes.h), by the index
+// of the first point after the change.
+std::map<size_t, ChangePoint> TrendChangePoints(const std::vector<TrendPoint>& points);
+
 // "records seconds (seconds, s), row write: 4 runs" and a line per point:
-// run, start, kernel, label, series, median, min-max, n, change.
+// run, start, kernel, label, series, median, min-max, n, change (and the
+// change points, marked where they are).
 std::string RenderTrendText(const TrendQuery& q, const std::vector<TrendPoint>& points);
 
 // The page: a line per series over the runs in order, its min-max band

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+#include "history/changes.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/units.h"
+
+namespace writelab {
+
+std::vector<std::vector<size_t>> SplitSeries(const std::vector<TrendPoint>& points) {
+  std::map<std::tuple<std::string, std::string, int>, size_t> index;  // host, row, n -> series
+  std::map<std::pair<int64_t, std::string>, int> seen;                // run, row -> points so far
+  std::vector<std::vector<size_t>> out;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const TrendPoint& p = points[i];
+    const int n = seen[{p.run_id, p.row}]++;
+    auto [at, added] = index.try_emplace({p.hostname, p.row, n}, out.size());
+    if (added) out.emplace_back();
+    out[at->second].push_back(i);
+  }
+  return out;
+}
+
+namespace {
+
+void Differs(std::vector<std::string>& out, const char* what, const std::string& a,
+             const std::string& b) {
+  if (a == b) return;
+  out.push_back(
+      fmt::format("{} {} -> {}", what, a.empty() ? "(none)" : a, b.empty() ? "(none)" : b));
+}
+
+}  // namespace
+
+std::vector<std::string> WhatChanged(const StoredRun& before, const TrendPoint& a,
+                                     const StoredRun& after, const TrendPoint& b) {
+  std::vector<std::string> out;
+  const RunRecord &x = before.record, &y = after.record;
+  Differs(out, "kernel", x.kernel, y.kernel);
+  Differs(out, "test bed", a.testbed, b.testbed);
+  Differs(out, "scheduler of the row", a.scheduler, b.scheduler);
+  Differs(out, "target's scheduler", x.scheduler, y.scheduler);
+  Differs(out, "mount options", x.mount_options, y.mount_options);
+  Differs(out, "file system", x.fs_type, y.fs_type);
+  Differs(out, "device", x.device + " " + x.device_model, y.device + " " + y.device_model);
+  Differs(out, "firmware", x.firmware, y.firmware);
+  Differs(out, "writelab", x.writelab_version, y.writelab_version);
+  Differs(out, "label", x.label, y.label);
+  Differs(out, "command line", x.command_line, y.command_line);
+  return out;
+}
+
+namespace {
+
+// The run's record, read once.
+Result<const StoredRun*> RunOf(const HistoryStore& store, int64_t id,
+                               std::map<int64_t, StoredRun>& cache) {
+  auto at = cache.find(id);
+  if (at != cache.end()) return &at->second;
+  auto run = store.Get(id);
+  if (!run) return std::unexpected(run.error());
+  return &cache.emplace(id, std::move(*run)).first->second;
+}
+
+// The changes of one figure's series.
+Status ChangesOfFigure(const HistoryStore& store, const ChangesQuery& q, const std::string& figure,
+                       std::map<int64_t, StoredRun>& runs, ChangesFound& found) {
+  auto points = store.Trend({q.experiment, figure, q.row, q.runs});
+  if (!points) return std::unexpected(points.error());
+  if (points->empty()) return {};
+  ++found.figures;
+  for (const std::vector<size_t>& series : SplitSeries(*points)) {
+    std::vector<double> values;
+    for (size_t i : series) values.push_back((*points)[i].median);
+    ++found.series;
+    for (const ChangePoint& cp : FindChangePoints(values, q.options)) {
+      const TrendPoint &a = (*points)[series[cp.index - 1]], &b = (*points)[series[cp.index]];
+      auto before = RunOf(store, a.run_id, runs);
+      if (!before) return std::unexpected(before.error());
+      auto after = RunOf(store, b.run_id, runs);
+      if (!after) return std::unexpected(after.error());
+      found.changes.push_back({figure, b.figure_label, b.unit, b.hostname, b.row, series.size(), cp,
+                               a.run_id, b.run_id, WhatChanged(**before, a, **after, b)});
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ChangesFound> FindChanges(const HistoryStore& store, const ChangesQuery& q) {
+  std::vector<std::string> figures = {q.figure};
+  if (q.figure.empty()) {
+    auto known = store.Known(q.experiment);
+    if (!known) return std::unexpected(known.error());
+    figures = std::move(*known);
+  }
+  ChangesFound found;
+  std::map<int64_t, StoredRun> runs;
+  for (const std::string& figure : figures)
+    if (Status s = ChangesOfFigure(store, q, figure, runs, found); !s)
+      return std::unexpected(s.error());
+  return found;
+}
+
+namespace {
+
+std::string Percent(double pct) {
+  if (!std::isfinite(pct)) return pct > 0 ? "+inf%" : "-inf%";
+  return fmt::format("{:+.1f}%", pct);
+}
+
+std::string ChangeText(const SeriesChange& c) {
+  const ChangePoint& p = c.change;
+  std::string what = c.figure_label.empty() ? c.figure : c.figure + " (" + c.figure_label + ")";
+  std::string out = fmt::format(
+      "{}, row {} on {}: at run {} (after run {}): {} -> {}, {} (95%: {} to {}), p {:.2g}; "
+      "{} runs before, {} after\n",
+      what, c.row, c.host, c.run_at, c.run_before, FormatValue(p.before_mean, c.unit),
+      FormatValue(p.after_mean, c.unit), Percent(p.change_pct), Percent(p.ci_low_pct),
+      Percent(p.ci_high_pct), p.p_value, p.before_n, p.after_n);
+  if (c.also_changed.empty()) return out + "  nothing else recorded changed at that run\n";
+  std::string also;
+  for (const std::string& s : c.also_changed) also += (also.empty() ? "" : "; ") + s;
+  return out + "  also changed at that run: " + also + "\n";
+}
+
+}  // namespace
+
+std::string RenderChangesText(const ChangesQuery& q, const ChangesFound& found) {
+  std::string head = fmt::format(
+      "history changes: {}{}{}: {} {} in {} series of {} figure{} (E-divisive means with a "
+      "t-test, p < {:g}, at least {} runs each side)\n",
+      q.experiment, q.figure.empty() ? "" : " " + q.figure, q.row.empty() ? "" : ", row " + q.row,
+      found.changes.size(), found.changes.size() == 1 ? "change" : "changes", found.series,
+      found.figures, found.figures == 1 ? "" : "s", q.options.max_p,
+      std::max<size_t>(q.options.min_segment, 2));
+  for (const SeriesChange& c : found.changes) head += ChangeText(c);
+  return head;
+}
+
+}  // namespace writelab

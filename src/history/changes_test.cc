@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// `history changes` over a history of 24 runs: a 30% step in one figure at
+// the 13th run, where the run's test bed changed, is found there and names
+// the test bed; the same runs without the step report nothing (A/A); a run
+// with a row twice continues two series.
+#include "history/changes.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/document_json.h"
+#include "core/stats.h"
+#include "expect_ok.h"
+#include "fixture.h"
+#include "history/trend.h"
+#include "support.h"
+
+namespace writelab {
+namespace {
+
+using ::writelab::testing::TempDir;
+
+// Noise of about 3% of the level, the same on every machine: a sum of
+// uniform deviates from a fixed linear congruential generator.
+double Noisy(double level, uint64_t& state) {
+  double sum = 0;
+  for (int i = 0; i < 12; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    sum += static_cast<double>(state >> 11) * 0x1.0p-53;
+  }
+  return level * (1 + 0.03 * (sum - 6));
+}
+
+// The fixed document as run `i` of a series: mb_s at `value`, on `testbed`.
+Document RunWith(int i, double value, const std::string& testbed) {
+  Document doc = FixedDocument();
+  doc.started_at = fmt::format("2026-11-30T{:02}:{:02}:00Z", 10 + i / 60, i % 60);
+  doc.command_line = "writelab stream --testbed " + testbed + " --size 1G";
+  ExperimentResult& e = doc.experiments[0];
+  e.testbed = testbed;
+  e.rows[0].figures[0].value = Summarize({value * 0.99, value, value * 1.01});
+  return doc;
+}
+
+HistoryStore Filled(const TempDir& dir, double step) {
+  auto store = HistoryStore::Open({dir.path() + "/history.sqlite", false}, true);
+  EXPECT_TRUE(store.has_value());
+  uint64_t state = 42;
+  for (int i = 0; i < 24; ++i) {
+    const bool after = i >= 12;
+    Document doc = RunWith(i, Noisy(after ? 1000 * (1 + step) : 1000, state),
+                           after && step != 0 ? "ext4:dirty=64M" : "ext4:dirty=256M");
+    EXPECT_TRUE(store->Append(ToJson(doc), doc, "run").has_value());
+  }
+  return std::move(*store);
+}
+
+TEST(HistoryChanges, AStepIsFoundWhereTheTestBedChangedAndNamesIt) {
+  TempDir dir("changes");
+  HistoryStore store = Filled(dir, 0.30);
+  ChangesQuery q;
+  q.experiment = "stream";
+  auto found = FindChanges(store, q);
+  ASSERT_OK(found);
+  EXPECT_EQ(found->figures, 3u) << "mb_s, cached_end, probe_p99_ms";
+  ASSERT_EQ(found->changes.size(), 1u) << RenderChangesText(q, *found);
+  const SeriesChange& c = found->changes[0];
+  EXPECT_EQ(c.figure, "mb_s");
+  EXPECT_EQ(c.row, "plain");
+  EXPECT_EQ(c.runs, 24u) << "one series across both test beds";
+  EXPECT_EQ(c.change.index, 12u) << "the 13th run is the first after the change";
+  EXPECT_EQ(c.run_at, c.run_before + 1);
+  EXPECT_NEAR(c.change.change_pct, 30, 5);
+  EXPECT_LE(c.change.ci_low_pct, c.change.change_pct);
+  EXPECT_LT(c.change.p_value, 0.001);
+  ASSERT_FALSE(c.also_changed.empty());
+  EXPECT_EQ(c.also_changed[0], "test bed ext4:dirty=256M -> ext4:dirty=64M");
+  const std::string text = RenderChangesText(q, *found);
+  EXPECT_NE(text.find("1 change in 3 series of 3 figures"), std::string::npos) << text;
+  EXPECT_NE(text.find("at run 13 (after run 12)"), std::string::npos) << text;
+  EXPECT_NE(text.find("also changed at that run: test bed"), std::string::npos) << text;
+  // trend marks it on the same run.
+  TrendQuery t{"stream", "mb_s", "plain", {}};
+  auto points = store.Trend(t);
+  ASSERT_OK(points);
+  const auto marks = TrendChangePoints(*points);
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ((*points)[marks.begin()->first].run_id, c.run_at);
+  EXPECT_NE(RenderTrendText(t, *points).find("change point: +"), std::string::npos);
+}
+
+TEST(HistoryChanges, TheSameRunsWithoutTheStepReportNothing) {
+  TempDir dir("changes-aa");
+  HistoryStore store = Filled(dir, 0);
+  ChangesQuery q;
+  q.experiment = "stream";
+  q.figure = "mb_s";
+  auto found = FindChanges(store, q);
+  ASSERT_OK(found);
+  EXPECT_EQ(found->series, 1u);
+  EXPECT_TRUE(found->changes.empty()) << RenderChangesText(q, *found);
+  EXPECT_NE(RenderChangesText(q, *found).find("0 changes in 1 series of 1 figure "),
+            std::string::npos);
+}
+
+TEST(HistoryChanges, ARowTwiceInARunContinuesTwoSeries) {
+  std::vector<TrendPoint> points;
+  for (int64_t run = 1; run <= 3; ++run)
+    for (const char* bed : {"ext4:data=ordered", "ext4:data=journal"}) {
+      TrendPoint p;
+      p.run_id = run, p.hostname = "box", p.row = "none/fsync", p.testbed = bed;
+      points.push_back(p);
+    }
+  const auto series = SplitSeries(points);
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[0], (std::vector<size_t>{0, 2, 4}));
+  EXPECT_EQ(series[1], (std::vector<size_t>{1, 3, 5}));
+  points[0].hostname = "other";  // another host: a series of its own
+  EXPECT_EQ(SplitSeries(points).size(), 3u);
+}
+
+}  // namespace
+}  // namespace writelab
