@@ -258,14 +258,14 @@ void StartOnce() {
     return;
   }
   if (g_report_spec[0]) TakeReportSocket(g_report_spec);
-  pthread_atfork(nullptr, nullptr, ResetAfterFork);
   ReportHello();
 }
 
 pthread_once_t g_start = PTHREAD_ONCE_INIT;
 std::atomic<bool> g_started{false};
 
-// Reads the configuration only: no system call (see Start).
+// Reads the configuration and registers the fork handler only: no system
+// call (see Start).
 __attribute__((constructor)) void Init() {
   const char* config = getenv(proto::kConfigEnv);
   if (!config) return;
@@ -283,6 +283,10 @@ __attribute__((constructor)) void Init() {
   g_config.window = window;
   g_config.min_file = min_file;
   g_config.strategy = strategy->id;
+  // Here, before any thread can hold a descriptor's lock: a fork while the
+  // first write's thread held one and had not yet started the shim left the
+  // child waiting for it for ever (the start registered this too late).
+  pthread_atfork(nullptr, nullptr, ResetAfterFork);
   g_active.store(true, std::memory_order_relaxed);
 }
 
