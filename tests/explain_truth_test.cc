@@ -145,7 +145,9 @@ class ExplainTruth : public ::testing::Test {
         " --out " + tr_csv + " -- " + WRITELAB_BINARY + " explain --quiet --slow 1ns --calls " +
         wl_csv + " --json " + work.path() + "/doc.json -- " + paths::kTruthLoad + " " + mode +
         " 250 " + w.dir + " >/dev/null 2>" + work.path() + "/err.txt; echo $?; " +
-        (beside ? "kill $bg; pkill -f 'of=" + w.dir + "/bg '; wait; rm -f " + w.dir + "/bg" : "");
+        (beside ? "kill $bg; pkill -f 'of=" + w.dir + "/bg '; wait; while pgrep -f 'of=" + w.dir +
+                      "/bg ' >/dev/null; do sleep 0.05; done; rm -f " + w.dir + "/bg"
+                : "");
     const std::string status = Shell(cmd);
     const std::string err = Slurp(work.path() + "/err.txt");
     ASSERT_EQ(status, "0") << "split_tracer and explain: " << err;
