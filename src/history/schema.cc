@@ -102,7 +102,7 @@ Status CheckOwner(sqlite3* db, const std::string& path, int version) {
 }
 
 // One step, with the version and the id, in one transaction.
-Status Step(sqlite3* db, const Migration& m, const std::string& path) {
+Status ApplyStep(sqlite3* db, const Migration& m, const std::string& path) {
   const std::string what =
       path + ": migrate the history to schema version " + std::to_string(m.version);
   auto tx = Transaction::Begin(db, what);
@@ -149,7 +149,7 @@ Status Migrate(sqlite3* db, std::span<const Migration> steps, const std::string&
   if (Status s = CheckHistoryFile(db, path, newest, false); !s) return s;
   for (const Migration& m : steps)
     if (m.version > *version)
-      if (Status s = Step(db, m, path); !s) return s;
+      if (Status s = ApplyStep(db, m, path); !s) return s;
   return {};
 }
 
