@@ -12,7 +12,8 @@
 //                                     sleep was for is decided here, by who
 //                                     woke it and what it said before it
 //                                     slept, in this order:
-//     the waker is a journal thread (jbd2/...)            a journal commit
+//     the waker is a journal thread (jbd2/..., not in an  a journal commit
+//     interrupt, where the task is whoever was running)
 //     it was paused by writeback:balance_dirty_pages      dirty throttling
 //     it waited in writeback:folio_wait_writeback         its writes
 //     it queued a flush (block_bio_queue F, no data)      a cache flush
@@ -156,7 +157,11 @@ class Reconstruction {
     if (event == "sys_exit") return Exit(pid, text, now);
     if (event == "sched_switch") return Switch(text, now);
     if (event == "sched_waking") {  // in the waker's context, on its CPU
-      wakers_[std::atol(Field(text, "pid").c_str())] = {comm, cpu};
+      // In an interrupt ("d.s5.": h or s third), the task is whoever was
+      // running there, not the waker: a journal thread of another file
+      // system was seen "waking" a sleeper whose flush had completed.
+      const bool interrupt = flags.size() > 2 && flags[2] != '.';
+      wakers_[std::atol(Field(text, "pid").c_str())] = {interrupt ? "" : comm, cpu};
       return;
     }
     if (event == "sched_wakeup") return Wakeup(cpu, comm, text, now);
