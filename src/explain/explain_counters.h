@@ -38,7 +38,8 @@ struct explain_counters {
   __u64 wbt_steps, wbt_lat_events;
   // the split's self-check (split_parts.h's split_check), added by user
   // space when it reads the counters, not by the programs
-  __u64 rq_requeued, rq_reissued, rq_reinserted, rq_lost, commits_unended, stack_misses;
+  __u64 rq_requeued, rq_reissued, rq_reinserted, rq_lost, commits_unended, stack_misses,
+      wakeups_missed;
 };
 
 #endif

@@ -160,6 +160,7 @@ ExplainCounters BpfExplainer::Read() const {
   sum.rq_lost = check_base_.rq_lost + st.check.rq_lost;
   sum.commits_unended = check_base_.commits_unended + st.check.commits_unended;
   sum.stack_misses = check_base_.stack_misses + st.check.stack_misses;
+  sum.wakeups_missed = check_base_.wakeups_missed + st.check.wakeups_missed;
   return sum;
 }
 

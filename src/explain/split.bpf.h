@@ -295,6 +295,10 @@ int BPF_PROG(split_switch, bool preempt, struct task_struct* prev, struct task_s
   }
   t = bpf_task_storage_get(&split_threads, next, 0, 0);
   if (t && t->active) {
+    if (t->seg >= SPLIT_JOURNAL) {  // still asleep here: its wakeup was not seen
+      struct split_state* s = SplitState();
+      if (s) SplitCount(&s->check.wakeups_missed);
+    }
     SplitClose(t, now);
     t->seg = SPLIT_CPU;
   }

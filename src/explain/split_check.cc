@@ -33,6 +33,12 @@ std::vector<std::string> SplitCheckNotes(const SplitSelfCheck& c, bool only_prob
     out.push_back(
         fmt::format("{} sleeps whose kernel stack could not be read are counted as other sleep",
                     k.stack_misses));
+  if (k.wakeups_missed)
+    out.push_back(fmt::format(
+        "{} wakeups ran none of the split's programs (the kernel skips a program already "
+        "running on that CPU, as under heavy load): those threads' waits for a CPU after them "
+        "are counted in their sleep's part",
+        k.wakeups_missed));
   if (out.empty() && !only_problems) {
     const uint64_t left =
         c.held[SPLIT_DURING_COMMIT] + c.held[SPLIT_DURING_FLUSH] + c.held[SPLIT_DURING_WRITES];

@@ -51,6 +51,10 @@ struct split_check {
   __u64 rq_lost;          // requests dropped from in flight after SPLIT_RQ_LOST_NS
   __u64 commits_unended;  // commits started again before their end was seen
   __u64 stack_misses;     // switch-outs whose stack could not be read: counted as other
+  __u64 wakeups_missed;   // switch-ins of a thread the split still had asleep: its
+                          // wakeup ran no program (the kernel skips a program that
+                          // is already running on that CPU), its wait for a CPU
+                          // counted in its sleep's part
 };
 
 // The state the overlaps are read from (split.bpf.h's split_state map).

@@ -73,6 +73,11 @@ TEST(SplitCheck, SaysWhatWasLostOrThatItHeld) {
   auto lost = SplitCheckNotes(c, true);
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_NE(lost[0].find("3 requests never reported done"), std::string::npos) << lost[0];
+  c.check.wakeups_missed = 2;
+  lost = SplitCheckNotes(c, true);
+  ASSERT_EQ(lost.size(), 2u);
+  EXPECT_NE(lost[1].find("2 wakeups ran none of the split's programs"), std::string::npos)
+      << lost[1];
   c.counts[SPLIT_DURING_FLUSH] = 1;  // a count the map does not back
   EXPECT_FALSE(c.Balanced());
   EXPECT_NE(SplitCheckNotes(c)[0].find("self-check FAILED"), std::string::npos);
