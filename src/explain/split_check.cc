@@ -36,20 +36,24 @@ std::vector<std::string> SplitCheckNotes(const SplitSelfCheck& c, bool only_prob
   if (k.wakeups_missed)
     out.push_back(fmt::format(
         "{} wakeups ran none of the split's programs (the kernel skips a program already "
-        "running on that CPU, as under heavy load): those threads' waits for a CPU after them "
-        "are counted in their sleep's part",
+        "running on that CPU): those threads' waits for a CPU after them are counted in their "
+        "sleep's part",
         k.wakeups_missed));
-  if (out.empty() && !only_problems) {
+  // The balance said whenever it held, beside what else the check found.
+  if (!only_problems && c.Balanced() && !lost) {
     const uint64_t left =
         c.held[SPLIT_DURING_COMMIT] + c.held[SPLIT_DURING_FLUSH] + c.held[SPLIT_DURING_WRITES];
-    out.push_back(fmt::format(
-        "self-check: {} ({} requests requeued by the driver, {} issued again and {} inserted "
-        "again, each counted once)",
-        left ? fmt::format("every request and commit seen in flight ended or was still in flight "
-                           "when the tracing stopped ({})",
-                           left)
-             : "every request and commit seen in flight ended",
-        k.rq_requeued, k.rq_reissued, k.rq_reinserted));
+    out.insert(
+        out.begin(),
+        fmt::format(
+            "self-check: {} ({} requests requeued by the driver, {} issued again and {} inserted "
+            "again, each counted once)",
+            left ? fmt::format(
+                       "every request and commit seen in flight ended or was still in flight "
+                       "when the tracing stopped ({})",
+                       left)
+                 : "every request and commit seen in flight ended",
+            k.rq_requeued, k.rq_reissued, k.rq_reinserted));
   }
   return out;
 }

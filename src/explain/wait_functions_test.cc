@@ -69,6 +69,12 @@ TEST(SplitCheck, SaysWhatWasLostOrThatItHeld) {
             std::string::npos);
   c.counts[SPLIT_DURING_WRITES] = c.held[SPLIT_DURING_WRITES] = 2;
   EXPECT_TRUE(SplitCheckNotes(c, true).empty());
+  c.check.wakeups_missed = 1;  // said beside the balance, which held
+  auto both = SplitCheckNotes(c);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].rfind("self-check: every request and commit", 0), 0u) << both[0];
+  EXPECT_NE(both[1].find("1 wakeups ran none"), std::string::npos) << both[1];
+  c.check.wakeups_missed = 0;
   c.check.rq_lost = 3;
   auto lost = SplitCheckNotes(c, true);
   ASSERT_EQ(lost.size(), 1u);
