@@ -3,9 +3,12 @@
 // slow call (docs/explain.md, "Explaining your own program").
 #pragma once
 
+#include <linux/types.h>  // split_parts.h's types, in user space
+
 #include <string_view>
 
 #include "core/result.h"
+#include "explain/split_parts.h"
 
 namespace writelab {
 
@@ -102,5 +105,14 @@ inline constexpr FigureSpec kSlowCallFigures[] = {
 
 consteval FigureKey ProgramKey(std::string_view key) { return KeyOf(kProgramFigures, key); }
 consteval FigureKey SlowCallKey(std::string_view key) { return KeyOf(kSlowCallFigures, key); }
+
+// The keys of the split's parts and overlaps, in split_parts.h's order.
+constexpr FigureKey kPartKeys[SPLIT_PARTS] = {
+    ProgramKey("cpu_pct"),       ProgramKey("runq_pct"),  ProgramKey("journal_pct"),
+    ProgramKey("writeback_pct"), ProgramKey("flush_pct"), ProgramKey("throttled_pct"),
+    ProgramKey("other_pct")};
+constexpr FigureKey kDuringKeys[SPLIT_OVERLAPS] = {ProgramKey("during_commit_pct"),
+                                                   ProgramKey("during_flush_pct"),
+                                                   ProgramKey("during_writes_pct")};
 
 }  // namespace writelab

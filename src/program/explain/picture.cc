@@ -62,10 +62,7 @@ json Split(const RunPlan& p, const std::vector<const RunPlan*>& runs) {
       "Each type of call's time, split by what its threads did (on CPU, waiting for one, or "
       "asleep, by what for): the largest share is what to change first (docs/explain.md).";
   const std::string y = spec::YAxisFor(c, "%", "linear", "share of the calls' time");
-  const FigureKey keys[SPLIT_PARTS] = {ProgramKey("cpu_pct"),     ProgramKey("runq_pct"),
-                                       ProgramKey("journal_pct"), ProgramKey("writeback_pct"),
-                                       ProgramKey("flush_pct"),   ProgramKey("throttled_pct"),
-                                       ProgramKey("other_pct")};
+  const auto& keys = kPartKeys;
   std::vector<const Row*> rows;
   for (const Row& r : p.run->rows)
     if (spec::FigureOf(r, keys[SPLIT_JOURNAL].name)) rows.push_back(&r);

@@ -52,15 +52,6 @@ struct Sums {
 constexpr const char* kNoSchedulerEvents =
     "the scheduler's events could not be attached (see the notes)";
 
-// The keys of the parts and overlaps, in split_parts.h's order.
-constexpr FigureKey kPartKeys[SPLIT_PARTS] = {
-    ProgramKey("cpu_pct"),       ProgramKey("runq_pct"),  ProgramKey("journal_pct"),
-    ProgramKey("writeback_pct"), ProgramKey("flush_pct"), ProgramKey("throttled_pct"),
-    ProgramKey("other_pct")};
-constexpr FigureKey kDuringKeys[SPLIT_OVERLAPS] = {ProgramKey("during_commit_pct"),
-                                                   ProgramKey("during_flush_pct"),
-                                                   ProgramKey("during_writes_pct")};
-
 // The shares of a call's (or many calls') time, from its parts and overlaps.
 template <class Ns>  // uint64_t or the kernel's __u64
 Shares SplitShares(const Ns* part_ns, const Ns* during_ns, uint64_t ns, bool split) {
