@@ -117,9 +117,12 @@ class BpfExplainer final : public Explainer {
   }
   ExplainCounters Read() const override;
   std::vector<std::string> CheckNotes() const override {
-    return SplitCheckNotes(ReadSplitCheck(skel_->maps.split_state, skel_->maps.split_rqs,
-                                          skel_->maps.split_commits, NowNs()),
-                           true);
+    std::vector<std::string> notes =
+        SplitCheckNotes(ReadSplitCheck(skel_->maps.split_state, skel_->maps.split_rqs,
+                                       skel_->maps.split_commits, NowNs()),
+                        true);
+    if (waits_.empty()) notes.push_back(kNoWaitFunctions);
+    return notes;
   }
   std::string Missing(ExplainProbe p) const override { return missing_[static_cast<size_t>(p)]; }
   uint32_t fs_block_size() const override { return fs_block_size_; }

@@ -99,6 +99,12 @@ inline constexpr const char* kSplitPartKeys[SPLIT_PARTS] = {
 inline constexpr const char* kSplitOverlapKeys[SPLIT_OVERLAPS] = {"during_commit", "during_flush",
                                                                   "during_writes"};
 
+// Said when WaitRanges() found none: the parts are then on CPU, waiting for
+// a CPU and other sleep only.
+inline constexpr const char* kNoWaitFunctions =
+    "the kernel's symbols (/proc/kallsyms) named none of the functions a sleep is classified "
+    "by: every sleep is counted as other sleep";
+
 // The part's name in the figures: "on CPU", "waiting for a CPU",
 // "journal commit"...; and the overlap's: "while a commit ran"...
 const char* SplitPartName(int part);

@@ -51,10 +51,7 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
   if (x.unbalanced)
     notes.push_back(
         fmt::format("{} calls' parts did not add up to the call (a bug)", x.unbalanced));
-  if (t.split && t.wait_functions == 0)
-    notes.push_back(
-        "the kernel's symbols (/proc/kallsyms) named none of the functions a sleep is classified "
-        "by: every sleep is counted as other sleep");
+  if (t.split && t.wait_functions == 0) notes.push_back(kNoWaitFunctions);
   for (std::string& n : SplitCheckNotes(t.check)) notes.push_back(std::move(n));
   if (exit_status) notes.push_back(fmt::format("the command exited with status {}", *exit_status));
   if (interrupted) notes.push_back("interrupted: what was measured until then");
