@@ -45,7 +45,8 @@ foreach(name IN ITEMS explain trace)
   add_custom_command(OUTPUT ${gen}/${name}.bpf.o
     COMMAND ${WRITELAB_BPF_CLANG} -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_${bpf_arch}
             -I${gen} -I${src} ${LIBBPF_CFLAGS} -c ${src}/${name}.bpf.c -o ${name}.bpf.o
-    DEPENDS ${src}/${name}.bpf.c ${src}/block.bpf.h ${src}/split.bpf.h ${src}/split_parts.h
+    DEPENDS ${src}/${name}.bpf.c ${src}/block.bpf.h ${src}/split.bpf.h ${src}/blame.bpf.h
+            ${src}/split_parts.h
             ${src}/explain_counters.h ${src}/trace_counters.h
             ${gen}/vmlinux.h
     WORKING_DIRECTORY ${gen} COMMENT "Compiling the BPF programs of ${name}.bpf.c" VERBATIM)

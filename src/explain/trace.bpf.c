@@ -130,8 +130,8 @@ struct {
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 64);
-  __type(key, __u32);  // a journal thread's pid
-  __type(value, __u8);
+  __type(key, __u32);    // a journal thread's pid
+  __type(value, __u32);  // its file system (dev_t)
 } journal_threads SEC(".maps");
 
 struct {
@@ -164,6 +164,10 @@ static __always_inline int InScope(void) {
 
 static __always_inline int OnDisk(__u32 dev) { return bpf_map_lookup_elem(&block_devs, &dev) != 0; }
 
+static __always_inline int OnFs(__u32 dev) { return bpf_map_lookup_elem(&fs_devs, &dev) != 0; }
+
+#include "blame.bpf.h"
+
 // ---- block layer: requests on the scope's disks
 
 SEC("tp_btf/block_rq_issue")
@@ -171,6 +175,7 @@ int BPF_PROG(rq_issue, struct request* rq) {
   if (!OnDisk(DiskDev(rq))) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   if (IsWrite(opf) || IsFlush(opf)) SplitRqIssue(rq, opf);
+  if ((opf & 0xff) == 2) BlameWindowEnd(DiskDev(rq), 1);  // REQ_OP_FLUSH: its window ends
   return 0;
 }
 
@@ -198,8 +203,6 @@ int BPF_PROG(bio_queue, struct bio* bio) {
 
 // ---- journal commits and extent conversions on the scope's file systems
 
-static __always_inline int OnFs(__u32 dev) { return bpf_map_lookup_elem(&fs_devs, &dev) != 0; }
-
 SEC("tp_btf/jbd2_start_commit")
 int BPF_PROG(commit_start, journal_t* journal, transaction_t* transaction) {
   __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
@@ -208,8 +211,7 @@ int BPF_PROG(commit_start, journal_t* journal, transaction_t* transaction) {
   __u32 pid = BPF_CORE_READ(journal, j_task, pid);
   if (pid && *thread != pid) {
     *thread = pid;
-    __u8 one = 1;
-    bpf_map_update_elem(&journal_threads, &pid, &one, BPF_ANY);
+    bpf_map_update_elem(&journal_threads, &pid, &dev, BPF_ANY);
   }
   struct trace_totals* t = Totals();
   if (!t) return 0;
@@ -223,6 +225,7 @@ int BPF_PROG(commit_end, journal_t* journal, transaction_t* transaction) {
   __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
   struct split_commit open;
   if (!OnFs(dev) || !SplitCommitEnd(dev, &open)) return 0;
+  BlameClose(dev, TRACE_CHARGE_COMMIT, 0, open.start_ns, open.tid);
   struct trace_totals* t = Totals();
   if (!t) return 0;
   struct trace_commit_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);

@@ -68,6 +68,7 @@ struct trace_totals {
   __u64 commits, conversions, journal_bytes;
   __u64 fallocates;  // fallocate calls of the scope (any file)
   __u64 hz;
+  __u64 charges_lost;  // bytes not charged to anyone: the map of charges was full
 };
 
 // The ring buffer's records.
@@ -104,6 +105,70 @@ struct trace_stats_event {
   __u64 tid;
   __u64 blocks_logged;
   __u64 running_j, locked_j, flushing_j, logging_j;
+};
+
+// Who made a call wait (docs/explain.md, "Who made it wait"): the bytes
+// written to the watched disks, each charged to the process behind it,
+// gathered in windows and sent as TRACE_EVENT_CHARGE records.
+// A window of a disk (dev: the disk) holds the writes queued to it from t0
+// to t1; it ends when a cache flush is issued to the disk (flush = 1),
+// which makes the device write them, or after TRACE_CHARGE_WINDOW_NS.
+// A commit's record (dev: the file system) holds what its journal thread
+// queued while the commit ran: the ordered data it wrote first, and its
+// log blocks.
+#define TRACE_EVENT_CHARGE 5
+#define TRACE_CHARGE_WINDOW 0
+#define TRACE_CHARGE_COMMIT 1
+#define TRACE_CHARGE_WINDOW_NS 10000000ull
+#define TRACE_CHARGE_ENTRIES 16
+
+// What a write is charged to.
+#define TRACE_CAUSE_PROCESS \
+  0                             // a process: the one that dirtied the pages (page cache
+                                // writeback, by whichever thread) or issued the I/O (direct)
+#define TRACE_CAUSE_JOURNAL 1   // a journal thread's own blocks (log, descriptors, commit)
+#define TRACE_CAUSE_METADATA 2  // other block-device pages (metadata, checkpoints)
+#define TRACE_CAUSE_UNKNOWN \
+  3  // a file's pages dirtied before tracing began, or a
+     // kernel thread's I/O with no process behind it
+
+struct trace_charge {
+  __u32 tgid;   // TRACE_CAUSE_PROCESS: the process (0 otherwise)
+  __u16 cause;  // TRACE_CAUSE_*
+  __u16 pad;
+  __u32 dev;  // the file's file system (0: not a file's page, e.g. direct I/O)
+  __u32 pad2;
+  __u64 ino;
+  __u64 bytes;
+  char comm[16];  // the process's (thread's) name when it dirtied or issued them
+};
+
+struct trace_charge_event {
+  __u32 type;   // TRACE_EVENT_CHARGE
+  __u32 kind;   // TRACE_CHARGE_WINDOW or TRACE_CHARGE_COMMIT
+  __u32 dev;    // the disk, or the file system
+  __u32 flush;  // a window ended by a cache flush issued to its disk
+  __u64 t0, t1;
+  __u64 tid;         // a commit's transaction
+  __u32 n, pad;      // entries filled
+  __u64 rest_bytes;  // beyond the entries: not named
+  struct trace_charge e[TRACE_CHARGE_ENTRIES];
+};
+
+// The kernel's map of charges not yet sent (blame.bpf.h), per window or
+// commit and culprit; read by user space for the windows still open at
+// the end.
+struct trace_blame_key {
+  __u32 domain;  // the disk (a window) or the file system (a commit)
+  __u16 kind;    // TRACE_CHARGE_WINDOW or TRACE_CHARGE_COMMIT
+  __u16 cause;   // TRACE_CAUSE_*
+  __u32 tgid;
+  __u32 dev;
+  __u64 ino;
+};
+struct trace_blame_val {
+  __u64 bytes;
+  char comm[16];
 };
 
 #define TRACE_NAME_LEN 48

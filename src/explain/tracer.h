@@ -26,12 +26,14 @@ using TraceCall = trace_call_event;
 using TraceCommit = trace_commit_event;
 using TraceCommitStats = trace_stats_event;
 using TraceFileName = trace_file_event;
+using TraceCharges = trace_charge_event;
 
 struct TraceSink {
   std::function<void(const TraceCall&)> call;
   std::function<void(const TraceCommit&)> commit;
   std::function<void(const TraceCommitStats&)> stats;
   std::function<void(const TraceFileName&)> file;
+  std::function<void(const TraceCharges&)> charges;
 };
 
 struct TraceFile {
@@ -40,8 +42,8 @@ struct TraceFile {
 };
 
 // The parts of the kernel it relies on; each seen or not, with the reason.
-enum class TracePart { kCalls, kSplit, kOverlap, kJournal, kConversions, kUring };
-inline constexpr int kTraceParts = 6;
+enum class TracePart { kCalls, kSplit, kOverlap, kJournal, kConversions, kUring, kBlame };
+inline constexpr int kTraceParts = 7;
 const char* TracePartName(TracePart p);
 
 class Tracer {
@@ -72,6 +74,9 @@ class Tracer {
   virtual void Stop() = 0;
   // The self-check of the overlaps' state, now.
   virtual SplitSelfCheck Check() const = 0;
+  // After Stop: what the disks' open windows held, as records ending now
+  // (a window ends at a flush or after TRACE_CHARGE_WINDOW_NS).
+  virtual std::vector<TraceCharges> OpenWindows() const = 0;
 };
 
 // The call kinds' names: "write", "fdatasync", "io_uring write"...

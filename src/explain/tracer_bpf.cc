@@ -13,8 +13,10 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <string_view>
 
+#include "core/clock.h"
 #include "explain/kernel_dev.h"
 #include "explain/tracer.h"
 #include "explain/wait_functions.h"
@@ -30,6 +32,7 @@ TracePart PartOf(std::string_view prog) {
   if (prog.starts_with("commit_") || prog == "bio_queue") return TracePart::kJournal;
   if (prog == "conversion") return TracePart::kConversions;
   if (prog.starts_with("uring_")) return TracePart::kUring;
+  if (prog.starts_with("blame_")) return TracePart::kBlame;
   return TracePart::kCalls;  // call_enter, call_exit, scope_fork
 }
 
@@ -83,6 +86,8 @@ std::string MissingOn(const btf* vmlinux, TracePart p) {
     case TracePart::kUring:
       return need("io_uring_submit_req", "io_kiocb") +
              need("io_uring_complete", "io_ring_ctx,void,io_uring_cqe");
+    case TracePart::kBlame:
+      return need("writeback_dirty_folio", "folio,address_space") + need("block_bio_queue", "bio");
   }
   return "";
 }
@@ -123,12 +128,10 @@ class BpfTracer final : public Tracer {
     links_.clear();
   }
   SplitSelfCheck Check() const override {
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return ReadSplitCheck(
-        skel_->maps.split_state, skel_->maps.split_rqs, skel_->maps.split_commits,
-        static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec));
+    return ReadSplitCheck(skel_->maps.split_state, skel_->maps.split_rqs, skel_->maps.split_commits,
+                          NowNs());
   }
+  std::vector<TraceCharges> OpenWindows() const override;
 
  private:
   static int OnEvent(void* self, void* data, size_t size);
@@ -166,6 +169,10 @@ int BpfTracer::OnEvent(void* self, void* data, size_t size) {
     std::memcpy(&f, data, sizeof f);
     for (auto& part : f.name) part[TRACE_NAME_LEN - 1] = 0;
     t->sink_.file(f);
+  } else if (type == TRACE_EVENT_CHARGE && size >= sizeof(TraceCharges) && t->sink_.charges) {
+    TraceCharges c;
+    std::memcpy(&c, data, sizeof c);
+    t->sink_.charges(c);
   }
   return 0;
 }
@@ -265,6 +272,45 @@ std::vector<pid_t> BpfTracer::Processes() const {
     key = next;
     prev = &key;
   }
+  return out;
+}
+
+std::vector<TraceCharges> BpfTracer::OpenWindows() const {
+  const uint64_t now_ns = NowNs();
+  std::map<__u32, TraceCharges> open;  // per disk
+  trace_blame_key key{}, next{};
+  const trace_blame_key* prev = nullptr;
+  while (bpf_map__get_next_key(skel_->maps.blame_charges, prev, &next, sizeof next) == 0) {
+    trace_blame_val v{};
+    key = next;
+    prev = &key;
+    if (next.kind != TRACE_CHARGE_WINDOW ||
+        bpf_map__lookup_elem(skel_->maps.blame_charges, &next, sizeof next, &v, sizeof v, 0) != 0 ||
+        v.bytes == 0)
+      continue;
+    auto [it, fresh] = open.try_emplace(next.domain);
+    TraceCharges& e = it->second;
+    if (fresh) {
+      e.type = TRACE_EVENT_CHARGE;
+      e.kind = TRACE_CHARGE_WINDOW;
+      e.dev = next.domain;
+      e.t1 = now_ns;
+      __u64 t0 = now_ns;
+      bpf_map__lookup_elem(skel_->maps.blame_windows, &next.domain, sizeof next.domain, &t0,
+                           sizeof t0, 0);
+      e.t0 = t0;
+    }
+    if (e.n >= TRACE_CHARGE_ENTRIES) {
+      e.rest_bytes += v.bytes;
+      continue;
+    }
+    trace_charge& c = e.e[e.n++];
+    c.tgid = next.tgid, c.cause = next.cause, c.dev = next.dev, c.ino = next.ino;
+    c.bytes = v.bytes;
+    std::memcpy(c.comm, v.comm, sizeof c.comm);
+  }
+  std::vector<TraceCharges> out;
+  for (auto& [disk, e] : open) out.push_back(e);
   return out;
 }
 

@@ -18,6 +18,8 @@ const char* TracePartName(TracePart p) {
       return "extent conversions";
     case TracePart::kUring:
       return "io_uring operations";
+    case TracePart::kBlame:
+      return "who made a call wait (the writes queued to the disks, by process)";
   }
   return "?";
 }

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+// Who made a call wait (trace.bpf.c; docs/explain.md, "Who made it wait"):
+// every write queued to a watched disk is charged to a culprit, and the
+// charges are sent in windows (trace_counters.h, TRACE_EVENT_CHARGE).
+//
+// The culprit of a write: for a file's page cache page, the process that
+// last dirtied a page of that file (remembered per file when a page turns
+// dirty, whoever writes it back later: a flusher thread, the journal, the
+// program's own fsync); for user memory (direct I/O), the process issuing
+// it; for the block device's own pages, the journal (from its thread) or
+// metadata. Included by trace.bpf.c after its maps and helpers (OnDisk,
+// OnFs, Totals, journal_threads, events).
+#pragma once
+
+#define PF_KTHREAD_BIT 0x00200000
+#define BDEVFS_MAGIC_NR 0x62646576
+
+// The last process to dirty a page of a file, per (file system, inode).
+struct blame_file {
+  __u32 dev, pad;
+  __u64 ino;
+};
+struct blame_dirtier {
+  __u32 tgid, pad;
+  char comm[16];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct blame_file);
+  __type(value, struct blame_dirtier);
+} blame_dirtiers SEC(".maps");
+
+// This CPU's last (file, process) seen dirtying: a stream of pages of one
+// file by one writer costs one lookup here, not a hash update per page.
+struct blame_last {
+  __u64 mapping;
+  __u32 tgid, pad;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct blame_last);
+} blame_last SEC(".maps");
+
+// Bytes charged, per window or commit and culprit, until the window closes
+// (trace_counters.h).
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct trace_blame_key);
+  __type(value, struct trace_blame_val);
+} blame_charges SEC(".maps");
+
+// When each disk's open window began.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);
+  __type(value, __u64);
+} blame_windows SEC(".maps");
+
+// Per CPU, the record being filled (busy while it is: a program that
+// interrupts another on this CPU leaves its window for later).
+struct blame_scratch {
+  __u32 busy, pad;
+  struct trace_charge_event e;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct blame_scratch);
+} blame_scratch SEC(".maps");
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(blame_dirty, struct folio* folio, struct address_space* mapping) {
+  __u32 zero = 0;
+  struct blame_last* last = bpf_map_lookup_elem(&blame_last, &zero);
+  const __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (!mapping || !last || (last->mapping == (__u64)mapping && last->tgid == tgid)) return 0;
+  struct inode* host = BPF_CORE_READ(mapping, host);
+  struct blame_file f = {BPF_CORE_READ(host, i_sb, s_dev), 0, BPF_CORE_READ(host, i_ino)};
+  if (!OnFs(f.dev)) return 0;
+  struct blame_dirtier d = {tgid, 0};
+  bpf_get_current_comm(d.comm, sizeof d.comm);
+  bpf_map_update_elem(&blame_dirtiers, &f, &d, BPF_ANY);
+  last->mapping = (__u64)mapping;
+  last->tgid = tgid;
+  return 0;
+}
+
+static __always_inline void BlameCurrent(struct trace_blame_key* k, struct trace_blame_val* v) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (task->flags & PF_KTHREAD_BIT) {
+    k->cause = TRACE_CAUSE_UNKNOWN;
+    return;
+  }
+  k->cause = TRACE_CAUSE_PROCESS;
+  k->tgid = bpf_get_current_pid_tgid() >> 32;
+  bpf_get_current_comm(v->comm, sizeof v->comm);
+}
+
+// The culprit of a write bio, from its first page.
+static __always_inline void BlameCulprit(struct bio* bio, struct trace_blame_key* k,
+                                         struct trace_blame_val* v) {
+  struct page* page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
+  const unsigned long head = BPF_CORE_READ(page, compound_head);
+  if (head & 1) page = (struct page*)(head - 1);
+  const unsigned long mapping = (unsigned long)BPF_CORE_READ(page, mapping);
+  if (!mapping || (mapping & 3)) {  // user memory (direct I/O), or no page
+    BlameCurrent(k, v);
+    return;
+  }
+  struct inode* host = BPF_CORE_READ((struct address_space*)mapping, host);
+  if (BPF_CORE_READ(host, i_sb, s_magic) == BDEVFS_MAGIC_NR) {
+    const __u32 tid = (__u32)bpf_get_current_pid_tgid();
+    k->cause =
+        bpf_map_lookup_elem(&journal_threads, &tid) ? TRACE_CAUSE_JOURNAL : TRACE_CAUSE_METADATA;
+    return;
+  }
+  struct blame_file f = {BPF_CORE_READ(host, i_sb, s_dev), 0, BPF_CORE_READ(host, i_ino)};
+  k->dev = f.dev;
+  k->ino = f.ino;
+  struct blame_dirtier* d = bpf_map_lookup_elem(&blame_dirtiers, &f);
+  if (!d) {
+    BlameCurrent(k, v);
+    return;
+  }
+  k->cause = TRACE_CAUSE_PROCESS;
+  k->tgid = d->tgid;
+  __builtin_memcpy(v->comm, d->comm, sizeof v->comm);
+}
+
+static __always_inline void BlameAdd(const struct trace_blame_key* k,
+                                     const struct trace_blame_val* v, __u64 bytes) {
+  struct trace_blame_val* in = bpf_map_lookup_elem(&blame_charges, k);
+  if (!in) {
+    bpf_map_update_elem(&blame_charges, k, v, BPF_NOEXIST);
+    in = bpf_map_lookup_elem(&blame_charges, k);
+  }
+  if (in) {
+    __sync_fetch_and_add(&in->bytes, bytes);
+    return;
+  }
+  struct trace_totals* t = Totals();
+  if (t) __sync_fetch_and_add(&t->charges_lost, bytes);
+}
+
+struct blame_take_ctx {
+  __u32 domain, kind;
+};
+
+// Moves one culprit's bytes of the closing window into this CPU's record.
+static long BlameTake(struct bpf_map* map, struct trace_blame_key* k, struct trace_blame_val* v,
+                      struct blame_take_ctx* c) {
+  if (k->domain != c->domain || k->kind != c->kind) return 0;
+  const __u64 bytes = __sync_lock_test_and_set(&v->bytes, 0);
+  struct trace_blame_key key = *k;
+  struct trace_blame_val val = *v;
+  bpf_map_delete_elem(&blame_charges, &key);
+  __u32 zero = 0;
+  struct blame_scratch* s = bpf_map_lookup_elem(&blame_scratch, &zero);
+  if (!s || !bytes) return 0;
+  const __u32 n = s->e.n;
+  if (n >= TRACE_CHARGE_ENTRIES) {
+    s->e.rest_bytes += bytes;
+    return 0;
+  }
+  struct trace_charge* e = &s->e.e[n];
+  e->tgid = key.tgid;
+  e->cause = key.cause;
+  e->dev = key.dev;
+  e->ino = key.ino;
+  e->bytes = bytes;
+  __builtin_memcpy(e->comm, val.comm, sizeof e->comm);
+  s->e.n = n + 1;
+  return 0;
+}
+
+// Sends what was charged to a window or commit since t0 and empties it.
+static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __u64 t0, __u64 tid) {
+  __u32 zero = 0;
+  struct blame_scratch* s = bpf_map_lookup_elem(&blame_scratch, &zero);
+  if (!s || s->busy) return;
+  s->busy = 1;
+  s->e.type = TRACE_EVENT_CHARGE;
+  s->e.kind = kind;
+  s->e.dev = domain;
+  s->e.flush = flush;
+  s->e.t0 = t0;
+  s->e.t1 = bpf_ktime_get_ns();
+  s->e.tid = tid;
+  s->e.n = 0;
+  s->e.rest_bytes = 0;
+  struct blame_take_ctx c = {domain, kind};
+  bpf_for_each_map_elem(&blame_charges, BlameTake, &c, 0);
+  if (s->e.n || s->e.rest_bytes || flush) {
+    if (bpf_ringbuf_output(&events, &s->e, sizeof s->e, BPF_RB_NO_WAKEUP) != 0) {
+      struct trace_totals* t = Totals();
+      if (t) __sync_fetch_and_add(&t->lost_events, 1);
+    }
+  }
+  s->busy = 0;
+}
+
+// A disk's window ends (a flush, or its time is up) and the next begins.
+static __always_inline void BlameWindowEnd(__u32 disk, __u32 flush) {
+  const __u64 now = bpf_ktime_get_ns();
+  __u64* t0 = bpf_map_lookup_elem(&blame_windows, &disk);
+  if (!t0) {
+    bpf_map_update_elem(&blame_windows, &disk, &now, BPF_NOEXIST);
+    if (flush) BlameClose(disk, TRACE_CHARGE_WINDOW, flush, now, 0);
+    return;
+  }
+  const __u64 began = *t0;
+  if (!flush && now - began < TRACE_CHARGE_WINDOW_NS) return;
+  if (__sync_val_compare_and_swap(t0, began, now) != began) return;  // another CPU closed it
+  BlameClose(disk, TRACE_CHARGE_WINDOW, flush, began, 0);
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(blame_bio, struct bio* bio) {
+  if ((BPF_CORE_READ(bio, bi_opf) & 0xff) != 1) return 0;  // REQ_OP_WRITE
+  const __u32 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+  const __u32 disk = KernelDevOfDisk(BPF_CORE_READ(bio, bi_bdev, bd_disk));
+  if (!bytes || !OnDisk(disk)) return 0;
+  struct trace_blame_key k = {};
+  struct trace_blame_val v = {};
+  BlameCulprit(bio, &k, &v);
+  k.domain = disk;
+  k.kind = TRACE_CHARGE_WINDOW;
+  BlameAdd(&k, &v, bytes);
+  const __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  __u32* fs = bpf_map_lookup_elem(&journal_threads, &tid);
+  if (fs && *fs) {  // the journal thread of fs, in or between commits
+    k.domain = *fs;
+    k.kind = TRACE_CHARGE_COMMIT;
+    BlameAdd(&k, &v, bytes);
+  }
+  BlameWindowEnd(disk, 0);
+  return 0;
+}
