@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+#include "program/explain/blame.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/units.h"
+
+namespace writelab {
+namespace {
+
+double BlameMs(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+uint64_t CallEndNs(const TraceCall& c) { return c.start_ns + c.ns; }
+
+// The windows of list ending at or after t, in order.
+auto FirstEndingFrom(const std::vector<const ChargeWindow*>& list, uint64_t t) {
+  return std::lower_bound(list.begin(), list.end(), t,
+                          [](const ChargeWindow* w, uint64_t v) { return w->t1 < v; });
+}
+
+}  // namespace
+
+ChargeWindow ChargeWindow::From(const TraceCharges& e) {
+  ChargeWindow w;
+  w.kind = e.kind, w.dev = e.dev, w.flush = e.flush != 0;
+  w.t0 = e.t0, w.t1 = e.t1, w.tid = e.tid, w.rest_bytes = e.rest_bytes;
+  for (uint32_t i = 0; i < e.n && i < TRACE_CHARGE_ENTRIES; ++i) {
+    w.charges.push_back(e.e[i]);
+    w.charges.back().comm[sizeof e.e[i].comm - 1] = 0;
+  }
+  return w;
+}
+
+BlameIndex::BlameIndex(const std::vector<ChargeWindow>& windows) {
+  for (const ChargeWindow& w : windows)
+    (w.kind == TRACE_CHARGE_COMMIT ? commits_ : disks_)[w.dev].push_back(&w);
+  for (auto* m : {&disks_, &commits_})
+    for (auto& [dev, list] : *m)
+      std::stable_sort(list.begin(), list.end(),
+                       [](const ChargeWindow* a, const ChargeWindow* b) { return a->t1 < b->t1; });
+}
+
+namespace {
+
+void AddWindow(const ChargeWindow& w, double weight,
+               std::map<CulpritId, std::pair<uint64_t, std::string>>& into) {
+  for (const trace_charge& ch : w.charges) {
+    auto& [bytes, comm] = into[CulpritId{ch.cause, ch.tgid}];
+    bytes += static_cast<uint64_t>(static_cast<double>(ch.bytes) * weight + 0.5);
+    if (comm.empty()) comm = ch.comm;
+  }
+  if (w.rest_bytes)
+    into[CulpritId{kCauseUnnamed, 0}].first +=
+        static_cast<uint64_t>(static_cast<double>(w.rest_bytes) * weight + 0.5);
+}
+
+}  // namespace
+
+// The commits of c's file system that ran during c: what their journal
+// thread wrote (others' ordered data, its own log blocks).
+void BlameIndex::AddCommits(const TraceCall& c, Bytes& into) const {
+  auto it = commits_.find(c.dev);
+  if (it == commits_.end()) return;
+  for (auto w = FirstEndingFrom(it->second, c.start_ns); w != it->second.end(); ++w)
+    if ((*w)->t0 <= CallEndNs(c)) AddWindow(**w, 1.0, into);
+}
+
+// The cache flushes issued to c's disk during c: each made the device
+// write what was queued to it since the flush before.
+void BlameIndex::AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) const {
+  auto it = disks_.find(disk);
+  if (it == disks_.end()) return;
+  const auto& list = it->second;
+  for (auto w = FirstEndingFrom(list, c.start_ns); w != list.end() && (*w)->t1 <= CallEndNs(c);
+       ++w) {
+    if (!(*w)->flush) continue;
+    for (auto back = w;; --back) {
+      if (back != w && (*back)->flush) break;
+      AddWindow(**back, 1.0, into);
+      if (back == list.begin()) break;
+    }
+  }
+}
+
+// What was queued to c's disk while c ran: the writes its own went behind
+// (each window weighted by the share of it that overlapped c).
+void BlameIndex::AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const {
+  auto it = disks_.find(disk);
+  if (it == disks_.end()) return;
+  const uint64_t end = CallEndNs(c);
+  for (auto w = FirstEndingFrom(it->second, c.start_ns); w != it->second.end(); ++w) {
+    const ChargeWindow& x = **w;
+    if (x.t0 > end) break;  // a disk's windows follow one another
+    const uint64_t lo = std::max<uint64_t>(x.t0, c.start_ns), hi = std::min<uint64_t>(x.t1, end);
+    const double weight =
+        x.t1 > x.t0 ? static_cast<double>(hi > lo ? hi - lo : 0) / static_cast<double>(x.t1 - x.t0)
+                    : 1.0;
+    AddWindow(x, weight, into);
+  }
+}
+
+CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
+  CallBlame b;
+  std::map<CulpritId, CallBlame::Share> shares;
+  auto charge = [&](uint64_t ns, const Bytes& bytes, const char* none) {
+    if (!ns) return;
+    uint64_t total = 0;
+    for (const auto& [who, v] : bytes) total += v.first;
+    if (!total) {
+      b.unattributed[none] += BlameMs(ns);
+      b.unattributed_ms += BlameMs(ns);
+      return;
+    }
+    for (const auto& [who, v] : bytes) {
+      CallBlame::Share& s = shares[who];
+      s.who = who;
+      if (s.comm.empty()) s.comm = v.second;
+      s.ms += BlameMs(ns) * static_cast<double>(v.first) / static_cast<double>(total);
+      s.bytes += v.first;
+    }
+  };
+  Bytes journal, flush, queue;
+  AddCommits(c, journal);
+  AddFlushes(c, disk, flush);
+  AddQueue(c, disk, queue);
+  charge(c.part_ns[SPLIT_JOURNAL], journal, "journal commit, no commit's writes seen");
+  charge(c.part_ns[SPLIT_FLUSH], flush, "cache flush, nothing written before it");
+  charge(c.part_ns[SPLIT_WRITEBACK], queue, "its writes, nothing queued meanwhile");
+  for (auto [part, why] :
+       {std::pair{SPLIT_THROTTLE, "dirty throttling"}, std::pair{SPLIT_OTHER, "other sleep"}})
+    if (c.part_ns[part]) {
+      b.unattributed[why] += BlameMs(c.part_ns[part]);
+      b.unattributed_ms += BlameMs(c.part_ns[part]);
+    }
+  for (int p = SPLIT_JOURNAL; p <= SPLIT_OTHER; ++p) b.blocked_ms += BlameMs(c.part_ns[p]);
+  for (auto& [who, s] : shares) b.shares.push_back(std::move(s));
+  std::stable_sort(b.shares.begin(), b.shares.end(),
+                   [](const auto& x, const auto& y) { return x.ms > y.ms; });
+  return b;
+}
+
+std::string CulpritName(const CulpritId& who, const std::string& comm, uint32_t self_tgid) {
+  switch (who.cause) {
+    case TRACE_CAUSE_PROCESS:
+      return who.tgid == self_tgid ? fmt::format("self (pid {})", who.tgid)
+                                   : fmt::format("{} (pid {})", comm, who.tgid);
+    case TRACE_CAUSE_JOURNAL:
+      return "the journal's own blocks";
+    case TRACE_CAUSE_METADATA:
+      return "file system metadata";
+    case kCauseUnnamed:
+      return "others (beyond the 16 named per window)";
+    default:
+      return "pages dirtied before tracing, or a kernel thread's I/O";
+  }
+}
+
+std::string BlameLine(const CallBlame& b, uint32_t self_tgid) {
+  if (b.blocked_ms <= 0) return "who made it wait: it never slept";
+  std::string out = "who made it wait:";
+  for (const CallBlame::Share& s : b.shares) {
+    if (s.ms < 0.005 * b.blocked_ms && &s != &b.shares.front()) continue;
+    out += fmt::format(" {} {:.1f} ms ({:.1f} MB),", CulpritName(s.who, s.comm, self_tgid), s.ms,
+                       static_cast<double>(s.bytes) / 1e6);
+  }
+  if (b.unattributed_ms > 0) {
+    out += fmt::format(" not charged {:.1f} ms (", b.unattributed_ms);
+    for (const auto& [why, ms] : b.unattributed) out += fmt::format("{} {:.1f}, ", why, ms);
+    out.resize(out.size() - 2);
+    out += "),";
+  }
+  out.pop_back();
+  return out;
+}
+
+}  // namespace writelab

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// Who made a call wait (docs/explain.md, "Who made it wait"): the time a
+// call slept for a journal commit, a cache flush or its own writes, charged
+// to the processes whose writes that commit, flush or queue carried, in
+// proportion to their bytes (trace_counters.h's charge records).
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "explain/tracer.h"
+
+namespace writelab {
+
+// The cause of bytes a window held beyond its named culprits (TRACE_CHARGE_ENTRIES).
+inline constexpr uint16_t kCauseUnnamed = 100;
+
+// Whom bytes are charged to: a process, or a cause with no process behind it.
+struct CulpritId {
+  uint16_t cause = TRACE_CAUSE_UNKNOWN;  // TRACE_CAUSE_*
+  uint32_t tgid = 0;
+  auto operator<=>(const CulpritId&) const = default;
+};
+
+// A window or commit as kept: its charges, without the record's padding.
+struct ChargeWindow {
+  uint32_t kind = TRACE_CHARGE_WINDOW, dev = 0;
+  bool flush = false;
+  uint64_t t0 = 0, t1 = 0, tid = 0, rest_bytes = 0;
+  std::vector<trace_charge> charges;
+  static ChargeWindow From(const TraceCharges& e);
+};
+
+// What one culprit wrote to the watched disks over the run, and of which files.
+struct CulpritWrites {
+  std::string comm;
+  uint64_t bytes = 0;
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> files;  // (dev, inode) -> bytes
+};
+
+// A call's blocked time, charged.
+struct CallBlame {
+  struct Share {
+    CulpritId who;
+    std::string comm;
+    double ms = 0;
+    uint64_t bytes = 0;  // of the commits, flushes and queue it waited on
+  };
+  std::vector<Share> shares;  // most ms first
+  double blocked_ms = 0;      // asleep for a commit, writes, a flush, throttling or other
+  double unattributed_ms = 0;
+  std::map<std::string, double> unattributed;  // why -> ms
+};
+
+// The charge records of a run, indexed for calls: windows per disk and
+// commits per file system, each in the order they ended.
+class BlameIndex {
+ public:
+  explicit BlameIndex(const std::vector<ChargeWindow>& windows);
+  // c's blocked time, charged; disk: the disk under c's file (0: unknown).
+  CallBlame Of(const TraceCall& c, uint32_t disk) const;
+
+ private:
+  using Bytes = std::map<CulpritId, std::pair<uint64_t, std::string>>;  // bytes, comm
+  void AddCommits(const TraceCall& c, Bytes& into) const;
+  void AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) const;
+  void AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const;
+  std::map<uint32_t, std::vector<const ChargeWindow*>> disks_, commits_;
+};
+
+// "dd (pid 4242)", "the journal's own blocks", "self (pid 17)".
+std::string CulpritName(const CulpritId& who, const std::string& comm, uint32_t self_tgid);
+
+// One line for a person: "dd (pid 4242) 28.1 ms for 45.2 MB, …; not charged 1.2 ms (other
+// sleep)".
+std::string BlameLine(const CallBlame& b, uint32_t self_tgid);
+
+}  // namespace writelab

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+// Who made a call wait, from fixed charge records: a flush's epoch, a
+// commit's writes, the queue weighted by overlap, and what is not charged.
+#include "program/explain/blame.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace writelab {
+namespace {
+
+constexpr uint32_t kDisk = 254 << 20, kFs = (254 << 20) | 1;
+constexpr uint64_t kMs = 1'000'000;
+
+trace_charge Charge(uint32_t tgid, uint64_t bytes, const char* comm, uint16_t cause = 0) {
+  trace_charge c{};
+  c.tgid = tgid;
+  c.cause = cause;
+  c.bytes = bytes;
+  std::strncpy(c.comm, comm, sizeof c.comm - 1);
+  return c;
+}
+
+ChargeWindow Window(uint64_t t0_ms, uint64_t t1_ms, bool flush, std::vector<trace_charge> c,
+                    uint32_t kind = TRACE_CHARGE_WINDOW) {
+  ChargeWindow w;
+  w.kind = kind;
+  w.dev = kind == TRACE_CHARGE_WINDOW ? kDisk : kFs;
+  w.flush = flush;
+  w.t0 = t0_ms * kMs, w.t1 = t1_ms * kMs;
+  w.charges = std::move(c);
+  return w;
+}
+
+TraceCall Call(uint64_t start_ms, uint64_t ms, int part, uint64_t part_ms) {
+  TraceCall c{};
+  c.tgid = 7;
+  c.dev = kFs;
+  c.start_ns = start_ms * kMs;
+  c.ns = ms * kMs;
+  c.part_ns[part] = part_ms * kMs;
+  c.part_ns[SPLIT_CPU] = (ms - part_ms) * kMs;
+  return c;
+}
+
+double MsOf(const CallBlame& b, uint32_t tgid) {
+  for (const auto& s : b.shares)
+    if (s.who.cause == TRACE_CAUSE_PROCESS && s.who.tgid == tgid) return s.ms;
+  return 0;
+}
+
+TEST(Blame, AFlushIsChargedWithWhatWasQueuedSinceTheFlushBefore) {
+  const std::vector<ChargeWindow> w = {
+      Window(0, 5, true, {Charge(9, 1000, "old")}),  // before the previous flush: not this one's
+      Window(5, 15, false, {Charge(42, 300, "dd"), Charge(43, 100, "cp")}),
+      Window(15, 16, true, {Charge(42, 100, "dd")}),
+      Window(16, 40, false, {Charge(43, 5000, "cp")}),  // after it was issued
+  };
+  const BlameIndex index(w);
+  const CallBlame b = index.Of(Call(14, 6, SPLIT_FLUSH, 5), kDisk);
+  EXPECT_NEAR(MsOf(b, 42), 5.0 * 400 / 500, 1e-9);
+  EXPECT_NEAR(MsOf(b, 43), 5.0 * 100 / 500, 1e-9);
+  EXPECT_EQ(MsOf(b, 9), 0);
+  EXPECT_DOUBLE_EQ(b.blocked_ms, 5);
+  EXPECT_DOUBLE_EQ(b.unattributed_ms, 0);
+  ASSERT_FALSE(b.shares.empty());
+  EXPECT_EQ(b.shares.front().who.tgid, 42u) << "most time first";
+}
+
+TEST(Blame, AFlushWithNothingBeforeItIsNotChargedToAnyone) {
+  const std::vector<ChargeWindow> w = {Window(0, 5, true, {})};
+  const CallBlame b = BlameIndex(w).Of(Call(4, 3, SPLIT_FLUSH, 2), kDisk);
+  EXPECT_TRUE(b.shares.empty());
+  EXPECT_DOUBLE_EQ(b.unattributed_ms, 2);
+  EXPECT_EQ(b.unattributed.count("cache flush, nothing written before it"), 1u);
+}
+
+TEST(Blame, ACommitIsChargedWithWhatItsJournalThreadWrote) {
+  const std::vector<ChargeWindow> w = {
+      Window(5, 15, false, {Charge(42, 900, "dd"), Charge(0, 100, "", TRACE_CAUSE_JOURNAL)},
+             TRACE_CHARGE_COMMIT),
+      Window(30, 40, false, {Charge(43, 900, "cp")}, TRACE_CHARGE_COMMIT),  // after the call
+  };
+  const CallBlame b = BlameIndex(w).Of(Call(0, 20, SPLIT_JOURNAL, 10), kDisk);
+  EXPECT_NEAR(MsOf(b, 42), 9, 1e-9);
+  EXPECT_EQ(MsOf(b, 43), 0);
+  ASSERT_EQ(b.shares.size(), 2u);
+  EXPECT_EQ(b.shares[1].who.cause, TRACE_CAUSE_JOURNAL);
+  EXPECT_NEAR(b.shares[1].ms, 1, 1e-9);
+}
+
+TEST(Blame, ItsWritesAreChargedWithTheQueueByOverlap) {
+  // Half of the first window overlaps the call: half its bytes count.
+  const std::vector<ChargeWindow> w = {
+      Window(0, 10, false, {Charge(42, 200, "dd")}),
+      Window(10, 20, false, {Charge(43, 100, "cp")}),
+      Window(30, 40, false, {Charge(44, 1000, "late")}),
+  };
+  const CallBlame b = BlameIndex(w).Of(Call(5, 15, SPLIT_WRITEBACK, 8), kDisk);
+  EXPECT_NEAR(MsOf(b, 42), 4, 1e-9);  // 100 of 200 bytes
+  EXPECT_NEAR(MsOf(b, 43), 4, 1e-9);
+  EXPECT_EQ(MsOf(b, 44), 0);
+}
+
+TEST(Blame, ThrottlingAndOtherSleepAreSaidNotCharged) {
+  TraceCall c = Call(0, 10, SPLIT_THROTTLE, 3);
+  c.part_ns[SPLIT_OTHER] = 2 * kMs;
+  c.part_ns[SPLIT_CPU] -= 2 * kMs;
+  const CallBlame b = BlameIndex({}).Of(c, kDisk);
+  EXPECT_DOUBLE_EQ(b.blocked_ms, 5);
+  EXPECT_DOUBLE_EQ(b.unattributed_ms, 5);
+  const std::string line = BlameLine(b, 7);
+  EXPECT_NE(line.find("not charged 5.0 ms (dirty throttling 3.0, other sleep 2.0)"),
+            std::string::npos)
+      << line;
+}
+
+TEST(Blame, TheLineNamesEachCulpritWithTimeAndBytesAndSelf) {
+  const std::vector<ChargeWindow> w = {
+      Window(0, 10, true, {Charge(42, 3'000'000, "dd"), Charge(7, 1'000'000, "me")})};
+  const CallBlame b = BlameIndex(w).Of(Call(5, 10, SPLIT_FLUSH, 8), kDisk);
+  EXPECT_EQ(BlameLine(b, 7),
+            "who made it wait: dd (pid 42) 6.0 ms (3.0 MB), self (pid 7) 2.0 ms (1.0 MB)");
+}
+
+TEST(Blame, BytesBeyondTheNamedCulpritsAreOthers) {
+  ChargeWindow x = Window(0, 10, true, {Charge(42, 100, "dd")});
+  x.rest_bytes = 300;
+  const CallBlame b = BlameIndex({x}).Of(Call(5, 10, SPLIT_FLUSH, 4), kDisk);
+  ASSERT_EQ(b.shares.size(), 2u);
+  EXPECT_EQ(b.shares[0].who.cause, kCauseUnnamed);
+  EXPECT_NEAR(b.shares[0].ms, 3, 1e-9);
+  EXPECT_EQ(CulpritName(b.shares[0].who, "", 7), "others (beyond the 16 named per window)");
+}
+
+}  // namespace
+}  // namespace writelab
