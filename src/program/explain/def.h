@@ -20,10 +20,11 @@ inline constexpr const char* kProgramReproduces =
     "a CPU, waiting for one, or asleep for a journal commit, its writes, a cache flush or dirty "
     "throttling";
 
-// The three results of one run.
+// The four results of one run.
 inline constexpr const char* kExplainProgramName = "explain";
 inline constexpr const char* kExplainFilesName = "explain-files";
 inline constexpr const char* kExplainSlowName = "explain-slow";
+inline constexpr const char* kExplainCulpritsName = "explain-culprits";
 
 extern const ProgramDef kProgramDef;
 

@@ -101,10 +101,27 @@ inline constexpr FigureSpec kSlowCallFigures[] = {
     {"dirty_mb", "Dirty", "MB", "system-wide Dirty in /proc/meminfo when the call ended"},
     {"writeback_mb", "Writeback", "MB", "system-wide Writeback when the call ended"},
     {"in_flight", "disk queue", "requests", "requests in flight on the file's disk when it ended"},
+    {"charged_pct", "charged", "%",
+     "share of the call's blocked time (asleep for a commit, its writes, a flush, throttling or "
+     "other) charged to a process or named cause (docs/explain.md, \"Who made it wait\")"},
+};
+
+// A row per culprit: who made the calls wait (blame.h).
+inline constexpr FigureSpec kCulpritFigures[] = {
+    {"waited_ms", "charged", "ms",
+     "the blocked time of the delivered calls (durability calls and calls above --slow) "
+     "charged to it, in proportion to its bytes in the commits, flushes and queues they waited "
+     "on"},
+    {"share_pct", "share", "%", "of all the delivered calls' blocked time"},
+    {"calls", "calls made to wait", "calls", "delivered calls with time charged to it"},
+    {"written_mb", "wrote", "MB",
+     "bytes queued to the watched disks for it over the run: its page cache pages written back "
+     "(by whichever thread) and its direct I/O, in 10^6 bytes"},
 };
 
 consteval FigureKey ProgramKey(std::string_view key) { return KeyOf(kProgramFigures, key); }
 consteval FigureKey SlowCallKey(std::string_view key) { return KeyOf(kSlowCallFigures, key); }
+consteval FigureKey CulpritKey(std::string_view key) { return KeyOf(kCulpritFigures, key); }
 
 // The keys of the split's parts and overlaps, in split_parts.h's order.
 constexpr FigureKey kPartKeys[SPLIT_PARTS] = {

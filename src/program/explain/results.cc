@@ -48,6 +48,13 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
   lost(x.lost_events, "records lost: the ring buffer was full (slow calls, commits)");
   lost(x.lost_scope, "processes not followed: the scope was full");
   lost(t.calls_dropped, "slow or durability calls not kept (more than 200000)");
+  lost(
+      t.windows_dropped,
+      "windows of charged writes not kept (more than 200000): later calls' culprits are not named");
+  if (x.charges_lost)
+    notes.push_back(
+        fmt::format("{} written to the disks charged to no one: the map of charges was full",
+                    FormatValue(static_cast<double>(x.charges_lost) / 1e6, "MB")));
   if (x.unbalanced)
     notes.push_back(
         fmt::format("{} calls' parts did not add up to the call (a bug)", x.unbalanced));
@@ -61,20 +68,37 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
   return notes;
 }
 
+// The CSV's blame columns: blocked and uncharged ns, then the culprits as
+// "PID:NS" or "CAUSE:NS" (journal, metadata, unknown, others) joined by ";".
+std::string CulpritsCsv(const CallBlame& b) {
+  auto ns = [](double ms) { return static_cast<uint64_t>(ms * 1e6 + 0.5); };
+  std::string who;
+  for (const CallBlame::Share& s : b.shares) {
+    static constexpr const char* kCauses[] = {"", "journal", "metadata", "unknown"};
+    const std::string id = s.who.cause == TRACE_CAUSE_PROCESS ? std::to_string(s.who.tgid)
+                           : s.who.cause < 4                  ? kCauses[s.who.cause]
+                                                              : "others";
+    who += fmt::format("{}{}:{}", who.empty() ? "" : ";", id, ns(s.ms));
+  }
+  return fmt::format("{},{},{}", ns(b.blocked_ms), ns(b.unattributed_ms), who);
+}
+
 }  // namespace
 
 std::string CallsCsv(const ProgramTrace& t) {
   std::string out = "tid,pid,call,start_ns,ns";
   for (int i = 0; i < SPLIT_PARTS; ++i) out += fmt::format(",{}_ns", kSplitPartKeys[i]);
   for (int i = 0; i < SPLIT_OVERLAPS; ++i) out += fmt::format(",{}_ns", kSplitOverlapKeys[i]);
-  out += ",ret,fd,file\n";
+  out += ",ret,fd,file,blocked_ns,uncharged_ns,culprits\n";
+  const BlameIndex blame(t.windows);
   for (const TraceCall& c : t.calls) {
     out += fmt::format("{},{},{},{},{}", c.tid, c.tgid, CsvField(ClassName(c.class_id)), c.start_ns,
                        c.ns);
     for (int i = 0; i < SPLIT_PARTS; ++i) out += fmt::format(",{}", c.part_ns[i]);
     for (int i = 0; i < SPLIT_OVERLAPS; ++i) out += fmt::format(",{}", c.during_ns[i]);
-    out += fmt::format(",{},{},{}\n", c.ret, c.fd,
+    out += fmt::format(",{},{},{}", c.ret, c.fd,
                        CsvField(c.dev ? FileName(t, c.dev, c.ino) : std::string()));
+    out += "," + CulpritsCsv(blame.Of(c, CallDisk(t, c.dev))) + "\n";
   }
   return out;
 }
@@ -134,9 +158,21 @@ void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
       spec.top,
       spec.slow_ns ? FormatValue(static_cast<double>(spec.slow_ns) / 1e6, "ms")
                    : std::string("the 99th percentile so far"))};
+  ExperimentResult culprits = slow;
+  culprits.name = kExplainCulpritsName;
+  culprits.row_label = "culprit";
+  culprits.table =
+      KeyNames(KeysOf(kCulpritFigures, {"waited_ms", "share_pct", "calls", "written_mb"}));
+  culprits.compare_figure = CulpritKey("waited_ms").name;
+  culprits.rows = CulpritRows(trace);
+  culprits.notes = {
+      "who made the calls wait: each delivered call's sleep for a journal commit, a cache flush "
+      "or its own writes charged to the processes whose writes that commit, flush or queue "
+      "carried, by bytes; \"wrote\" is what each queued to the watched disks over the run"};
   doc.experiments.push_back(std::move(calls));
   doc.experiments.push_back(std::move(files));
   doc.experiments.push_back(std::move(slow));
+  doc.experiments.push_back(std::move(culprits));
 }
 
 }  // namespace writelab

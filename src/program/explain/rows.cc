@@ -279,6 +279,7 @@ std::vector<Row> CallTypeRows(const ProgramTrace& t) {
     all_ns += f.stats.ns;
   }
   const std::vector<CommitSeen> commits = JoinCommits(t);
+  const BlameIndex blame(t.windows);
   std::vector<Row> rows;
   for (const auto& [class_id, sums] : by_class) {
     if (sums.calls == 0) continue;
@@ -315,6 +316,8 @@ std::vector<Row> CallTypeRows(const ProgramTrace& t) {
     if (!s.points.empty()) row.series.push_back(std::move(s));
     if (Pct(sums.ns, all_ns) >= kDiagnosedShare)
       row.notes.push_back(Diagnosis(sh, IsSyncOrDirectWrite(class_id)));
+    if (std::string who = TypeBlameNote(t, blame, class_id); !who.empty())
+      row.notes.push_back(std::move(who));
     rows.push_back(std::move(row));
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
@@ -355,6 +358,7 @@ std::vector<Row> SlowCallRows(const ProgramTrace& t, int top) {
             [](const TraceCall* a, const TraceCall* b) { return a->ns > b->ns; });
   if (slow.size() > static_cast<size_t>(std::max(top, 0))) slow.resize(static_cast<size_t>(top));
   const std::vector<CommitSeen> commits = JoinCommits(t);
+  const BlameIndex blame(t.windows);
   std::vector<Row> rows;
   for (size_t i = 0; i < slow.size(); ++i) {
     const TraceCall& c = *slow[i];
@@ -385,11 +389,16 @@ std::vector<Row> SlowCallRows(const ProgramTrace& t, int top) {
         if (auto q = near->in_flight.find(disk->second); q != near->in_flight.end())
           f[SlowCallKey("in_flight").name] = static_cast<double>(q->second);
     }
+    const CallBlame who = blame.Of(c, CallDisk(t, c.dev));
+    if (who.blocked_ms > 0)
+      f[SlowCallKey("charged_pct").name] =
+          100.0 * (who.blocked_ms - who.unattributed_ms) / who.blocked_ms;
     AddFigures(row.figures, kSlowCallFigures, f);
     row.notes.push_back(fmt::format("thread {} of process {}, fd {}, {}", c.tid, c.tgid, c.fd,
                                     c.dev ? FileName(t, c.dev, c.ino) : "no file"));
     if (!waited.empty()) row.notes.push_back("journal commits during it: " + waited);
     row.notes.push_back(Diagnosis(sh, IsSyncOrDirectWrite(c.class_id)));
+    row.notes.push_back(BlameLine(who, c.tgid));
     rows.push_back(std::move(row));
   }
   return rows;

@@ -13,6 +13,7 @@
 #include "core/histogram.h"
 #include "core/result.h"
 #include "explain/tracer.h"
+#include "program/explain/blame.h"
 
 namespace writelab {
 
@@ -39,6 +40,9 @@ struct ProgramTrace {
   std::map<uint32_t, uint32_t> block_size;                     // fs dev -> block size
   std::map<uint32_t, uint32_t> disk_of;                        // fs dev -> its disk's dev
   std::vector<ContextSample> samples;
+  std::vector<ChargeWindow> windows;          // the writes queued to the disks, charged (blame.h)
+  uint64_t windows_dropped = 0;               // delivered but not kept (beyond kMaxKeptCalls)
+  std::map<CulpritId, CulpritWrites> writes;  // per culprit, over the run (windows only)
 };
 
 inline constexpr size_t kMaxKeptCalls = 200'000;
@@ -60,6 +64,13 @@ std::vector<Row> CallTypeRows(const ProgramTrace& t);
 std::vector<Row> FileRows(const ProgramTrace& t);
 // The top slowest calls delivered, slowest first, with what was around them.
 std::vector<Row> SlowCallRows(const ProgramTrace& t, int top);
+// One row per culprit: the calls' blocked time charged to it, and what it
+// wrote to the watched disks over the run (blame.h), most time first.
+std::vector<Row> CulpritRows(const ProgramTrace& t);
+// The disk under a file system (0: not known).
+uint32_t CallDisk(const ProgramTrace& t, uint32_t dev);
+// "who made them wait (…): dd (pid 4242) 62%, …": a type's delivered calls, charged.
+std::string TypeBlameNote(const ProgramTrace& t, const BlameIndex& index, uint32_t class_id);
 
 // One line for a person from a type's measured shares (percent of its time),
 // or that nothing dominated: "71% waiting for journal commits that carried

@@ -48,6 +48,9 @@ namespace {
 // The disk under a block device or partition (dev_t, kernel encoding).
 __u32 DiskOfKernelDev(__u32 dev) { return KernelDev(DiskOf(UserDev(dev))); }
 
+// Culprits whose open files are named, at most.
+constexpr size_t kMaxNamedCulprits = 256;
+
 // What the session gathers while the tracer runs.
 class Collector {
  public:
@@ -70,8 +73,32 @@ class Collector {
       names_[{f.dev, f.ino}] = (f.complete ? "" : "…") + path;
       devs_.insert(f.dev);
     };
+    s.charges = [this](const TraceCharges& e) { AddCharges(ChargeWindow::From(e)); };
     return s;
   }
+
+  // A window or commit of charges: kept for the calls, and a window's
+  // bytes added to each culprit's writes over the run.
+  void AddCharges(ChargeWindow w) {
+    if (w.kind == TRACE_CHARGE_WINDOW)
+      for (const trace_charge& c : w.charges) {
+        CulpritWrites& to = t_.writes[CulpritId{c.cause, c.tgid}];
+        if (to.comm.empty()) to.comm = c.comm;
+        to.bytes += c.bytes;
+        if (c.dev) to.files[{c.dev, c.ino}] += c.bytes;
+        if (c.cause == TRACE_CAUSE_PROCESS && culprits_.size() < kMaxNamedCulprits)
+          culprits_.insert(static_cast<pid_t>(c.tgid));
+      }
+    if (w.kind == TRACE_CHARGE_WINDOW && w.rest_bytes)
+      t_.writes[CulpritId{kCauseUnnamed, 0}].bytes += w.rest_bytes;
+    if (t_.windows.size() < kMaxKeptCalls)
+      t_.windows.push_back(std::move(w));
+    else
+      ++t_.windows_dropped;
+  }
+
+  // The processes whose open files are looked up by path: the culprits too.
+  std::vector<pid_t> Culprits() const { return {culprits_.begin(), culprits_.end()}; }
 
   // The paths of the scope's open regular files, from /proc.
   void ScanPaths(const std::vector<pid_t>& processes) {
@@ -116,6 +143,7 @@ class Collector {
  private:
   ProgramTrace& t_;
   std::set<__u32> devs_;
+  std::set<pid_t> culprits_;
   std::map<std::pair<uint32_t, uint64_t>, std::string> names_;
 };
 
@@ -186,6 +214,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
     tracer->Poll(100);
     collect.Sample(mem);
     collect.ScanPaths(tracer->Processes());
+    collect.ScanPaths(collect.Culprits());
     if (child) {
       if (waitpid(child->pid, &status, WNOHANG) == child->pid) exited = true;
     } else if (ProcessExited(pidfd.get())) {
@@ -219,6 +248,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
   if (live) table.Erase(stderr);
   tracer->Stop();
   tracer->Poll(0);
+  for (const TraceCharges& w : tracer->OpenWindows()) collect.AddCharges(ChargeWindow::From(w));
   trace.end_ns = NowNs();
   trace.files = tracer->Files();
   trace.hists = tracer->Histograms();
