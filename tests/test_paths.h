@@ -15,6 +15,7 @@ extern const char* const kWriters;
 extern const char* const kStaticWriters;
 extern const char* const kSplitTracer;  // tests/tools/split_tracer.cc
 extern const char* const kTruthLoad;    // tests/tools/truth_load.cc (wl_truth)
+extern const char* const kBlameLoad;    // tests/tools/blame_load.cc (wl_blame)
 extern const char* const kArtifactDir;
 extern const char* const kDocsImgDir;
 }  // namespace writelab::testing::paths

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+// Who made it wait, against planted culprits (tests/tools/blame_load.cc):
+// two writers at 3:1 beside a victim that appends and fsyncs. Their own
+// byte counts are the independent observer of what writelab charges them
+// over the run; the pace makes the ranking physics: every commit or flush
+// the victim waits on carries about three times as much of the big
+// writer's data as of the small one's.
+//   - On the root disk (no journal), direct writes: the victim's waits are
+//     cache flushes, each carrying what was queued since the one before.
+//   - On a journaled test bed mounted data=ordered,nodelalloc, buffered
+//     writes: each commit writes the writers' ordered data first, from the
+//     journal thread, so the data is charged by who dirtied it.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "test_fs.h"
+#include "test_paths.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+struct Writer {
+  long pid = 0;
+  double mb = 0;  // by its own count
+};
+
+// A victim's call from the --calls CSV: its time, blocked and uncharged
+// ns, and its culprits ("PID:NS" or "CAUSE:NS"), most time first.
+struct VictimCall {
+  long pid = 0;
+  std::string call;
+  double ns = 0, blocked = 0, uncharged = 0;
+  std::vector<std::pair<std::string, double>> culprits;
+};
+
+std::vector<std::string> Split(const std::string& s, char by) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string f; std::getline(in, f, by);) out.push_back(f);
+  return out;
+}
+
+std::vector<VictimCall> ReadCalls(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> head = Split(line, ',');
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
+  std::vector<VictimCall> out;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = Split(line, ',');
+    if (f.size() < head.size() - 1) continue;  // the culprits field may be empty
+    VictimCall c;
+    c.pid = std::stol(f[col["pid"]]);
+    c.call = f[col["call"]];
+    c.ns = std::stod(f[col["ns"]]);
+    c.blocked = std::stod(f[col["blocked_ns"]]);
+    c.uncharged = std::stod(f[col["uncharged_ns"]]);
+    if (col["culprits"] < f.size())
+      for (const std::string& who : Split(f[col["culprits"]], ';')) {
+        const auto colon = who.find(':');
+        c.culprits.push_back({who.substr(0, colon), std::stod(who.substr(colon + 1))});
+      }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+class ExplainBlame : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: BPF";
+    if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) GTEST_SKIP() << "no kernel BTF";
+  }
+
+  // Runs the planted load under explain; checks the charges against it.
+  void Check(const std::string& dir, const char* big_mbps, const char* small_mbps,
+             const char* mode) {
+    const std::string csv = work.path() + "/calls.csv", doc_path = work.path() + "/doc.json";
+    const std::string out =
+        Shell(std::string(WRITELAB_BINARY) + " explain --quiet --calls " + csv + " --json " +
+              doc_path + " -- " + paths::kBlameLoad + " " + dir + " 6 " + big_mbps + " " +
+              small_mbps + " " + mode + " 60 100 2>" + work.path() + "/err.txt; echo rc=$?");
+    ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
+    std::map<std::string, Writer> writers;
+    for (const std::string& line : Split(out, '\n')) {
+      char name[16];
+      long pid = 0;
+      unsigned long long bytes = 0;
+      if (std::sscanf(line.c_str(), "writer %15s %ld %llu", name, &pid, &bytes) == 3)
+        writers[name] = {pid, static_cast<double>(bytes) / 1e6};
+    }
+    ASSERT_EQ(writers.size(), 2u) << out;
+    const std::string big = std::to_string(writers["big"].pid);
+    const std::string small = std::to_string(writers["small"].pid);
+
+    // Over the run: what each writer was charged with writing, against its count.
+    const json doc = json::parse(Slurp(doc_path));
+    std::map<std::string, double> wrote;
+    for (const json& e : doc["experiments"])
+      if (e["name"] == "explain-culprits")
+        for (const json& r : e["rows"])
+          for (const json& f : r["figures"])
+            if (f["key"] == "written_mb") wrote[r["name"]] = f["value"]["median"];
+    for (const auto& [name, w] : writers) {
+      const std::string row = name + " (pid " + std::to_string(w.pid) + ")";
+      ASSERT_TRUE(wrote.count(row)) << row << " is not among the culprits";
+      EXPECT_NEAR(wrote[row], w.mb, 0.15 * w.mb) << row << " wrote " << w.mb << " MB";
+    }
+
+    // Each slow call of the victim: the big writer first, and most of its
+    // blocked time charged to a process or a named cause.
+    size_t slow = 0, big_first = 0;
+    for (const VictimCall& c : ReadCalls(csv)) {
+      if (c.call != "fsync" || c.ns < 20e6 || std::to_string(c.pid) == big ||
+          std::to_string(c.pid) == small)
+        continue;
+      ++slow;
+      ASSERT_FALSE(c.culprits.empty()) << "a slow fsync with no culprit";
+      big_first += c.culprits.front().first == big;
+      double charged = 0;
+      for (const auto& [who, ns] : c.culprits) charged += who == "unknown" ? 0 : ns;
+      EXPECT_GE(charged, 0.8 * c.blocked)
+          << "fsync of " << c.ns / 1e6 << " ms, " << c.blocked / 1e6 << " ms blocked";
+    }
+    std::printf(
+        "blame: %s: %zu victim fsyncs over 20 ms, the big writer first in %zu; wrote "
+        "big %.0f/%.0f MB, small %.0f/%.0f MB (charged/counted)\n",
+        dir.c_str(), slow, big_first, wrote["big (pid " + big + ")"], writers["big"].mb,
+        wrote["small (pid " + small + ")"], writers["small"].mb);
+    ASSERT_GE(slow, 5u) << "the planted load did not make the victim wait";
+    EXPECT_GE(big_first, 0.95 * static_cast<double>(slow));
+  }
+
+  ScratchDir work{"explain-blame"};
+};
+
+TEST_F(ExplainBlame, OnTheRootDiskTheWritersAreTheCulpritsOfTheFlushesRankedByBytes) {
+  const std::string dir = work.path() + "/data";
+  std::filesystem::create_directories(dir);
+  Check(dir, "450", "150", "direct");
+}
+
+TEST_F(ExplainBlame, OnAJournaledTestBedACommitsOrderedDataIsChargedToWhoDirtiedIt) {
+  TestFs fs(work.path() + "-ordered", "data=ordered,nodelalloc", 0);
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  Check(fs.Dir(), "200", "67", "buffered");  // 1.6 GB: the 2 GB test bed holds it
+}
+
+}  // namespace
+}  // namespace writelab::testing
