@@ -61,10 +61,10 @@ std::string Quoted(std::string_view text) {
   return out;
 }
 
-std::string ListInWords(const std::vector<std::string>& items) {
+std::string ListInWords(const std::vector<std::string>& items, const char* last) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+    out += (i == 0 ? "" : i + 1 == items.size() ? " " + std::string(last) + " " : ", ") + items[i];
   return out;
 }
 

@@ -41,8 +41,8 @@ std::string Quoted(std::string_view text);
 // retitle the terminal or rewrite a line.
 std::string Printable(std::string_view text, bool keep_newlines = false);
 
-// "a", "a and b", "a, b and c".
-std::string ListInWords(const std::vector<std::string>& items);
+// "a", "a and b", "a, b and c" (or with another last word: "a, b or c").
+std::string ListInWords(const std::vector<std::string>& items, const char* last = "and");
 
 // "8 MiB", "1.50 GiB", "512 B": binary units, for sizes.
 std::string FormatBytes(double bytes);

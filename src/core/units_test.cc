@@ -105,5 +105,11 @@ TEST(Format, BytesAndNanoseconds) {
   EXPECT_EQ(FormatNs(1.52e9), "1.52 s");
 }
 
+TEST(Units, ListInWordsJoinsWithTheLastWordGiven) {
+  EXPECT_EQ(ListInWords({"a"}), "a");
+  EXPECT_EQ(ListInWords({"a", "b", "c"}), "a, b and c");
+  EXPECT_EQ(ListInWords({"a", "b", "c"}, "or"), "a, b or c");
+}
+
 }  // namespace
 }  // namespace writelab
