@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "core/choice.h"
+#include "core/suggest.h"
+#include "core/units.h"
 
 namespace writelab {
 
@@ -34,8 +36,25 @@ std::string ListHelp(const char* intro, const Table& table) {
   return text;
 }
 
-// The ids of names in table, for a list option: "OPTION: unknown WHAT 'x'"
-// for a name the table lacks.
+// The names of a table's choices, in its order.
+template <class Table>
+std::vector<std::string> ChoiceNames(const Table& table) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.emplace_back(entry.name);
+  return names;
+}
+
+// "OPTION: unknown WHAT 'x' (a, b or c); did you mean 'b'?"
+template <class Table>
+std::string UnknownChoice(const char* option, const char* what, const Table& table,
+                          const std::string& name) {
+  const std::vector<std::string> names = ChoiceNames(table);
+  return std::string(option) + ": unknown " + what + " '" + name + "' (" +
+         ListInWords(names, "or") + ")" + DidYouMean(name, names);
+}
+
+// The ids of names in table, for a list option: UnknownChoice's line for a
+// name the table lacks.
 template <class Table>
 auto ChoicesOption(const char* option, const char* what, const Table& table,
                    const std::vector<std::string>& names)
@@ -43,8 +62,7 @@ auto ChoicesOption(const char* option, const char* what, const Table& table,
   std::vector<decltype(std::begin(table)->id)> ids;
   for (const std::string& name : names) {
     auto* entry = FindChoice(table, name);
-    if (!entry)
-      return std::unexpected(std::string(option) + ": unknown " + what + " '" + name + "'");
+    if (!entry) return std::unexpected(UnknownChoice(option, what, table, name));
     ids.push_back(entry->id);
   }
   return ids;

@@ -54,8 +54,7 @@ std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
   if (s.command.empty()) return Refuse("run: give a command after -- (writelab run -- CMD ARGS)");
   const auto* strategy = FindChoice(kRunStrategies, o.strategy);
   if (!strategy)
-    return Refuse("--strategy: unknown strategy '" + o.strategy +
-                  "' (window-drop, dontcache, window, drop-behind or plain)");
+    return Refuse(UnknownChoice("--strategy", "strategy", kRunStrategies, o.strategy));
   s.strategy = strategy->id;
   if (s.compare && s.strategy == RunStrategy::kPlain)
     return Refuse("--compare: sets plain beside a strategy; give one (--strategy window-drop)");
