@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "core/clock.h"
 #include "core/document_json.h"
 #include "core/run_context.h"
@@ -74,22 +75,18 @@ void InstallSignalHandlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
-bool IsCommand(CLI::App& app, const std::string& word) {
-  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    if (sub->get_name() == word) return true;
-  return false;
-}
-
 // `writelab help [CMD]` is `writelab [CMD] --help`. An unknown first word is
-// a usage error that names it (CLI11 would only say a command is required).
+// a usage error that names it (CLI11 would only say a command is required),
+// and a program's words are its own (cli/usage.h).
 std::expected<std::vector<std::string>, std::string> Rewrite(CLI::App& app, int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   if (args.size() >= 2 && args[1] == "help") {
     args.erase(args.begin() + 1);
     args.push_back("--help");
   }
-  if (args.size() >= 2 && !args[1].starts_with("-") && !IsCommand(app, args[1]))
-    return std::unexpected(Quoted(args[1]) + " is not a writelab command (see writelab --help)");
+  if (args.size() >= 2 && !args[1].starts_with("-") && !FindCommand(app, args[1]))
+    return std::unexpected(UnknownCommand(app, args[1]));
+  SeparateProgram(app, args);
   return args;
 }
 
@@ -159,7 +156,7 @@ int RunCommandLine(int argc, char** argv, Team* team) {
     } catch (const CLI::ParseError& e) {
       if (e.get_exit_code() == 0)  // --help, --version: printed once
         return !team || team->rank() == 0 ? app.exit(e) : kExitOk;
-      refusal = std::string(e.what()) + " (see writelab --help)";
+      refusal = ParseRefusal(app, words_text, e);
     }
   }
   std::unique_ptr<FaultInjector> faults;

@@ -238,6 +238,17 @@ TEST_F(Cli, NoCommandOrAnUnknownOneIsAUsageError) {
   ExpectRefused({"help", "nosuch"}, "'nosuch' is not a writelab command");
 }
 
+TEST_F(Cli, AMistypedCommandOptionOrChoiceGetsTheClosestOneAndItsHelp) {
+  ExpectRefused({"survy"}, "'survy' is not a writelab command; did you mean 'survey'?");
+  ExpectRefused(
+      {"stream", "--dir", dir_, "--szie", "1G"},
+      "--szie: not an option of stream; did you mean '--size'? (see writelab help stream)");
+  ExpectRefused({"stream", "--dir", dir_, "--strategy", "windw-drop"},
+                "--strategy: unknown strategy 'windw-drop' (plain, window, window-drop, dontcache, "
+                "direct or library); did you mean 'window-drop'?");
+  ExpectRefused({"run", "--strategy", "nope", "true"}, "(window-drop, dontcache, window,");
+}
+
 TEST_F(Cli, HelpNamesACommandsOptions) {
   CliRun r = RunWritelab({"help", "stride"});
   EXPECT_EQ(r.code, kExitOk);
