@@ -389,6 +389,34 @@ TEST_F(RunCli, ForgedRecordsOpenNothing) {
   }
 }
 
+// writelab itself unprivileged: CMD's /proc/PID/io is unreadable once it
+// is a zombie (to all but root), so its bytes come from wait4's rusage.
+// The binary and its shim are copied where nobody may run them.
+TEST(RunUnprivileged, ADdsBytesAndRateAreCountedWhenWritelabIsNotRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: to become nobody";
+  char tmpl[] = "/var/tmp/writelab-unpriv-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  const std::string dir = tmpl, bin = dir + "/writelab", data = dir + "/data";
+  const std::filesystem::path built(WRITELAB_BINARY);
+  std::filesystem::copy_file(built, bin);
+  std::filesystem::copy_file(built.parent_path() / "libwritelab-run.so",
+                             dir + "/libwritelab-run.so");
+  std::filesystem::create_directory(data);
+  chmod(dir.c_str(), 0755);
+  ASSERT_EQ(chown(data.c_str(), 65534, 65534), 0) << "nobody's own directory";
+  const std::string rc = Shell("su nobody -s /bin/sh -c '" + bin + " run --json " + data +
+                               "/r.json -- dd if=/dev/zero of=" + data +
+                               "/big bs=1M count=256 status=none' >/dev/null 2>&1; echo $?");
+  const std::string doc_text = Slurp(data + "/r.json");
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(rc, "0");
+  const json doc = json::parse(doc_text);
+  const auto f = Figures((*Result(doc, "run"))["rows"][0]);
+  EXPECT_GE(f.at("bytes"), 256.0 * 1024 * 1024) << "dd's own count, and a few blocks besides";
+  EXPECT_LE(f.at("bytes"), 257.0 * 1024 * 1024);
+  EXPECT_GT(f.at("mb_s"), 0);
+}
+
 TEST(RunRefusals, BadInputIsOneLineAndExitTwo) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"run", "--strategy", "fast", "--", "true"},

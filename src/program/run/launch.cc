@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "core/clock.h"
 #include "core/units.h"
@@ -52,12 +53,14 @@ uint64_t RealtimeNs() {
 }
 
 // write_bytes of /proc/PID/io: what PID and the children it reaped caused
-// to be written to storage (0 when unreadable).
-uint64_t WriteBytes(pid_t pid) {
+// to be written to storage; none when unreadable (a zombie's is, to all
+// but root).
+std::optional<uint64_t> WriteBytes(pid_t pid) {
   auto text = ReadSmallFile("/proc/" + std::to_string(pid) + "/io");
-  if (!text) return 0;
+  if (!text) return std::nullopt;
   const size_t at = text->find("\nwrite_bytes:");
-  return at == std::string::npos ? 0 : std::strtoull(text->c_str() + at + 13, nullptr, 10);
+  if (at == std::string::npos) return std::nullopt;
+  return std::strtoull(text->c_str() + at + 13, nullptr, 10);
 }
 
 // What CMD's environment gets for the shim: the strategy, and the socket
@@ -368,9 +371,13 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   bool interrupted = false;
   Watch(child->pid, spec, sup, ctx, &interrupted);
   t.elapsed_s = static_cast<double>(NowNs() - t0) / 1e9;
-  t.bytes = WriteBytes(child->pid);  // not yet reaped: its children's are in it
+  const std::optional<uint64_t> io = WriteBytes(child->pid);  // not yet reaped
   int status = 0;
-  waitpid(child->pid, &status, 0);
+  rusage ru{};
+  wait4(child->pid, &status, 0, &ru);
+  // ru_oublock is the same count in 512-byte units (write_bytes >> 9), CMD's
+  // and its reaped children's, for whoever reaps it: root or not.
+  t.bytes = io.value_or(static_cast<uint64_t>(ru.ru_oublock) * 512);
   t.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   ReapOrphans(0);  // what CMD left behind that ended (the rest goes on, then to init)
   sup.Finish();
