@@ -276,6 +276,14 @@ TEST_F(RunCli, CompareRunsPlainBesideTheStrategy) {
   EXPECT_NEAR(plain.at("bytes"), window.at("bytes"), window.at("bytes") / 100);
 }
 
+TEST_F(RunCli, CompareRunsThreeRotatedRoundsUnlessToldOtherwise) {
+  json doc = Run({"--compare"}, {"true"});
+  const json& row = (*Result(doc, "run"))["rows"][0];
+  EXPECT_EQ(row["figures"][0]["value"]["n"], 3) << "one round of each is not a comparison";
+  doc = Run({"--compare", "--rounds", "2"}, {"true"});
+  EXPECT_EQ((*Result(doc, "run"))["rows"][0]["figures"][0]["value"]["n"], 2);
+}
+
 // --measure: the bystander probes while CMD runs and until what it left
 // dirty is written back (none here: window-drop waited for it at close).
 TEST_F(RunCli, MeasureProbesBesideCmdUntilItsPagesSettle) {

@@ -20,6 +20,10 @@
 namespace writelab {
 namespace {
 
+// --compare's rounds of each unless --rounds says: one run of each gave a 4x
+// "win" that three rotated rounds did not.
+constexpr int kCompareRounds = 3;
+
 struct RunOptions {
   RunSpec spec;
   std::string strategy = "window-drop";
@@ -27,6 +31,7 @@ struct RunOptions {
   std::string min_file = window;
   std::string poll = "50ms";
   bool path_given = false;
+  int rounds = 0;  // 0: 3 with --compare (one round of each is not a comparison), else 1
   OutputOptions out;
 };
 
@@ -53,8 +58,7 @@ std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
   RunSpec s = o.spec;
   if (s.command.empty()) return Refuse("run: give a command after -- (writelab run -- CMD ARGS)");
   const auto* strategy = FindChoice(kRunStrategies, o.strategy);
-  if (!strategy)
-    return Refuse(UnknownChoice("--strategy", "strategy", kRunStrategies, o.strategy));
+  if (!strategy) return Refuse(UnknownChoice("--strategy", "strategy", kRunStrategies, o.strategy));
   s.strategy = strategy->id;
   if (s.compare && s.strategy == RunStrategy::kPlain)
     return Refuse("--compare: sets plain beside a strategy; give one (--strategy window-drop)");
@@ -72,8 +76,9 @@ std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
     return Refuse("--path: an empty pattern matches nothing");
   if (auto bad = GlobProblem(s.path_glob)) return Refuse("--path: '" + s.path_glob + "': " + *bad);
   s.window = *window, s.min_file = *min_file, s.poll_ns = *poll;
-  if (s.rounds > 1 && !s.compare)
+  if (o.rounds > 1 && !s.compare)
     return Refuse("--rounds: with --compare (runs of plain and the strategy)");
+  s.rounds = o.rounds ? o.rounds : s.compare ? kCompareRounds : 1;
   if (!s.probe_dir.empty()) {
     struct stat st;
     if (stat(s.probe_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
@@ -120,10 +125,10 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
                   "put it on CMD's file system)");
   sub->add_flag("--compare", o->spec.compare,
                 "Run CMD twice, plain and with the strategy, and print both rows side by side");
-  sub->add_option("--rounds", o->spec.rounds,
-                  "With --compare: runs of each, the order rotating each round")
-      ->check(Count(1, 1000))
-      ->capture_default_str();
+  sub->add_option("--rounds", o->rounds,
+                  "With --compare: runs of each, the order rotating each round (default " +
+                      std::to_string(kCompareRounds) + ")")
+      ->check(Count(1, 1000));
   sub->add_option("--poll", o->poll, "How often the supervisor looks at CMD's files")
       ->capture_default_str();
   sub->add_option("command", o->spec.command, "The command to run, after --")->expected(-1);
