@@ -276,9 +276,14 @@ TEST_F(RunCli, CompareRunsPlainBesideTheStrategy) {
   EXPECT_NEAR(plain.at("bytes"), window.at("bytes"), window.at("bytes") / 100);
 }
 
-TEST_F(RunCli, CompareRunsThreeRotatedRoundsUnlessToldOtherwise) {
-  json doc = Run({"--compare"}, {"true"});
+TEST_F(RunCli, CompareRunsThreeLabelledRotatedRoundsUnlessToldOtherwise) {
+  RunResult r;
+  json doc = Run({"--compare"}, {"echo", "hi"}, &r);
   const json& row = (*Result(doc, "run"))["rows"][0];
+  EXPECT_EQ(r.out, "hi\nhi\nhi\nhi\nhi\nhi\n") << "stdout is CMD's alone";
+  for (const char* run : {"plain, round 1 of 3", "window-drop, round 3 of 3"})
+    EXPECT_NE(r.err.find(std::string("writelab run: ") + run + ":\n"), std::string::npos)
+        << "each run's output labelled on stderr: " << r.err;
   EXPECT_EQ(row["figures"][0]["value"]["n"], 3) << "one round of each is not a comparison";
   doc = Run({"--compare", "--rounds", "2"}, {"true"});
   EXPECT_EQ((*Result(doc, "run"))["rows"][0]["figures"][0]["value"]["n"], 2);

@@ -4,6 +4,7 @@
 // then the document's results "run" (a row per strategy) and "run-files"
 // (a row per file of each strategy's last run).
 #include <fmt/format.h>
+#include <cstdio>
 
 #include <algorithm>
 #include <filesystem>
@@ -184,7 +185,13 @@ Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int
   std::optional<Error> not_run;  // CMD could not be run: no document
   Status st = RunTrials(
       ctx, plan,
-      [&](const TrialSlot& slot) { return RunOnce(spec, rows[slot.cell].strategy, *shim, ctx); },
+      [&](const TrialSlot& slot) {
+        if (spec.compare)  // CMD's output of each run, labelled (stdout stays CMD's alone)
+          std::fprintf(stderr, "writelab run: %s, round %d of %d:\n",
+                       NameOf(kRunStrategies, rows[slot.cell].strategy), slot.round + 1,
+                       spec.rounds);
+        return RunOnce(spec, rows[slot.cell].strategy, *shim, ctx);
+      },
       [&](const TrialSlot& slot, RunTrial t) {
         if (!t.started) not_run = PlainError(t.outcome.message);
         interrupted |= !t.notes.empty() && t.notes.back().starts_with("interrupted");
