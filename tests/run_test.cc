@@ -209,12 +209,19 @@ TEST_F(RunCli, AnIoUringWriterIsTheSupervisors) {
 
 // Below --min-file a file is left alone, whichever way it is written.
 TEST_F(RunCli, ASmallFileIsLeftAlone) {
-  json doc = Run({"--strategy", "window-drop"},
-                 {WRITELAB_WRITERS_BINARY, "fwrite", Path("small"), "1000", "100"});
+  const std::vector<std::string> cmd = {WRITELAB_WRITERS_BINARY, "fwrite", Path("small"), "1000",
+                                        "100"};
+  json doc = Run({"--strategy", "window-drop", "--all-files"}, cmd);
   const json* row = FileRow(doc, Path("small"));
   ASSERT_TRUE(row);
   EXPECT_NE(How(*row).find("small: left alone"), std::string::npos) << How(*row);
   EXPECT_EQ(Figures(*row).at("handled"), 0);
+  // Without --all-files it is not listed: summed with the other small ones.
+  doc = Run({"--strategy", "window-drop"}, cmd);
+  EXPECT_FALSE(FileRow(doc, Path("small")));
+  row = FileRow(doc, "files below --min-file)");
+  ASSERT_TRUE(row) << doc.dump().substr(0, 2000);
+  EXPECT_EQ(Figures(*row).at("written"), 100000) << "its 1000 x 100 bytes";
 }
 
 // The supervisor names each file it finds through /proc/PID/fd by the inode
@@ -225,8 +232,9 @@ TEST_F(RunCli, ASmallFileIsLeftAlone) {
 // stdout). The static writer: no shim names the files first.
 TEST_F(RunCli, ADescriptorSwappedBetweenFilesIsNamedByItsInode) {
   constexpr int kPairs = 8;
-  json doc = Run({"--strategy", "window-drop"}, {WRITELAB_STATIC_WRITERS_BINARY, "swap",
-                                                 work.path(), std::to_string(kPairs), "1"});
+  json doc =
+      Run({"--strategy", "window-drop", "--all-files"},
+          {WRITELAB_STATIC_WRITERS_BINARY, "swap", work.path(), std::to_string(kPairs), "1"});
   const json* files = Result(doc, "run-files");
   ASSERT_TRUE(files);
   std::map<std::string, int> rows;

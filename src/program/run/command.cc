@@ -123,6 +123,9 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--probe-dir", o->spec.probe_dir,
                   "With --measure: where the probe writes (default: the current directory; "
                   "put it on CMD's file system)");
+  sub->add_flag("--all-files", o->spec.all_files,
+                "List every file CMD wrote in run-files, those below --min-file too (by default "
+                "they are summed in one row: a shell's redirect, a log)");
   sub->add_flag("--compare", o->spec.compare,
                 "Run CMD twice, plain and with the strategy, and print both rows side by side");
   sub->add_option("--rounds", o->rounds,

@@ -118,27 +118,49 @@ Row FileRow(const RunFile& f, const std::string& prefix) {
   return row;
 }
 
-// The files CMD wrote most to, a row each, the rest summed in one row.
-void AddFileRows(std::vector<RunFile> files, const std::string& prefix, ExperimentResult& out) {
+// Adds f to a row that sums files.
+void AddToSum(RunFile& sum, const RunFile& f) {
+  sum.written += f.written;
+  sum.handled += f.handled;
+  sum.size += f.size;
+}
+
+// The files CMD wrote most to, a row each, the rest summed in one row; the
+// files below --min-file (left alone: a shell's redirect, a log) summed in
+// another unless --all-files.
+void AddFileRows(std::vector<RunFile> files, const std::string& prefix, bool all_files,
+                 ExperimentResult& out) {
   std::stable_sort(files.begin(), files.end(),
                    [](const RunFile& a, const RunFile& b) { return a.written > b.written; });
-  RunFile rest;
-  size_t more = 0;
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (i < kMaxFileRows) {
-      out.rows.push_back(FileRow(files[i], prefix));
-      continue;
+  RunFile rest, small;
+  size_t listed = 0, more = 0, smaller = 0;
+  for (const RunFile& f : files) {
+    if (!all_files && !f.measured) {
+      ++smaller;
+      AddToSum(small, f);
+    } else if (listed < kMaxFileRows) {
+      ++listed;
+      out.rows.push_back(FileRow(f, prefix));
+    } else {
+      ++more;
+      AddToSum(rest, f);
     }
-    ++more;
-    rest.written += files[i].written;
-    rest.handled += files[i].handled;
-    rest.size += files[i].size;
   }
-  if (!more) return;
-  rest.path = fmt::format("({} more files)", more);
-  rest.how = fmt::format("{} files beyond the {} CMD wrote most to, summed (not listed one by one)",
-                         more, kMaxFileRows);
-  out.rows.push_back(FileRow(rest, prefix));
+  if (more) {
+    rest.path = fmt::format("({} more files)", more);
+    rest.how =
+        fmt::format("{} files beyond the {} CMD wrote most to, summed (not listed one by one)",
+                    more, kMaxFileRows);
+    out.rows.push_back(FileRow(rest, prefix));
+  }
+  if (smaller) {
+    small.path = fmt::format("({} files below --min-file)", smaller);
+    small.how = fmt::format(
+        "{} files CMD wrote less than --min-file to, left alone and summed: --all-files lists "
+        "each",
+        smaller);
+    out.rows.push_back(FileRow(small, prefix));
+  }
 }
 
 // Where CMD wrote most: the directory of its largest file (else ".").
@@ -219,7 +241,7 @@ Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int
     run.rows.push_back(MakeRunRow(r));
     const std::string prefix =
         spec.compare ? std::string(NameOf(kRunStrategies, r.strategy)) + ": " : "";
-    AddFileRows(r.files, prefix, files);
+    AddFileRows(r.files, prefix, spec.all_files, files);
   }
   AddTrialNotes(ctx, RotationNote(spec.rounds), {}, run);
   if (spec.strategy == RunStrategy::kDontcache)

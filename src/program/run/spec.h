@@ -22,6 +22,7 @@ struct RunSpec {
   bool measure = false;           // the stream experiment's bystander probe beside CMD
   std::string probe_dir;          // where the probe writes ("": the current directory)
   bool compare = false;           // plain and the strategy, side by side
+  bool all_files = false;         // list the files below min_file too (else summed in one row)
   int rounds = 1;                 // with --compare: runs of each, the order rotating
   uint64_t poll_ns = 50'000'000;  // the supervisor's look at CMD's files
   uint64_t sample_interval_ns = 250'000'000;  // telemetry
