@@ -34,9 +34,14 @@ struct {
 
 // This CPU's last (file, process) seen dirtying: a stream of pages of one
 // file by one writer costs one lookup here, not a hash update per page.
+// It also gathers the bytes that writer dirtied (pending) until the writer
+// or file changes, or 256 KiB: charged then, to the file system's window
+// of pages dirtied.
 struct blame_last {
   __u64 mapping;
-  __u32 tgid, pad;
+  __u32 tgid, dev;  // dev 0: a file system not watched
+  __u64 ino, pending;
+  char comm[16];
 };
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -54,6 +59,17 @@ struct {
   __type(key, struct trace_blame_key);
   __type(value, struct trace_blame_val);
 } blame_charges SEC(".maps");
+
+// When each watched file system's open window of pages dirtied began.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);
+  __type(value, __u64);
+} blame_dirty_windows SEC(".maps");
+
+// The page size (set by user space before loading).
+const volatile __u32 blame_page_size = 4096;
 
 // When each disk's open window began.
 struct {
@@ -75,23 +91,6 @@ struct {
   __type(key, __u32);
   __type(value, struct blame_scratch);
 } blame_scratch SEC(".maps");
-
-SEC("tp_btf/writeback_dirty_folio")
-int BPF_PROG(blame_dirty, struct folio* folio, struct address_space* mapping) {
-  __u32 zero = 0;
-  struct blame_last* last = bpf_map_lookup_elem(&blame_last, &zero);
-  const __u32 tgid = bpf_get_current_pid_tgid() >> 32;
-  if (!mapping || !last || (last->mapping == (__u64)mapping && last->tgid == tgid)) return 0;
-  struct inode* host = BPF_CORE_READ(mapping, host);
-  struct blame_file f = {BPF_CORE_READ(host, i_sb, s_dev), 0, BPF_CORE_READ(host, i_ino)};
-  if (!OnFs(f.dev)) return 0;
-  struct blame_dirtier d = {tgid, 0};
-  bpf_get_current_comm(d.comm, sizeof d.comm);
-  bpf_map_update_elem(&blame_dirtiers, &f, &d, BPF_ANY);
-  last->mapping = (__u64)mapping;
-  last->tgid = tgid;
-  return 0;
-}
 
 static __always_inline void BlameCurrent(struct trace_blame_key* k, struct trace_blame_val* v) {
   struct task_struct* task = bpf_get_current_task_btf();
@@ -242,5 +241,66 @@ int BPF_PROG(blame_bio, struct bio* bio) {
     BlameAdd(&k, &v, bytes);
   }
   BlameWindowEnd(disk, 0);
+  return 0;
+}
+
+// A folio's bytes: a page, or a large folio's 2^order pages (the order in
+// the low byte of _flags_1, where a head page's flags say it is large).
+static __always_inline __u64 FolioBytes(struct folio* folio) {
+  unsigned long flags = 0;
+  bpf_probe_read_kernel(&flags, sizeof flags, folio);  // flags lead struct folio
+  if (!bpf_core_field_exists(folio->_flags_1) ||
+      !(flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))))
+    return blame_page_size;
+  return (__u64)blame_page_size << (BPF_CORE_READ(folio, _flags_1) & 0xff);
+}
+
+// Charges what this CPU's last writer dirtied to its file system's window,
+// and closes that window when its time is up.
+static __always_inline void BlameDirtied(struct blame_last* l) {
+  if (!l->pending || !l->dev) return;
+  struct trace_blame_key k = {l->dev, TRACE_CHARGE_DIRTY, TRACE_CAUSE_PROCESS, l->tgid, l->dev,
+                              l->ino};
+  struct trace_blame_val v = {};
+  __builtin_memcpy(v.comm, l->comm, sizeof v.comm);
+  BlameAdd(&k, &v, l->pending);
+  l->pending = 0;
+  const __u64 now = bpf_ktime_get_ns();
+  __u64* t0 = bpf_map_lookup_elem(&blame_dirty_windows, &k.domain);
+  if (!t0) {
+    bpf_map_update_elem(&blame_dirty_windows, &k.domain, &now, BPF_NOEXIST);
+    return;
+  }
+  const __u64 began = *t0;
+  if (now - began < TRACE_CHARGE_WINDOW_NS || __sync_val_compare_and_swap(t0, began, now) != began)
+    return;
+  BlameClose(k.domain, TRACE_CHARGE_DIRTY, 0, began, 0);
+}
+
+// A page turns dirty: its file's dirtier is remembered, its bytes gathered.
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(blame_dirty, struct folio* folio, struct address_space* mapping) {
+  __u32 zero = 0;
+  struct blame_last* last = bpf_map_lookup_elem(&blame_last, &zero);
+  const __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (!mapping || !folio || !last) return 0;
+  const __u64 bytes = FolioBytes(folio);
+  if (last->mapping == (__u64)mapping && last->tgid == tgid) {
+    if (last->dev && (last->pending += bytes) >= (256u << 10)) BlameDirtied(last);
+    return 0;
+  }
+  BlameDirtied(last);
+  struct inode* host = BPF_CORE_READ(mapping, host);
+  struct blame_file f = {BPF_CORE_READ(host, i_sb, s_dev), 0, BPF_CORE_READ(host, i_ino)};
+  last->mapping = (__u64)mapping;
+  last->tgid = tgid;
+  last->dev = OnFs(f.dev) ? f.dev : 0;
+  if (!last->dev) return 0;
+  last->ino = f.ino;
+  last->pending = bytes;
+  struct blame_dirtier d = {tgid, 0};
+  bpf_get_current_comm(d.comm, sizeof d.comm);
+  __builtin_memcpy(last->comm, d.comm, sizeof d.comm);
+  bpf_map_update_elem(&blame_dirtiers, &f, &d, BPF_ANY);
   return 0;
 }

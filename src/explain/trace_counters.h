@@ -115,10 +115,13 @@ struct trace_stats_event {
 // which makes the device write them, or after TRACE_CHARGE_WINDOW_NS.
 // A commit's record (dev: the file system) holds what its journal thread
 // queued while the commit ran: the ordered data it wrote first, and its
-// log blocks.
+// log blocks. A dirty window (dev: the file system) holds the pages
+// dirtied on it from t0 to t1, per process and file (a writer's last 256
+// KiB on a CPU may wait there for its next page).
 #define TRACE_EVENT_CHARGE 5
 #define TRACE_CHARGE_WINDOW 0
 #define TRACE_CHARGE_COMMIT 1
+#define TRACE_CHARGE_DIRTY 2  // pages dirtied on a file system (dev), per dirtier
 #define TRACE_CHARGE_WINDOW_NS 10000000ull
 #define TRACE_CHARGE_ENTRIES 16
 

@@ -74,8 +74,9 @@ class Tracer {
   virtual void Stop() = 0;
   // The self-check of the overlaps' state, now.
   virtual SplitSelfCheck Check() const = 0;
-  // After Stop: what the disks' open windows held, as records ending now
-  // (a window ends at a flush or after TRACE_CHARGE_WINDOW_NS).
+  // After Stop: what the open windows held (the disks' writes and the file
+  // systems' pages dirtied), as records ending now (a window ends at a flush
+  // or after TRACE_CHARGE_WINDOW_NS).
   virtual std::vector<TraceCharges> OpenWindows() const = 0;
 };
 

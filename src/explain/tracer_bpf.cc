@@ -191,6 +191,7 @@ Status BpfTracer::Open(const std::vector<dev_t>& devices) {
   if (!skel_) return Unexpected(ErrnoError(errno, "explain: open the BPF programs"));
   for (size_t i = 0; i < std::size(kSyscalls); ++i) skel_->rodata->call_nrs[i] = kSyscalls[i];
   skel_->rodata->fallocate_nr = SYS_fallocate;
+  skel_->rodata->blame_page_size = static_cast<__u32>(sysconf(_SC_PAGESIZE));
   const std::vector<WaitRange> waits = WaitRanges();
   SetWaitRanges(skel_->rodata, waits);
   wait_functions_ = waits.size();
@@ -277,27 +278,28 @@ std::vector<pid_t> BpfTracer::Processes() const {
 
 std::vector<TraceCharges> BpfTracer::OpenWindows() const {
   const uint64_t now_ns = NowNs();
-  std::map<__u32, TraceCharges> open;  // per disk
+  std::map<std::pair<__u32, __u32>, TraceCharges> open;  // per kind and disk or file system
   trace_blame_key key{}, next{};
   const trace_blame_key* prev = nullptr;
   while (bpf_map__get_next_key(skel_->maps.blame_charges, prev, &next, sizeof next) == 0) {
     trace_blame_val v{};
     key = next;
     prev = &key;
-    if (next.kind != TRACE_CHARGE_WINDOW ||
+    if (next.kind == TRACE_CHARGE_COMMIT ||
         bpf_map__lookup_elem(skel_->maps.blame_charges, &next, sizeof next, &v, sizeof v, 0) != 0 ||
         v.bytes == 0)
       continue;
-    auto [it, fresh] = open.try_emplace(next.domain);
+    auto [it, fresh] = open.try_emplace({next.kind, next.domain});
     TraceCharges& e = it->second;
     if (fresh) {
       e.type = TRACE_EVENT_CHARGE;
-      e.kind = TRACE_CHARGE_WINDOW;
+      e.kind = next.kind;
       e.dev = next.domain;
       e.t1 = now_ns;
       __u64 t0 = now_ns;
-      bpf_map__lookup_elem(skel_->maps.blame_windows, &next.domain, sizeof next.domain, &t0,
-                           sizeof t0, 0);
+      bpf_map__lookup_elem(next.kind == TRACE_CHARGE_DIRTY ? skel_->maps.blame_dirty_windows
+                                                           : skel_->maps.blame_windows,
+                           &next.domain, sizeof next.domain, &t0, sizeof t0, 0);
       e.t0 = t0;
     }
     if (e.n >= TRACE_CHARGE_ENTRIES) {
@@ -310,7 +312,7 @@ std::vector<TraceCharges> BpfTracer::OpenWindows() const {
     std::memcpy(c.comm, v.comm, sizeof c.comm);
   }
   std::vector<TraceCharges> out;
-  for (auto& [disk, e] : open) out.push_back(e);
+  for (auto& [where, e] : open) out.push_back(e);
   return out;
 }
 
