@@ -40,7 +40,7 @@ struct Writer {
 struct VictimCall {
   long pid = 0;
   std::string call;
-  double ns = 0, blocked = 0, uncharged = 0;
+  double ns = 0, blocked = 0, uncharged = 0, throttled = 0;
   std::vector<std::pair<std::string, double>> culprits;
 };
 
@@ -68,6 +68,7 @@ std::vector<VictimCall> ReadCalls(const std::string& path) {
     c.ns = std::stod(f[col["ns"]]);
     c.blocked = std::stod(f[col["blocked_ns"]]);
     c.uncharged = std::stod(f[col["uncharged_ns"]]);
+    c.throttled = std::stod(f[col["throttled_ns"]]);
     if (col["culprits"] < f.size())
       for (const std::string& who : Split(f[col["culprits"]], ';')) {
         const auto colon = who.find(':');
@@ -85,9 +86,13 @@ class ExplainBlame : public ::testing::Test {
     if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) GTEST_SKIP() << "no kernel BTF";
   }
 
+  // The calls checked: the victim's fsyncs over 20 ms, or the writers'
+  // writes throttled for 5 ms or more.
+  enum class Calls { kVictimFsyncs, kThrottledWrites };
+
   // Runs the planted load under explain; checks the charges against it.
-  void Check(const std::string& dir, const char* big_mbps, const char* small_mbps,
-             const char* mode) {
+  void Check(const std::string& dir, const char* big_mbps, const char* small_mbps, const char* mode,
+             Calls which = Calls::kVictimFsyncs) {
     const std::string csv = work.path() + "/calls.csv", doc_path = work.path() + "/doc.json";
     const std::string out =
         Shell(std::string(WRITELAB_BINARY) + " explain --quiet --calls " + csv + " --json " +
@@ -106,26 +111,33 @@ class ExplainBlame : public ::testing::Test {
     const std::string big = std::to_string(writers["big"].pid);
     const std::string small = std::to_string(writers["small"].pid);
 
-    // Over the run: what each writer was charged with writing, against its count.
+    // Over the run: what each writer was charged with writing (and, with
+    // throttling, dirtying), against its count.
     const json doc = json::parse(Slurp(doc_path));
-    std::map<std::string, double> wrote;
+    std::map<std::string, std::map<std::string, double>> charged_mb;  // row -> key -> MB
     for (const json& e : doc["experiments"])
       if (e["name"] == "explain-culprits")
         for (const json& r : e["rows"])
-          for (const json& f : r["figures"])
-            if (f["key"] == "written_mb") wrote[r["name"]] = f["value"]["median"];
+          for (const json& f : r["figures"]) charged_mb[r["name"]][f["key"]] = f["value"]["median"];
+    std::vector<std::string> keys = {"written_mb"};
+    if (which == Calls::kThrottledWrites) keys.push_back("dirtied_mb");
     for (const auto& [name, w] : writers) {
       const std::string row = name + " (pid " + std::to_string(w.pid) + ")";
-      ASSERT_TRUE(wrote.count(row)) << row << " is not among the culprits";
-      EXPECT_NEAR(wrote[row], w.mb, 0.15 * w.mb) << row << " wrote " << w.mb << " MB";
+      ASSERT_TRUE(charged_mb.count(row)) << row << " is not among the culprits";
+      for (const std::string& key : keys)
+        EXPECT_NEAR(charged_mb[row][key], w.mb, 0.15 * w.mb)
+            << row << " " << key << " against " << w.mb << " MB by its count";
     }
+    std::map<std::string, double> wrote;
+    for (auto& [row, f] : charged_mb) wrote[row] = f["written_mb"];
 
-    // Each slow call of the victim: the big writer first, and most of its
-    // blocked time charged to a process or a named cause.
+    // Each slow call: the big writer first, and most of its blocked time
+    // charged to a process or a named cause.
     size_t slow = 0, big_first = 0;
     for (const VictimCall& c : ReadCalls(csv)) {
-      if (c.call != "fsync" || c.ns < 20e6 || std::to_string(c.pid) == big ||
-          std::to_string(c.pid) == small)
+      const bool writer = std::to_string(c.pid) == big || std::to_string(c.pid) == small;
+      if (which == Calls::kVictimFsyncs ? c.call != "fsync" || c.ns < 20e6 || writer
+                                        : c.call != "pwrite64" || c.throttled < 5e6 || !writer)
         continue;
       ++slow;
       ASSERT_FALSE(c.culprits.empty()) << "a slow fsync with no culprit";
@@ -133,14 +145,16 @@ class ExplainBlame : public ::testing::Test {
       double charged = 0;
       for (const auto& [who, ns] : c.culprits) charged += who == "unknown" ? 0 : ns;
       EXPECT_GE(charged, 0.8 * c.blocked)
-          << "fsync of " << c.ns / 1e6 << " ms, " << c.blocked / 1e6 << " ms blocked";
+          << c.call << " of " << c.ns / 1e6 << " ms, " << c.blocked / 1e6 << " ms blocked";
     }
     std::printf(
-        "blame: %s: %zu victim fsyncs over 20 ms, the big writer first in %zu; wrote "
+        "blame: %s: %zu %s, the big writer first in %zu; wrote "
         "big %.0f/%.0f MB, small %.0f/%.0f MB (charged/counted)\n",
-        dir.c_str(), slow, big_first, wrote["big (pid " + big + ")"], writers["big"].mb,
+        dir.c_str(), slow,
+        which == Calls::kVictimFsyncs ? "victim fsyncs over 20 ms" : "writes throttled 5+ ms",
+        big_first, wrote["big (pid " + big + ")"], writers["big"].mb,
         wrote["small (pid " + small + ")"], writers["small"].mb);
-    ASSERT_GE(slow, 5u) << "the planted load did not make the victim wait";
+    ASSERT_GE(slow, 5u) << "the planted load did not make the calls wait";
     EXPECT_GE(big_first, 0.95 * static_cast<double>(slow));
   }
 
@@ -157,6 +171,21 @@ TEST_F(ExplainBlame, OnAJournaledTestBedACommitsOrderedDataIsChargedToWhoDirtied
   TestFs fs(work.path() + "-ordered", "data=ordered,nodelalloc", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   Check(fs.Dir(), "200", "67", "buffered");  // 1.6 GB: the 2 GB test bed holds it
+}
+
+}  // namespace
+}  // namespace writelab::testing
+
+namespace writelab::testing {
+namespace {
+
+// Under a 32 MiB dirty limit (strict, on the test bed's disk) the writers'
+// own writes are paused in balance_dirty_pages: each pause is charged to
+// who dirtied pages on that file system lately, 3:1.
+TEST_F(ExplainBlame, UnderADirtyLimitThrottlingIsChargedToWhoDirtiedThePages) {
+  TestFs fs(work.path() + "-limited", "data=ordered", 32 << 20);
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  Check(fs.Dir(), "200", "67", "buffered", Calls::kThrottledWrites);
 }
 
 }  // namespace

@@ -36,8 +36,11 @@ ChargeWindow ChargeWindow::From(const TraceCharges& e) {
 
 BlameIndex::BlameIndex(const std::vector<ChargeWindow>& windows) {
   for (const ChargeWindow& w : windows)
-    (w.kind == TRACE_CHARGE_COMMIT ? commits_ : disks_)[w.dev].push_back(&w);
-  for (auto* m : {&disks_, &commits_})
+    (w.kind == TRACE_CHARGE_COMMIT  ? commits_
+     : w.kind == TRACE_CHARGE_DIRTY ? dirtied_
+                                    : disks_)[w.dev]
+        .push_back(&w);
+  for (auto* m : {&disks_, &commits_, &dirtied_})
     for (auto& [dev, list] : *m)
       std::stable_sort(list.begin(), list.end(),
                        [](const ChargeWindow* a, const ChargeWindow* b) { return a->t1 < b->t1; });
@@ -85,21 +88,37 @@ void BlameIndex::AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) cons
   }
 }
 
-// What was queued to c's disk while c ran: the writes its own went behind
-// (each window weighted by the share of it that overlapped c).
-void BlameIndex::AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const {
-  auto it = disks_.find(disk);
-  if (it == disks_.end()) return;
-  const uint64_t end = CallEndNs(c);
-  for (auto w = FirstEndingFrom(it->second, c.start_ns); w != it->second.end(); ++w) {
+namespace {
+
+// The windows of list that overlap [from, to], each weighted by the share
+// of it inside (one list's windows follow one another).
+void AddOverlapping(const std::vector<const ChargeWindow*>& list, uint64_t from, uint64_t to,
+                    std::map<CulpritId, std::pair<uint64_t, std::string>>& into) {
+  for (auto w = FirstEndingFrom(list, from); w != list.end(); ++w) {
     const ChargeWindow& x = **w;
-    if (x.t0 > end) break;  // a disk's windows follow one another
-    const uint64_t lo = std::max<uint64_t>(x.t0, c.start_ns), hi = std::min<uint64_t>(x.t1, end);
+    if (x.t0 > to) break;
+    const uint64_t lo = std::max<uint64_t>(x.t0, from), hi = std::min<uint64_t>(x.t1, to);
     const double weight =
         x.t1 > x.t0 ? static_cast<double>(hi > lo ? hi - lo : 0) / static_cast<double>(x.t1 - x.t0)
                     : 1.0;
     AddWindow(x, weight, into);
   }
+}
+
+}  // namespace
+
+// What was queued to c's disk while c ran: the writes its own went behind.
+void BlameIndex::AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const {
+  if (auto it = disks_.find(disk); it != disks_.end())
+    AddOverlapping(it->second, c.start_ns, CallEndNs(c), into);
+}
+
+// Who dirtied pages on c's file system from kThrottleLookbackNs before c to
+// its end.
+void BlameIndex::AddDirtied(const TraceCall& c, Bytes& into) const {
+  const uint64_t from = c.start_ns > kThrottleLookbackNs ? c.start_ns - kThrottleLookbackNs : 0;
+  if (auto it = dirtied_.find(c.dev); it != dirtied_.end())
+    AddOverlapping(it->second, from, CallEndNs(c), into);
 }
 
 CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
@@ -122,19 +141,19 @@ CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
       s.bytes += v.first;
     }
   };
-  Bytes journal, flush, queue;
+  Bytes journal, flush, queue, dirtied;
   AddCommits(c, journal);
   AddFlushes(c, disk, flush);
   AddQueue(c, disk, queue);
+  AddDirtied(c, dirtied);
   charge(c.part_ns[SPLIT_JOURNAL], journal, "journal commit, no commit's writes seen");
   charge(c.part_ns[SPLIT_FLUSH], flush, "cache flush, nothing written before it");
   charge(c.part_ns[SPLIT_WRITEBACK], queue, "its writes, nothing queued meanwhile");
-  for (auto [part, why] :
-       {std::pair{SPLIT_THROTTLE, "dirty throttling"}, std::pair{SPLIT_OTHER, "other sleep"}})
-    if (c.part_ns[part]) {
-      b.unattributed[why] += BlameMs(c.part_ns[part]);
-      b.unattributed_ms += BlameMs(c.part_ns[part]);
-    }
+  charge(c.part_ns[SPLIT_THROTTLE], dirtied, "dirty throttling, no page dirtied seen");
+  if (c.part_ns[SPLIT_OTHER]) {
+    b.unattributed["other sleep"] += BlameMs(c.part_ns[SPLIT_OTHER]);
+    b.unattributed_ms += BlameMs(c.part_ns[SPLIT_OTHER]);
+  }
   for (int p = SPLIT_JOURNAL; p <= SPLIT_OTHER; ++p) b.blocked_ms += BlameMs(c.part_ns[p]);
   for (auto& [who, s] : shares) b.shares.push_back(std::move(s));
   std::stable_sort(b.shares.begin(), b.shares.end(),

@@ -34,12 +34,18 @@ struct ChargeWindow {
   static ChargeWindow From(const TraceCharges& e);
 };
 
-// What one culprit wrote to the watched disks over the run, and of which files.
+// What one culprit wrote to the watched disks over the run, and of which
+// files; and what it dirtied on the watched file systems.
 struct CulpritWrites {
   std::string comm;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, dirtied = 0;
   std::map<std::pair<uint32_t, uint64_t>, uint64_t> files;  // (dev, inode) -> bytes
 };
+
+// Dirty throttling is charged to who dirtied pages on the call's file system
+// from this long before it began to its end: an approximation of who held
+// the dirty pages it was paused for.
+inline constexpr uint64_t kThrottleLookbackNs = 1'000'000'000;
 
 // A call's blocked time, charged.
 struct CallBlame {
@@ -55,8 +61,8 @@ struct CallBlame {
   std::map<std::string, double> unattributed;  // why -> ms
 };
 
-// The charge records of a run, indexed for calls: windows per disk and
-// commits per file system, each in the order they ended.
+// The charge records of a run, indexed for calls: windows per disk,
+// commits and pages dirtied per file system, each in the order they ended.
 class BlameIndex {
  public:
   explicit BlameIndex(const std::vector<ChargeWindow>& windows);
@@ -68,7 +74,8 @@ class BlameIndex {
   void AddCommits(const TraceCall& c, Bytes& into) const;
   void AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const;
-  std::map<uint32_t, std::vector<const ChargeWindow*>> disks_, commits_;
+  void AddDirtied(const TraceCall& c, Bytes& into) const;
+  std::map<uint32_t, std::vector<const ChargeWindow*>> disks_, commits_, dirtied_;
 };
 
 // "dd (pid 4242)", "the journal's own blocks", "self (pid 17)".

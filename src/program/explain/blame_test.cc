@@ -103,7 +103,23 @@ TEST(Blame, ItsWritesAreChargedWithTheQueueByOverlap) {
   EXPECT_EQ(MsOf(b, 44), 0);
 }
 
-TEST(Blame, ThrottlingAndOtherSleepAreSaidNotCharged) {
+TEST(Blame, ThrottlingIsChargedToWhoDirtiedPagesOnItsFileSystemLately) {
+  // Dirtied 2 s before (outside the look-back), in the second before, and
+  // across its end; on another file system (not its).
+  ChargeWindow old = Window(0, 10, false, {Charge(41, 9000, "old")}, TRACE_CHARGE_DIRTY);
+  ChargeWindow recent = Window(2000, 2010, false, {Charge(42, 3000, "dd")}, TRACE_CHARGE_DIRTY);
+  ChargeWindow during = Window(2510, 2520, false, {Charge(7, 1000, "me")}, TRACE_CHARGE_DIRTY);
+  ChargeWindow other = Window(2500, 2510, false, {Charge(43, 9000, "cp")}, TRACE_CHARGE_DIRTY);
+  other.dev = kFs + 1;
+  const CallBlame b =
+      BlameIndex({old, recent, during, other}).Of(Call(2505, 10, SPLIT_THROTTLE, 8), kDisk);
+  EXPECT_NEAR(MsOf(b, 42), 8.0 * 3000 / 3500, 1e-9);
+  EXPECT_NEAR(MsOf(b, 7), 8.0 * 500 / 3500, 1e-9) << "half its window is before the call's end";
+  EXPECT_EQ(MsOf(b, 41), 0) << "dirtied before the look-back";
+  EXPECT_EQ(MsOf(b, 43), 0) << "another file system";
+}
+
+TEST(Blame, ThrottlingWithNoPageDirtiedAndOtherSleepAreSaidNotCharged) {
   TraceCall c = Call(0, 10, SPLIT_THROTTLE, 3);
   c.part_ns[SPLIT_OTHER] = 2 * kMs;
   c.part_ns[SPLIT_CPU] -= 2 * kMs;
@@ -111,7 +127,8 @@ TEST(Blame, ThrottlingAndOtherSleepAreSaidNotCharged) {
   EXPECT_DOUBLE_EQ(b.blocked_ms, 5);
   EXPECT_DOUBLE_EQ(b.unattributed_ms, 5);
   const std::string line = BlameLine(b, 7);
-  EXPECT_NE(line.find("not charged 5.0 ms (dirty throttling 3.0, other sleep 2.0)"),
+  EXPECT_NE(line.find("not charged 5.0 ms (dirty throttling, no page dirtied seen 3.0, other "
+                      "sleep 2.0)"),
             std::string::npos)
       << line;
 }

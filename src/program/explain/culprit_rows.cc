@@ -109,6 +109,8 @@ std::vector<Row> CulpritRows(const ProgramTrace& t) {
     const auto wrote = t.writes.find(who);
     const uint64_t bytes = wrote == t.writes.end() ? 0 : wrote->second.bytes;
     f[CulpritKey("written_mb").name] = static_cast<double>(bytes) / 1e6;
+    f[CulpritKey("dirtied_mb").name] =
+        wrote == t.writes.end() ? 0 : static_cast<double>(wrote->second.dirtied) / 1e6;
     AddFigures(row.figures, kCulpritFigures, f);
     if (wrote != t.writes.end() && !wrote->second.files.empty())
       row.notes.push_back("files: " + FilesOf(t, wrote->second));

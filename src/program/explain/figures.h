@@ -117,6 +117,8 @@ inline constexpr FigureSpec kCulpritFigures[] = {
     {"written_mb", "wrote", "MB",
      "bytes queued to the watched disks for it over the run: its page cache pages written back "
      "(by whichever thread) and its direct I/O, in 10^6 bytes"},
+    {"dirtied_mb", "dirtied", "MB",
+     "page cache it dirtied on the watched file systems over the run, in 10^6 bytes"},
 };
 
 consteval FigureKey ProgramKey(std::string_view key) { return KeyOf(kProgramFigures, key); }

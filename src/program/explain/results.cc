@@ -161,8 +161,8 @@ void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
   ExperimentResult culprits = slow;
   culprits.name = kExplainCulpritsName;
   culprits.row_label = "culprit";
-  culprits.table =
-      KeyNames(KeysOf(kCulpritFigures, {"waited_ms", "share_pct", "calls", "written_mb"}));
+  culprits.table = KeyNames(
+      KeysOf(kCulpritFigures, {"waited_ms", "share_pct", "calls", "written_mb", "dirtied_mb"}));
   culprits.compare_figure = CulpritKey("waited_ms").name;
   culprits.rows = CulpritRows(trace);
   culprits.notes = {

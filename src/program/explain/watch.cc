@@ -77,9 +77,15 @@ class Collector {
     return s;
   }
 
-  // A window or commit of charges: kept for the calls, and a window's
-  // bytes added to each culprit's writes over the run.
+  // A window or commit of charges: kept for the calls, and a window's bytes
+  // (written, or dirtied) added to each culprit's over the run.
   void AddCharges(ChargeWindow w) {
+    if (w.kind == TRACE_CHARGE_DIRTY)
+      for (const trace_charge& c : w.charges) {
+        CulpritWrites& to = t_.writes[CulpritId{c.cause, c.tgid}];
+        if (to.comm.empty()) to.comm = c.comm;
+        to.dirtied += c.bytes;
+      }
     if (w.kind == TRACE_CHARGE_WINDOW)
       for (const trace_charge& c : w.charges) {
         CulpritWrites& to = t_.writes[CulpritId{c.cause, c.tgid}];
