@@ -179,8 +179,9 @@ TEST_F(Reliability, ADeletedFileIsNotKeptAllocated) {
 // long names cost 590 MB of memory, 157 MB of stderr and a 113 MB document.
 TEST_F(Reliability, ForgedRecordsCostABoundedAmount) {
   const std::string json_path = work.path() + "/run.json";
-  RunResult r = RunWritelab({"run", "--strategy", "window-drop", "--json", json_path, "--",
-                             WRITELAB_WRITERS_BINARY, "forge-many", work.path() + "/x", "20000"});
+  RunResult r =
+      RunWritelab({"run", "--strategy", "window-drop", "--all-files", "--json", json_path, "--",
+                   WRITELAB_WRITERS_BINARY, "forge-many", work.path() + "/x", "20000"});
   EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
   EXPECT_LT(r.max_rss_kib, 256 * 1024) << "KiB";
   EXPECT_LT(r.err.size(), 2u << 20) << "the table lists at most 200 files";
@@ -203,8 +204,8 @@ TEST_F(Reliability, ASparseFileWrittenByNothingIsNotWritten) {
   const std::string json_path = work.path() + "/run.json";
   const std::string dir = work.path() + "/sparse";
   std::filesystem::create_directories(dir);
-  RunResult r = RunWritelab({"run", "--strategy", "window-drop", "--json", json_path, "--",
-                             WRITELAB_STATIC_WRITERS_BINARY, "sparse", dir, "50", "9"});
+  RunResult r = RunWritelab({"run", "--strategy", "window-drop", "--all-files", "--json", json_path,
+                             "--", WRITELAB_STATIC_WRITERS_BINARY, "sparse", dir, "50", "9"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json doc = json::parse(Slurp(json_path));
   int rows = 0;

@@ -152,6 +152,7 @@ RunFile Account(Supervisor& sup, WatchedFile& f, const RunSpec& spec, RunStrateg
   }
   out.size = f.size;
   out.written = f.shim_written ? f.shim_written : GrowthOf(f);
+  out.small = out.written < spec.min_file && !f.open_error;
   std::tie(out.how, out.handled) = How(f, spec, s);
   out.handled = std::min(out.handled, out.written);
   return out;

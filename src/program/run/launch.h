@@ -23,7 +23,8 @@ struct RunFile {
   uint64_t written = 0;  // the shim's count, else what the run added
   uint64_t handled = 0;  // by the shim or the supervisor
   uint64_t size = 0;
-  bool measured = false;           // a file the strategy is for (--min-file): its cache is measured
+  bool measured = false;  // a file the strategy is for (--min-file): its cache is measured
+  bool small = false;     // CMD wrote less than --min-file to it, and writelab could open it
   std::optional<uint64_t> cached;  // nullopt: not measured, or it could not be
   std::string how;                 // "shim: window-drop", "supervisor: window-drop", "small"...
 };

@@ -135,7 +135,7 @@ void AddFileRows(std::vector<RunFile> files, const std::string& prefix, bool all
   RunFile rest, small;
   size_t listed = 0, more = 0, smaller = 0;
   for (const RunFile& f : files) {
-    if (!all_files && !f.measured) {
+    if (!all_files && f.small) {
       ++smaller;
       AddToSum(small, f);
     } else if (listed < kMaxFileRows) {
