@@ -52,7 +52,6 @@ struct {
 
 // Bytes charged, per window or commit and culprit, until the window closes
 // (trace_counters.h).
-
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 1024);  // a flush walks all its buckets: ~3 us at 1024

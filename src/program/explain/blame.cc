@@ -15,10 +15,40 @@ double BlameMs(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 
 uint64_t CallEndNs(const TraceCall& c) { return c.start_ns + c.ns; }
 
+// Bytes and name per culprit (BlameIndex::Bytes).
+using CulpritBytes = std::map<CulpritId, std::pair<uint64_t, std::string>>;
+
 // The windows of list ending at or after t, in order.
 auto FirstEndingFrom(const std::vector<const ChargeWindow*>& list, uint64_t t) {
   return std::lower_bound(list.begin(), list.end(), t,
                           [](const ChargeWindow* w, uint64_t v) { return w->t1 < v; });
+}
+
+// Adds a window's charges, each by weight (the share of it that counts).
+void AddWindow(const ChargeWindow& w, double weight, CulpritBytes& into) {
+  for (const trace_charge& ch : w.charges) {
+    auto& [bytes, comm] = into[CulpritId{ch.cause, ch.tgid}];
+    bytes += static_cast<uint64_t>(static_cast<double>(ch.bytes) * weight + 0.5);
+    if (comm.empty()) comm = ch.comm;
+  }
+  if (w.rest_bytes)
+    into[CulpritId{kCauseUnnamed, 0}].first +=
+        static_cast<uint64_t>(static_cast<double>(w.rest_bytes) * weight + 0.5);
+}
+
+// The windows of list that overlap [from, to], each weighted by the share
+// of it inside (one list's windows follow one another).
+void AddOverlapping(const std::vector<const ChargeWindow*>& list, uint64_t from, uint64_t to,
+                    CulpritBytes& into) {
+  for (auto w = FirstEndingFrom(list, from); w != list.end(); ++w) {
+    const ChargeWindow& x = **w;
+    if (x.t0 > to) break;
+    const uint64_t lo = std::max<uint64_t>(x.t0, from), hi = std::min<uint64_t>(x.t1, to);
+    const double weight =
+        x.t1 > x.t0 ? static_cast<double>(hi > lo ? hi - lo : 0) / static_cast<double>(x.t1 - x.t0)
+                    : 1.0;
+    AddWindow(x, weight, into);
+  }
 }
 
 }  // namespace
@@ -46,29 +76,15 @@ BlameIndex::BlameIndex(const std::vector<ChargeWindow>& windows) {
                        [](const ChargeWindow* a, const ChargeWindow* b) { return a->t1 < b->t1; });
 }
 
-namespace {
-
-void AddWindow(const ChargeWindow& w, double weight,
-               std::map<CulpritId, std::pair<uint64_t, std::string>>& into) {
-  for (const trace_charge& ch : w.charges) {
-    auto& [bytes, comm] = into[CulpritId{ch.cause, ch.tgid}];
-    bytes += static_cast<uint64_t>(static_cast<double>(ch.bytes) * weight + 0.5);
-    if (comm.empty()) comm = ch.comm;
-  }
-  if (w.rest_bytes)
-    into[CulpritId{kCauseUnnamed, 0}].first +=
-        static_cast<uint64_t>(static_cast<double>(w.rest_bytes) * weight + 0.5);
-}
-
-}  // namespace
-
 // The commits of c's file system that ran during c: what their journal
 // thread wrote (others' ordered data, its own log blocks).
 void BlameIndex::AddCommits(const TraceCall& c, Bytes& into) const {
   auto it = commits_.find(c.dev);
   if (it == commits_.end()) return;
-  for (auto w = FirstEndingFrom(it->second, c.start_ns); w != it->second.end(); ++w)
-    if ((*w)->t0 <= CallEndNs(c)) AddWindow(**w, 1.0, into);
+  // One file system's commits follow one another.
+  for (auto w = FirstEndingFrom(it->second, c.start_ns);
+       w != it->second.end() && (*w)->t0 <= CallEndNs(c); ++w)
+    AddWindow(**w, 1.0, into);
 }
 
 // The cache flushes issued to c's disk during c: each made the device
@@ -87,25 +103,6 @@ void BlameIndex::AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) cons
     }
   }
 }
-
-namespace {
-
-// The windows of list that overlap [from, to], each weighted by the share
-// of it inside (one list's windows follow one another).
-void AddOverlapping(const std::vector<const ChargeWindow*>& list, uint64_t from, uint64_t to,
-                    std::map<CulpritId, std::pair<uint64_t, std::string>>& into) {
-  for (auto w = FirstEndingFrom(list, from); w != list.end(); ++w) {
-    const ChargeWindow& x = **w;
-    if (x.t0 > to) break;
-    const uint64_t lo = std::max<uint64_t>(x.t0, from), hi = std::min<uint64_t>(x.t1, to);
-    const double weight =
-        x.t1 > x.t0 ? static_cast<double>(hi > lo ? hi - lo : 0) / static_cast<double>(x.t1 - x.t0)
-                    : 1.0;
-    AddWindow(x, weight, into);
-  }
-}
-
-}  // namespace
 
 // What was queued to c's disk while c ran: the writes its own went behind.
 void BlameIndex::AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const {
