@@ -102,7 +102,7 @@ std::string Mitigations(const ExperimentResult& e) {
                      fmt::join(said, ", "));
 }
 
-// The idle row's write+sync against the worst row's, beside a background.
+// The idle row's write+sync against the worst row's beside a background.
 Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   const ExperimentResult& e = *runs.front();
   const FigureKey key = TotalKey(e);
@@ -118,7 +118,10 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
     }
     if (r.name.starts_with("none/") && (!idle || *MedianOf(r, key) < *MedianOf(*idle, key)))
       idle = &r;
-    if (!worst || *MedianOf(r, key) > *MedianOf(*worst, key)) worst = &r;
+    // The worst beside a background: a row without one that came out slower
+    // (a noisy machine) says nothing of the stall.
+    if (!r.name.starts_with("none/") && (!worst || *MedianOf(r, key) > *MedianOf(*worst, key)))
+      worst = &r;
   }
   if (!idle || !worst) {
     rec.text = "fsync: not enough rows measured";
