@@ -1,9 +1,18 @@
 # SPDX-License-Identifier: MIT
 # bash completion for writelab(1): commands, a command's own subcommands
-# (history list, trend, check...), then each one's options. All are read
-# from the binary's own --help, so they follow the binary.
+# (history list, trend, check...), then each one's options and the values an
+# option lists in its help (--strategy, --sync...). All are read from the
+# binary's own --help, so they follow the binary. Enable it with
+#   source completion/writelab.bash
+# (installed, bash-completion loads it by itself).
 _writelab_subcommands() {  # the names under "Subcommands:" in a --help
   sed -n '/^Subcommands:/,$s/^  \([a-z][a-z]*\) .*/\1/p'
+}
+_writelab_values() {  # the choices option $1's help lists, one "  name: summary" a line
+  awk -v opt="$1" '
+    on && /^  -/ { exit }
+    on && match($0, /^   +[a-z][a-z0-9.=-]*: /) { v = substr($0, RSTART, RLENGTH); gsub(/[ :]/, "", v); print v }
+    { n = split($1, names, ","); for (i = 1; i <= n; i++) if (names[i] == opt) on = 1 }'
 }
 _writelab() {
   local cur prev cmd sub i
@@ -31,8 +40,12 @@ _writelab() {
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return
   fi
-  case $prev in  # options that take a path
-    --dir | --file | --json | --csv | --input | --journal-dir | --probe-dir | -o | --output | --history | --html)
+  case $prev in  # options that take a directory, or a path
+    --dir | --journal-dir | --probe-dir)
+      mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+      return
+      ;;
+    --file | --json | --csv | --input | -o | --output | --history | --html)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return
       ;;
@@ -40,6 +53,16 @@ _writelab() {
   # A command with subcommands of its own (history): those first.
   local subcommands
   subcommands=$("$1" "$cmd" --help 2>/dev/null | _writelab_subcommands)
+  if [[ $prev == --* ]]; then  # an option's value, where its help lists them
+    local values help_words=("$cmd")
+    [[ -n $subcommands && -n $sub ]] && help_words+=("$sub")
+    values=$("$1" "${help_words[@]}" --help 2>/dev/null | _writelab_values "$prev")
+    if [[ -n $values ]]; then
+      mapfile -t COMPREPLY < <(compgen -W "$values" -- "${cur##*,}")
+      [[ $cur == *,* ]] && COMPREPLY=("${COMPREPLY[@]/#/${cur%,*},}")  # a list: the last item
+      return
+    fi
+  fi
   if [[ -n $subcommands && -z $sub && $cur != -* ]]; then
     mapfile -t COMPREPLY < <(compgen -W "$subcommands" -- "$cur")
     return

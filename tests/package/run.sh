@@ -11,7 +11,8 @@
 #  4. the library alone, shared (WRITELAB_SHARED), found and loaded;
 #     the same program with pkg-config and a plain g++ command line;
 #  5. the man page has a section per command, and bash completion completes
-#     commands and options;
+#     commands, options and the values an option lists (--strategy), --dir
+#     with directories;
 #  6. `cpack -G DEB` makes a .deb whose dependencies and contents are right,
 #     which installs with `dpkg --root` and whose writelab and library work.
 # Prints one line per step; exits 1 at the first failure.
@@ -132,6 +133,14 @@ grep -qx -- --commit-time <<<"$(complete_words writelab records --com)" || fail 
 grep -qx -- --figure <<<"$(complete_words writelab history trend --fig)" ||
   fail "completion of 'history trend --fig'"
 grep -qx -- --no-history <<<"$(complete_words writelab records --no-h)" || fail "completion of 'records --no-h'"
+[ "$(complete_words writelab stream --strategy w | sort | tr '\n' ' ')" = "window window-drop " ] ||
+  fail "completion of 'stream --strategy w': $(complete_words writelab stream --strategy w | tr '\n' ' ')"
+grep -qx dontcache <<<"$(complete_words writelab run --strategy '')" || fail "completion of 'run --strategy '"
+grep -qx plain,window-drop <<<"$(complete_words writelab stream --strategy plain,window-)" ||
+  fail "completion of a list's last item"
+mkdir -p "$work/complete-dir" && touch "$work/complete-file"
+[ "$(complete_words writelab stream --dir "$work/complete-")" = "$work/complete-dir" ] ||
+  fail "completion of --dir offers directories only: $(complete_words writelab stream --dir "$work/complete-")"
 # The public headers compile with clang too, as C++20 and as C++2b (whose
 # libstdc++ <expected> clang 14 cannot use).
 for std in c++20 c++2b; do
@@ -139,7 +148,7 @@ for std in c++20 c++2b; do
     clang++ -std=$std -fsyntax-only -I"$prefix/include" tests/package/consumer/main.cc ||
     fail "the installed headers with clang++ -std=$std"
 done
-ok "bash completion of commands and options"
+ok "bash completion of commands, options and option values"
 
 rm -f "$build"/writelab_*.deb
 quiet cpack -G DEB -B "$build" --config "$build/CPackConfig.cmake"
