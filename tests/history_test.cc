@@ -104,6 +104,13 @@ TEST(History, ChecksFindTheRegressionOfAPhysicallySlowerRun) {
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("its figures: "), std::string::npos) << unknown.err;
   EXPECT_EQ(CountLines(unknown.err), 1) << unknown.err;
+  RunResult which =
+      RunWritelab({"history", "trend", "--history", history, "--experiment", "records"});
+  EXPECT_EQ(which.exit_code, 2);
+  EXPECT_NE(which.err.find("give --figure KEY; the figures of records in "), std::string::npos)
+      << which.err;
+  EXPECT_NE(which.err.find("mb_s (MB/s)"), std::string::npos) << "named as the tables print them";
+  EXPECT_EQ(CountLines(which.err), 1) << which.err;
 
   RunResult forget = RunWritelab({"history", "forget", "4", "--history", history});
   EXPECT_EQ(forget.exit_code, 0) << forget.err;

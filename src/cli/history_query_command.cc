@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/history_command.h"
 #include "command/errors.h"
 #include "command/options.h"
@@ -46,11 +47,36 @@ std::string NothingToDraw(const HistoryStore& store, const TrendQuery& q) {
   return why;
 }
 
+// "mb_s (MB/s), elapsed_s (elapsed)": the figures of an experiment the
+// history holds, each with the name its tables print.
+std::string FiguresNamed(const std::string& experiment, const std::vector<std::string>& keys) {
+  const ExperimentDef* def = FindExperiment(experiment);
+  std::vector<std::string> named;
+  for (const std::string& key : keys) {
+    std::string label;
+    if (def)
+      for (const FigureSpec& f : def->report.figures)
+        if (key == f.key) label = f.label;
+    named.push_back(label.empty() || label == key ? key : key + " (" + label + ")");
+  }
+  return ListInWords(named);
+}
+
+// Without --figure: the figures there are to choose from, as a usage error.
+int ListFigures(const HistoryStore& store, const TrendQuery& q) {
+  auto figures = store.Known(q.experiment);
+  if (!figures) return PrintError(figures.error().Message()), kExitRunFailed;
+  if (figures->empty()) return UsageError(NothingToDraw(store, q));
+  return UsageError("history trend: give --figure KEY; the figures of " + q.experiment + " in " +
+                    store.path() + ": " + FiguresNamed(q.experiment, *figures));
+}
+
 int RunTrend(const TrendOptions& o) {
   if (!o.html.empty())
     if (auto bad = CheckOutputFile("--output", o.html)) return UsageError(*bad);
   auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
   if (!store) return Report(store.error());
+  if (o.query.figure.empty()) return ListFigures(*store, o.query);
   auto points = store->Trend(o.query);
   if (!points) return PrintError(points.error().Message()), kExitRunFailed;
   if (points->empty()) return UsageError(NothingToDraw(*store, o.query));
@@ -238,9 +264,8 @@ void AddHistoryQueryCommands(CLI::App& history, CommandAction* action) {
       ->option_text("NAME");
   trend
       ->add_option("--figure", t->query.figure,
-                   "The figure's key, e.g. sync_max_ms (the keys "
-                   "are in docs/results.md and each --json)")
-      ->required()
+                   "The figure's key, e.g. sync_max_ms (without it: the experiment's figures "
+                   "in the history are listed; the keys are in docs/results.md and each --json)")
       ->option_text("KEY");
   trend->add_option("--row", t->query.row, "Only this row, e.g. stream/fdatasync")
       ->option_text("ROW");
