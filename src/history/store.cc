@@ -299,11 +299,22 @@ Result<std::optional<StoredRun>> HistoryStore::Newest() const {
   return runs->front();
 }
 
+namespace {
+
+// The condition "before run than", with its start time bound twice: started
+// earlier, or in the same second and kept before it (runs of one second, a
+// script's, are told apart by the order they were kept).
+std::string KeptBefore(const StoredRun& than) {
+  return "(started_at < ? OR (started_at = ? AND id < " + std::to_string(than.id) + "))";
+}
+
+}  // namespace
+
 Result<std::optional<StoredRun>> HistoryStore::LatestLabelled(const std::string& label,
                                                               const StoredRun& than) const {
-  auto runs = Query("label = ? AND id != " + std::to_string(than.id) + " AND started_at <= ?",
-                    {label, than.record.started_at}, "find the run labelled " + label,
-                    "ORDER BY started_at DESC, id DESC LIMIT 1");
+  auto runs = Query("label = ? AND " + KeptBefore(than),
+                    {label, than.record.started_at, than.record.started_at},
+                    "find the run labelled " + label, "ORDER BY started_at DESC, id DESC LIMIT 1");
   if (!runs) return std::unexpected(runs.error());
   if (runs->empty()) return std::nullopt;
   return runs->front();
@@ -311,11 +322,10 @@ Result<std::optional<StoredRun>> HistoryStore::LatestLabelled(const std::string&
 
 Result<std::optional<StoredRun>> HistoryStore::PreviousOnSameMachine(const StoredRun& than) const {
   const RunRecord& r = than.record;
-  auto runs =
-      Query("host_fingerprint = ? AND target_fingerprint = ? AND command = ? AND id != " +
-                std::to_string(than.id) + " AND started_at <= ?",
-            {r.host_fingerprint, r.target_fingerprint, r.command, r.started_at},
-            "find the previous run on this machine", "ORDER BY started_at DESC, id DESC LIMIT 1");
+  auto runs = Query(
+      "host_fingerprint = ? AND target_fingerprint = ? AND command = ? AND " + KeptBefore(than),
+      {r.host_fingerprint, r.target_fingerprint, r.command, r.started_at, r.started_at},
+      "find the previous run on this machine", "ORDER BY started_at DESC, id DESC LIMIT 1");
   if (!runs) return std::unexpected(runs.error());
   if (runs->empty()) return std::nullopt;
   return runs->front();
