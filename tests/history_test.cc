@@ -87,6 +87,12 @@ TEST(History, ChecksFindTheRegressionOfAPhysicallySlowerRun) {
                                     "base-1", "--fail-on-regression", "400"});
   EXPECT_EQ(labelled.exit_code, 3) << labelled.out << labelled.err;
   EXPECT_NE(labelled.out.find("against run 1"), std::string::npos) << labelled.out;
+  // An older run, named: checked against the one before it.
+  RunResult named = RunWritelab({"history", "check", "3", "--history", history});
+  EXPECT_EQ(named.exit_code, 0) << named.out << named.err;
+  EXPECT_NE(named.out.find("history check: run 3 "), std::string::npos) << named.out;
+  EXPECT_NE(named.out.find("against run 2"), std::string::npos) << named.out;
+  EXPECT_EQ(RunWritelab({"history", "check", "x3", "--history", history}).exit_code, 2);
 
   const std::string page = work.path() + "/trend.html";
   RunResult trend = RunWritelab({"history", "trend", "--history", history, "--experiment",

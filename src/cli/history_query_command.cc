@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `writelab history trend`, `history changes` and `history check`: a figure
 // across the runs kept, the change points of every figure's series, and the
-// newest run against a baseline with compare's significance test
+// newest run (or one named) against a baseline with compare's significance test
 // (docs/history.md).
 #include <algorithm>
 #include <cstdio>
@@ -109,38 +109,39 @@ int RunChanges(const ChangesQuery& q, const std::string& file) {
 
 struct CheckOptions {
   std::string file;
+  std::string run;       // the run checked ("": the newest)
   std::string baseline;  // LABEL or RUN
   double fail_on_regression = 0;
 };
 
-// The baseline the newest run is checked against, and why that one; an
+// The baseline the run is checked against, and why that one; an
 // error line, or nullopt with a note when there is nothing to check against.
 std::expected<std::optional<StoredRun>, std::string> Baseline(const HistoryStore& store,
                                                               const CheckOptions& o,
-                                                              const StoredRun& newest,
+                                                              const StoredRun& checked,
                                                               std::string* why) {
   if (o.baseline.empty()) {
-    auto prev = store.PreviousOnSameMachine(newest);
+    auto prev = store.PreviousOnSameMachine(checked);
     if (!prev) return std::unexpected(prev.error().Message());
-    *why = "the previous " + newest.record.command + " run on this host and target (" +
-           newest.record.host_fingerprint + "; " + newest.record.target_fingerprint + ")";
+    *why = "the previous " + checked.record.command + " run on this host and target (" +
+           checked.record.host_fingerprint + "; " + checked.record.target_fingerprint + ")";
     return *prev;
   }
   if (auto id = ParseRunId(o.baseline);
       id && o.baseline.find_first_not_of("0123456789") == std::string::npos) {
     auto run = store.Get(*id);
     if (!run) return std::unexpected("history check: --baseline: " + run.error().Message());
-    if (run->id == newest.id)
+    if (run->id == checked.id)
       return std::unexpected("history check: --baseline: run " + o.baseline +
-                             " is the newest run itself");
+                             " is the run checked itself");
     *why = "run " + o.baseline + " (--baseline)";
     return std::optional<StoredRun>(*run);
   }
-  auto run = store.LatestLabelled(o.baseline, newest);
+  auto run = store.LatestLabelled(o.baseline, checked);
   if (!run) return std::unexpected(run.error().Message());
   if (!*run)
     return std::unexpected("history check: --baseline: no run labelled '" + o.baseline +
-                           "' before run " + std::to_string(newest.id) + " in " + store.path());
+                           "' before run " + std::to_string(checked.id) + " in " + store.path());
   *why = "the latest run labelled '" + o.baseline + "'";
   return *run;
 }
@@ -160,19 +161,35 @@ std::expected<Document, std::string> DocumentOf(const HistoryStore& store, const
   return doc;
 }
 
+// The run checked: the one named, else the newest (none: an empty history).
+std::expected<std::optional<StoredRun>, std::string> CheckedRun(const HistoryStore& store,
+                                                                const std::string& run) {
+  if (run.empty()) {
+    auto newest = store.Newest();
+    if (!newest) return std::unexpected(newest.error().Message());
+    return *newest;
+  }
+  auto id = ParseRunId(run);
+  if (!id || run.find_first_not_of("0123456789") != std::string::npos)
+    return std::unexpected("history check: '" + run + "' is not a run id (writelab history list)");
+  auto got = store.Get(*id);
+  if (!got) return std::unexpected("history check: " + got.error().Message());
+  return std::optional<StoredRun>(*got);
+}
+
 int RunCheck(const CheckOptions& o) {
   auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
   if (!store) return Report(store.error());
-  auto newest = store->Newest();
-  if (!newest) return PrintError(newest.error().Message()), kExitRunFailed;
-  if (!*newest) return PrintError("history check: no run in " + store->path()), kExitRunFailed;
+  auto checked = CheckedRun(*store, o.run);
+  if (!checked) return UsageError(checked.error());
+  if (!*checked) return PrintError("history check: no run in " + store->path()), kExitRunFailed;
   std::string why;
-  auto base = Baseline(*store, o, **newest, &why);
+  auto base = Baseline(*store, o, **checked, &why);
   if (!base) return UsageError(base.error());
   if (!*base) {
-    const RunRecord& r = (*newest)->record;
+    const RunRecord& r = (*checked)->record;
     // What the history holds is input: printed without its control characters.
-    std::fputs(Printable("history check: " + Named(**newest) + " is the first " + r.command +
+    std::fputs(Printable("history check: " + Named(**checked) + " is the first " + r.command +
                              " run on this host and target (" + r.host_fingerprint + "; " +
                              r.target_fingerprint + "): nothing to check it against\n",
                          true)
@@ -182,13 +199,13 @@ int RunCheck(const CheckOptions& o) {
   }
   auto a = DocumentOf(*store, **base);
   if (!a) return PrintError(a.error()), kExitRunFailed;
-  auto b = DocumentOf(*store, **newest);
+  auto b = DocumentOf(*store, **checked);
   if (!b) return PrintError(b.error()), kExitRunFailed;
   auto c = Compare(*a, *b);
   if (!c)
     return UsageError("history check: run " + std::to_string((*base)->id) + " and run " +
-                      std::to_string((*newest)->id) + ": " + c.error());
-  std::fputs(Printable("history check: " + Named(**newest) + " against " + Named(**base) + ", " +
+                      std::to_string((*checked)->id) + ": " + c.error());
+  std::fputs(Printable("history check: " + Named(**checked) + " against " + Named(**base) + ", " +
                            why + "\n",
                        true)
                  .c_str(),
@@ -290,10 +307,12 @@ void AddHistoryQueryCommands(CLI::App& history, CommandAction* action) {
   auto c = std::make_shared<CheckOptions>();
   CLI::App* check = history.add_subcommand(
       "check",
-      "The newest run against a baseline (default: the previous run of the same command on the "
-      "same host and target), with compare's significance test; exit 3 when a headline figure "
-      "got significantly worse by more than --fail-on-regression percent");
+      "A run (default: the newest) against a baseline (default: the previous run of the same "
+      "command on the same host and target), with compare's significance test; exit 3 when a "
+      "headline figure got significantly worse by more than --fail-on-regression percent");
   AddHistoryFileOption(*check, c->file);
+  check->add_option("run", c->run, "The run to check, by id (writelab history list)")
+      ->option_text("RUN");
   check
       ->add_option("--baseline", c->baseline,
                    "A run id, or a label: the latest run with that --label")
