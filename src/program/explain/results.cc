@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The document of `writelab explain -- CMD`: three results sharing the run's
+// The document of `writelab explain -- CMD`: four results sharing the run's
 // parameters and notes.
 #include <fmt/format.h>
 
@@ -53,8 +53,9 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
       "windows of charged writes not kept (more than 200000): later calls' culprits are not named");
   if (x.charges_lost)
     notes.push_back(
-        fmt::format("{} written to the disks charged to no one: the map of charges was full",
-                    FormatValue(static_cast<double>(x.charges_lost) / 1e6, "MB")));
+        fmt::format("{:.1f} MB written to the disks charged to no one: the map of charges was "
+                    "full",
+                    static_cast<double>(x.charges_lost) / 1e6));
   if (x.unbalanced)
     notes.push_back(
         fmt::format("{} calls' parts did not add up to the call (a bug)", x.unbalanced));
