@@ -18,10 +18,10 @@ namespace writelab {
 
 // Runs CMD (or attaches to PID), collects until it exits, the duration
 // ends or an interrupt, and appends the results to doc: "explain" (a row
-// per type of call), "explain-files" (a row per file) and "explain-slow"
-// (the slowest calls). *exit_status: CMD's (128 + signal when a signal ended
-// it). An error: nothing could be watched (not root, no BTF, CMD cannot be
-// run); an interrupt keeps what was measured.
+// per type of call), "explain-files" (a row per file), "explain-slow"
+// (the slowest calls) and "explain-culprits" (who made them wait). *exit_status: CMD's (128 +
+// signal when a signal ended it). An error: nothing could be watched (not root, no BTF, CMD cannot
+// be run); an interrupt keeps what was measured.
 Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Document& doc,
                          int* exit_status);
 
@@ -30,7 +30,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
 // and overlaps in ns (split_parts.h), its file.
 std::string CallsCsv(const ProgramTrace& trace);
 
-// The three results from what was collected (also for tests).
+// The four results from what was collected (also for tests).
 void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
                          const std::vector<std::string>& missing, std::optional<int> exit_status,
                          bool interrupted, Document& doc);
