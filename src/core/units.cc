@@ -61,6 +61,12 @@ std::string Quoted(std::string_view text) {
   return out;
 }
 
+std::string SpaceJoined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
 std::string ListInWords(const std::vector<std::string>& items, const char* last) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i)

@@ -41,6 +41,9 @@ std::string Quoted(std::string_view text);
 // retitle the terminal or rewrite a line.
 std::string Printable(std::string_view text, bool keep_newlines = false);
 
+// "dd if=x of=y": words joined by single spaces (a command line).
+std::string SpaceJoined(const std::vector<std::string>& words);
+
 // "a", "a and b", "a, b and c" (or with another last word: "a, b or c").
 std::string ListInWords(const std::vector<std::string>& items, const char* last = "and");
 

@@ -111,5 +111,10 @@ TEST(Units, ListInWordsJoinsWithTheLastWordGiven) {
   EXPECT_EQ(ListInWords({"a", "b", "c"}, "or"), "a, b or c");
 }
 
+TEST(Units, SpaceJoinedIsACommandLine) {
+  EXPECT_EQ(SpaceJoined({}), "");
+  EXPECT_EQ(SpaceJoined({"dd", "if=x", "of=y"}), "dd if=x of=y");
+}
+
 }  // namespace
 }  // namespace writelab

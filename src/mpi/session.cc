@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/document_json.h"
 #include "core/exit_codes.h"
+#include "core/units.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "mpi/aggregate.h"
@@ -63,12 +64,6 @@ std::vector<std::string> Comparable(const std::vector<std::string>& args) {
   return out;
 }
 
-std::string Joined(const std::vector<std::string>& words) {
-  std::string s;
-  for (const std::string& w : words) s += (s.empty() ? "" : " ") + w;
-  return s;
-}
-
 // Rank 0's reason to refuse the start, from every rank's word; "" for none.
 std::string StartVerdict(const std::vector<std::string>& words) {
   std::vector<json> all;
@@ -94,8 +89,8 @@ std::string StartVerdict(const std::vector<std::string>& words) {
              all[0]["version"].get<std::string>() + ": every rank must run the same writelab";
     if (all[r]["args"] != all[0]["args"])
       return "rank " + std::to_string(r) + " was started with other options than rank 0 ('" +
-             Joined(all[r]["args"].get<std::vector<std::string>>()) + "', not '" +
-             Joined(all[0]["args"].get<std::vector<std::string>>()) + "')";
+             SpaceJoined(all[r]["args"].get<std::vector<std::string>>()) + "', not '" +
+             SpaceJoined(all[0]["args"].get<std::vector<std::string>>()) + "')";
   }
   return "";
 }

@@ -17,12 +17,6 @@
 namespace writelab {
 namespace {
 
-std::string Joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
-
 // Where the scope wrote most: the directory of its busiest file.
 std::string BusiestDir(const ProgramTrace& t) {
   uint64_t most = 0;
@@ -113,7 +107,7 @@ void FillExplainDocument(const ProgramSpec& spec, const ProgramTrace& trace,
   calls.row_label = "call";
   const std::string dir = BusiestDir(trace);
   if (!dir.empty()) calls.target = IdentifyTarget(dir);
-  calls.params = {{"command", Joined(spec.command), ""},
+  calls.params = {{"command", SpaceJoined(spec.command), ""},
                   {"pid", static_cast<int64_t>(spec.pid), ""},
                   {"duration", static_cast<double>(trace.end_ns - trace.start_ns) / 1e9, "s"},
                   {"user", spec.user, ""},

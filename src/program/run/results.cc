@@ -177,9 +177,7 @@ std::string BusiestDir(const std::vector<RunRow>& rows) {
 }
 
 std::vector<Param> Params(const RunSpec& spec) {
-  std::string command;
-  for (const std::string& w : spec.command) command += (command.empty() ? "" : " ") + w;
-  return {{"command", command, ""},
+  return {{"command", SpaceJoined(spec.command), ""},
           {"strategy", std::string(NameOf(kRunStrategies, spec.strategy)), ""},
           {"window", static_cast<int64_t>(spec.window), "bytes"},
           {"min_file", static_cast<int64_t>(spec.min_file), "bytes"},
