@@ -32,7 +32,8 @@ double Now() {
 
 // Writes at mbps for seconds; reports its bytes through the pipe.
 int Writer(const std::string& path, double seconds, double mbps, bool direct, int report) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0), 0644);
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | (direct ? O_DIRECT : 0), 0644);
   void* buf = nullptr;
   if (fd < 0 || posix_memalign(&buf, 4096, kPiece) != 0) return 1;
   std::memset(buf, 'w', kPiece);
@@ -50,7 +51,7 @@ int Writer(const std::string& path, double seconds, double mbps, bool direct, in
 }
 
 int Victim(const std::string& path, int calls, int gap_ms) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW, 0644);
   if (fd < 0) return 1;
   char block[4096];
   std::memset(block, 'v', sizeof block);
