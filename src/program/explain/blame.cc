@@ -56,7 +56,7 @@ void AddOverlapping(const std::vector<const ChargeWindow*>& list, uint64_t from,
 ChargeWindow ChargeWindow::From(const TraceCharges& e) {
   ChargeWindow w;
   w.kind = e.kind, w.dev = e.dev, w.flush = e.flush != 0;
-  w.t0 = e.t0, w.t1 = e.t1, w.tid = e.tid, w.rest_bytes = e.rest_bytes;
+  w.t0 = e.t0, w.t1 = e.t1, w.rest_bytes = e.rest_bytes;
   for (uint32_t i = 0; i < e.n && i < TRACE_CHARGE_ENTRIES; ++i) {
     w.charges.push_back(e.e[i]);
     w.charges.back().comm[sizeof e.e[i].comm - 1] = 0;

@@ -29,7 +29,7 @@ struct CulpritId {
 struct ChargeWindow {
   uint32_t kind = TRACE_CHARGE_WINDOW, dev = 0;
   bool flush = false;
-  uint64_t t0 = 0, t1 = 0, tid = 0, rest_bytes = 0;
+  uint64_t t0 = 0, t1 = 0, rest_bytes = 0;
   std::vector<trace_charge> charges;
   static ChargeWindow From(const TraceCharges& e);
 };
