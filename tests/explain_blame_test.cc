@@ -94,6 +94,10 @@ class ExplainBlame : public ::testing::Test {
   void Check(const std::string& dir, const char* big_mbps, const char* small_mbps, const char* mode,
              Calls which = Calls::kVictimFsyncs) {
     const std::string csv = work.path() + "/calls.csv", doc_path = work.path() + "/doc.json";
+    // Pages dirtied before tracing began (a build just before) are written
+    // back during the run with no dirtier known: "unknown", rightly, but not
+    // the planted culprits. They start from a clean page cache.
+    Shell("sync");
     const std::string out =
         Shell(std::string(WRITELAB_BINARY) + " explain --quiet --calls " + csv + " --json " +
               doc_path + " -- " + paths::kBlameLoad + " " + dir + " 6 " + big_mbps + " " +
@@ -162,8 +166,9 @@ class ExplainBlame : public ::testing::Test {
         wrote["small (pid " + small + ")"], writers["small"].mb);
     ASSERT_GE(slow, 5u) << "the planted load did not make the calls wait";
     EXPECT_GE(big_first, 0.95 * static_cast<double>(slow));
-    // One slow call in some 400 (once in ten runs here) had less charged:
-    // it is printed above, with what was not.
+    // A call that misses is printed above with its culprits: the misses
+    // seen (before the sync above) were flushes carrying writeback of pages
+    // dirtied before tracing, charged to "unknown".
     EXPECT_GE(mostly_charged, 0.95 * static_cast<double>(slow))
         << "calls with at least 80% of their blocked time charged";
   }
