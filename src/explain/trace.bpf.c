@@ -39,6 +39,9 @@ const volatile long fallocate_nr = -1;
 // Calls at least this long are sent to the ring (user space lowers and
 // raises it to the 99th percentile so far, or holds --slow).
 volatile __u64 slow_ns = 1000000;
+// `writelab top`: every process is in the scope but this one (writelab's
+// own); 0: only the scope map's processes (explain).
+const volatile __u32 machine_self = 0;
 
 #define MAX_SCOPE 16384
 #define MAX_CALLS 16384
@@ -159,6 +162,7 @@ static __always_inline __u32 Tgid(void) { return bpf_get_current_pid_tgid() >> 3
 
 static __always_inline int InScope(void) {
   __u32 tgid = Tgid();
+  if (machine_self) return tgid != machine_self;
   return bpf_map_lookup_elem(&scope, &tgid) != 0;
 }
 

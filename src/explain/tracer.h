@@ -88,4 +88,16 @@ const char* TraceKindName(uint32_t kind);
 // (explain/explainer.h) applies.
 Result<std::unique_ptr<Tracer>> StartTracer(TraceSink sink, const std::vector<dev_t>& devices);
 
+// A file system watched from the start, and the disk under it (dev_t).
+struct WatchedFs {
+  dev_t fs = 0, disk = 0;
+};
+
+// `writelab top`: the same programs with every process in the scope but
+// the caller's own, and the file systems given (every mounted one on a
+// disk) watched from the start; one first written to later joins as in
+// explain. AddProcess and Processes are not used.
+Result<std::unique_ptr<Tracer>> StartMachineTracer(TraceSink sink,
+                                                   const std::vector<WatchedFs>& file_systems);
+
 }  // namespace writelab

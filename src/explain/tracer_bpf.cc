@@ -100,7 +100,9 @@ class BpfTracer final : public Tracer {
     Stop();
     trace_bpf__destroy(skel_);
   }
-  Status Open(const std::vector<dev_t>& devices);
+  // machine_self: `top`'s scope, every process but this one (0: explain's).
+  Status Open(const std::vector<dev_t>& devices, pid_t machine_self = 0,
+              const std::vector<WatchedFs>& file_systems = {});
 
   Status AddProcess(pid_t tgid) override {
     __u32 key = static_cast<__u32>(tgid);
@@ -177,7 +179,8 @@ int BpfTracer::OnEvent(void* self, void* data, size_t size) {
   return 0;
 }
 
-Status BpfTracer::Open(const std::vector<dev_t>& devices) {
+Status BpfTracer::Open(const std::vector<dev_t>& devices, pid_t machine_self,
+                       const std::vector<WatchedFs>& file_systems) {
   btf* vmlinux = btf__load_vmlinux_btf();
   if (!vmlinux) return Unexpected(ErrnoError(errno, "explain: read the kernel's BTF"));
   for (int p = 0; p < kTraceParts; ++p) {
@@ -191,6 +194,7 @@ Status BpfTracer::Open(const std::vector<dev_t>& devices) {
   if (!skel_) return Unexpected(ErrnoError(errno, "explain: open the BPF programs"));
   for (size_t i = 0; i < std::size(kSyscalls); ++i) skel_->rodata->call_nrs[i] = kSyscalls[i];
   skel_->rodata->fallocate_nr = SYS_fallocate;
+  skel_->rodata->machine_self = static_cast<__u32>(machine_self);
   skel_->rodata->blame_page_size = static_cast<__u32>(sysconf(_SC_PAGESIZE));
   const std::vector<WaitRange> waits = WaitRanges();
   SetWaitRanges(skel_->rodata, waits);
@@ -205,6 +209,12 @@ Status BpfTracer::Open(const std::vector<dev_t>& devices) {
     __u32 key = KernelDev(d);
     __u8 one = 1;
     bpf_map__update_elem(skel_->maps.block_devs, &key, sizeof key, &one, sizeof one, BPF_ANY);
+  }
+  for (const WatchedFs& w : file_systems) {
+    __u32 fs = KernelDev(w.fs), disk = KernelDev(w.disk), journal = 0;
+    __u8 one = 1;
+    bpf_map__update_elem(skel_->maps.fs_devs, &fs, sizeof fs, &journal, sizeof journal, BPF_ANY);
+    bpf_map__update_elem(skel_->maps.block_devs, &disk, sizeof disk, &one, sizeof one, BPF_ANY);
   }
   ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), OnEvent, this, nullptr);
   if (!ring_) return Unexpected(ErrnoError(errno, "explain: open the ring buffer"));
@@ -324,6 +334,13 @@ trace_totals BpfTracer::Totals() const {
 }
 
 }  // namespace
+
+Result<std::unique_ptr<Tracer>> StartMachineTracer(TraceSink sink,
+                                                   const std::vector<WatchedFs>& file_systems) {
+  auto t = std::make_unique<BpfTracer>(std::move(sink));
+  if (auto st = t->Open({}, getpid(), file_systems); !st) return Unexpected(st.error());
+  return std::unique_ptr<Tracer>(std::move(t));
+}
 
 Result<std::unique_ptr<Tracer>> StartTracer(TraceSink sink, const std::vector<dev_t>& devices) {
   auto t = std::make_unique<BpfTracer>(std::move(sink));

@@ -9,4 +9,8 @@ Result<std::unique_ptr<Tracer>> StartTracer(TraceSink, const std::vector<dev_t>&
   return Unexpected(PlainError(*ExplainRefusal()));
 }
 
+Result<std::unique_ptr<Tracer>> StartMachineTracer(TraceSink, const std::vector<WatchedFs>&) {
+  return Unexpected(PlainError(*ExplainRefusal()));
+}
+
 }  // namespace writelab
