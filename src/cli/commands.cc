@@ -11,13 +11,14 @@
 #include "experiments/stride/def.h"
 #include "program/explain/def.h"
 #include "program/run/def.h"
+#include "program/top/def.h"
 
 namespace writelab {
 namespace {
 
 constexpr const ExperimentDef* kExperiments[] = {&kStreamDef, &kFsyncDef, &kRecordsDef,
                                                  &kPreallocDef, &kStrideDef};
-constexpr const ProgramDef* kPrograms[] = {&kProgramDef, &kRunDef};
+constexpr const ProgramDef* kPrograms[] = {&kProgramDef, &kRunDef, &kTopDef};
 
 }  // namespace
 

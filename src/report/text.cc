@@ -217,7 +217,8 @@ std::string RenderExperimentText(const ExperimentResult& e) {
                                : ", loop without direct I/O (the backing file system refused it)") +
            "\n";
   if (!e.scheduler.empty()) out += "scheduler: " + e.scheduler + " (switched for this run)\n";
-  out += "target: " + TargetLine(e.target) + "\n";
+  if (!e.target.path.empty() || !e.target.fs_type.empty())  // `top` has none: the whole machine
+    out += "target: " + TargetLine(e.target) + "\n";
   std::string params;
   for (const Param& p : e.params) {
     auto* str = std::get_if<std::string>(&p.value);
