@@ -70,6 +70,7 @@ std::vector<std::string> TopNotes(const Tracer& tracer, const TopTally& tally) {
   if (t.unbalanced)
     notes.push_back(std::to_string(t.unbalanced) + " calls' parts did not add up (a bug)");
   if (tracer.WaitFunctionsFound() == 0) notes.push_back(kNoWaitFunctions);
+  for (std::string& n : SplitCheckNotes(tracer.Check())) notes.push_back(std::move(n));
   notes.push_back(
       "what is not seen: calls shorter than 1 ms that are not durability calls (a write is "
       "throttled for at least one jiffy, so none of its throttling is missed), writes through "

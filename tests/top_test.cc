@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+// `writelab top` beside planted culprits (tests/tools/blame_load.cc): two
+// writers at 3:1 and a victim appending and fsyncing, on a test bed under a
+// 32 MiB dirty limit where the writers are throttled. The observers:
+//   - the writers' own byte counts, for what top says each dirtied;
+//   - a private ftrace instance of writeback:balance_dirty_pages, whose
+//     `pause` (ms) is each throttling sleep the kernel planned, summed per
+//     process, for top's time asleep in balance_dirty_pages (from the
+//     scheduler's events and the sleeper's stack: explain's split).
+// And the refusals: not root, bad options.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness.h"
+#include "test_fs.h"
+#include "test_paths.h"
+
+namespace writelab::testing {
+namespace {
+
+using nlohmann::json;
+
+// A private ftrace instance recording events (each with its filter, ""
+// for none), removed at the end.
+class FtraceInstance {
+ public:
+  explicit FtraceInstance(const std::vector<std::pair<std::string, std::string>>& events) {
+    if (!std::filesystem::exists("/sys/kernel/tracing/instances"))
+      Shell("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null");
+    dir_ = "/sys/kernel/tracing/instances/writelab-top-test-" + std::to_string(getpid());
+    if (mkdir(dir_.c_str(), 0700) != 0) {
+      dir_.clear();
+      return;
+    }
+    Shell("echo 16384 > " + dir_ + "/buffer_size_kb");
+    for (const auto& [event, filter] : events) {
+      const std::string e = dir_ + "/events/" + event;
+      if (!filter.empty()) Shell("echo '" + filter + "' > " + e + "/filter");
+      Shell("echo 1 > " + e + "/enable");
+    }
+    Shell("echo 1 > " + dir_ + "/tracing_on");
+  }
+  ~FtraceInstance() {
+    if (!dir_.empty()) rmdir(dir_.c_str());
+  }
+  bool ok() const { return !dir_.empty(); }
+  // Stops recording; the trace's text.
+  std::string Stop() {
+    Shell("echo 0 > " + dir_ + "/tracing_on");
+    return Slurp(dir_ + "/trace");
+  }
+
+ private:
+  std::string dir_;
+};
+
+// What the trace says each process was paused for: the sleeps
+// balance_dirty_pages planned (its `pause`, ms) and the sleeps themselves,
+// from the switch-out after a planned pause to the wake-up (ms). The two
+// differ by the timer wheel's rounding up to the next jiffy.
+struct Paused {
+  double planned_ms = 0, slept_ms = 0;
+  int sleeps = 0;
+};
+
+// The timestamp (s) before ": EVENT:" in a line of the trace, and what follows.
+bool EventOf(const std::string& line, const char* event, double* ts, std::string* rest) {
+  const std::string tag = std::string(": ") + event + ": ";
+  const auto at = line.find(tag);
+  if (at == std::string::npos) return false;
+  const auto space = line.rfind(' ', at - 1);
+  *ts = std::stod(line.substr(space + 1, at - space - 1));
+  *rest = line.substr(at + tag.size());
+  return true;
+}
+
+long FieldOf(const std::string& rest, const char* name) {
+  const auto at = rest.find(name);
+  return at == std::string::npos ? -1 : std::stol(rest.substr(at + std::strlen(name)));
+}
+
+std::map<long, Paused> PausesOf(const std::string& trace, bool* lost) {
+  std::map<long, Paused> out;
+  std::map<long, bool> armed;
+  std::map<long, double> asleep_since;
+  std::istringstream in(trace);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("# entries-in-buffer/entries-written:")) {
+      unsigned long kept = 0, written = 0;
+      std::sscanf(line.c_str(), "# entries-in-buffer/entries-written: %lu/%lu", &kept, &written);
+      *lost = kept != written;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    double ts = 0;
+    std::string rest;
+    if (EventOf(line, "balance_dirty_pages", &ts, &rest)) {
+      // "  big-12345  [001] ...": the pid follows the last dash before " [".
+      const auto cpu = line.find(" [");
+      const auto dash = line.rfind('-', cpu);
+      const long pid = std::stol(line.substr(dash + 1, cpu - dash - 1));
+      const long pause = FieldOf(rest, " pause=");
+      if (pause <= 0) continue;
+      out[pid].planned_ms += static_cast<double>(pause);
+      armed[pid] = true;
+    } else if (EventOf(line, "sched_switch", &ts, &rest)) {
+      const long pid = FieldOf(rest, "prev_pid=");
+      if (armed[pid]) asleep_since[pid] = ts, armed[pid] = false;
+    } else if (EventOf(line, "sched_wakeup", &ts, &rest)) {
+      const long pid = FieldOf(rest, " pid=");
+      if (auto s = asleep_since.find(pid); s != asleep_since.end()) {
+        out[pid].slept_ms += (ts - s->second) * 1e3;
+        ++out[pid].sleeps;
+        asleep_since.erase(s);
+      }
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::map<std::string, double>> RowsOf(const json& doc,
+                                                            const std::string& result) {
+  std::map<std::string, std::map<std::string, double>> rows;
+  for (const json& e : doc["experiments"])
+    if (e["name"] == result)
+      for (const json& r : e["rows"])
+        for (const json& f : r["figures"]) rows[r["name"]][f["key"]] = f["value"]["median"];
+  return rows;
+}
+
+class Top : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: BPF";
+    if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) GTEST_SKIP() << "no kernel BTF";
+  }
+  ScratchDir work{"top"};
+};
+
+TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStallsWhom) {
+  TestFs fs(work.path() + "-limited", "data=ordered", 32 << 20);
+  ASSERT_TRUE(fs.ok()) << "could not make and mount a loop-device ext4";
+  // The writers' throttling, their switches out and their wake-ups.
+  FtraceInstance ftrace({{"writeback/balance_dirty_pages", ""},
+                         {"sched/sched_switch", "prev_comm == \"big\" || prev_comm == \"small\""},
+                         {"sched/sched_wakeup", "comm == \"big\" || comm == \"small\""}});
+  ASSERT_TRUE(ftrace.ok()) << "no private ftrace instance";
+  Shell("sync");
+  const std::string doc_path = work.path() + "/top.json", err = work.path() + "/top.err";
+  // top first (its programs load in about a second), then the load.
+  Shell(std::string(WRITELAB_BINARY) + " top --quiet --no-history --duration 60s --json " +
+        doc_path + " >/dev/null 2>" + err + " & echo $! > " + work.path() + "/top.pid");
+  sleep(3);
+  const std::string out = Shell(std::string(paths::kBlameLoad) + " " + fs.Dir() +
+                                " 6 200 67 buffered 60 100; echo rc=$?");
+  ASSERT_NE(out.find("rc=0"), std::string::npos) << out;
+  const std::string top_pid = Slurp(work.path() + "/top.pid");
+  // Ctrl-C ends it, as a user would, a second after the load.
+  sleep(1);
+  Shell("kill -INT " + top_pid + "; for i in $(seq 300); do kill -0 " + top_pid +
+        " 2>/dev/null || break; sleep 0.1; done");
+  bool lost = false;
+  const std::map<long, Paused> paused = PausesOf(ftrace.Stop(), &lost);
+  ASSERT_FALSE(lost) << "the ftrace instance overwrote events";
+  ASSERT_TRUE(std::filesystem::exists(doc_path)) << Slurp(err);
+  const json doc = json::parse(Slurp(doc_path));
+  const auto procs = RowsOf(doc, "top");
+  const auto stalls = RowsOf(doc, "top-stalls");
+
+  std::map<std::string, long> pid_of;
+  for (std::istringstream in(out); !in.eof();) {
+    std::string line;
+    std::getline(in, line);
+    char name[16];
+    long pid = 0;
+    unsigned long long bytes = 0;
+    if (std::sscanf(line.c_str(), "writer %15s %ld %llu", name, &pid, &bytes) != 3) continue;
+    pid_of[name] = pid;
+    const std::string row = std::string(name) + " (pid " + std::to_string(pid) + ")";
+    ASSERT_TRUE(procs.count(row)) << row << " is not among top's processes";
+    const double mb = static_cast<double>(bytes) / 1e6;
+    const double dirtied = procs.at(row).at("dirtied_mb");
+    EXPECT_NEAR(dirtied, mb, 0.05 * mb) << row << ": dirtied, against its count of " << mb << " MB";
+    const double throttled = procs.at(row).at("throttled_ms");
+    const Paused p = paused.count(pid) ? paused.at(pid) : Paused{};
+    std::printf(
+        "top: %s wrote %.0f MB, top says dirtied %.0f MB; throttled %.0f ms; "
+        "balance_dirty_pages planned %.0f ms in %d sleeps, which lasted %.0f ms\n",
+        row.c_str(), mb, dirtied, throttled, p.planned_ms, p.sleeps, p.slept_ms);
+    if (name == std::string("big")) {
+      EXPECT_GE(p.planned_ms, 200.0) << "the limit did not throttle it";
+    }
+    EXPECT_NEAR(throttled, p.slept_ms, 0.10 * p.slept_ms + 1) << row << ": throttled";
+    // The sleeps the tracepoint planned, as the timer wheel rounds them: up
+    // to the next jiffy (4 ms at 250 Hz), never shorter.
+    EXPECT_GE(p.slept_ms, 0.98 * p.planned_ms);
+    EXPECT_LE(p.slept_ms, p.planned_ms + 4.5 * p.sleeps + 1);
+  }
+  ASSERT_EQ(pid_of.size(), 2u) << out;
+  for (const json& e : doc["experiments"])
+    if (e["name"] == "top")
+      for (const json& n : e["notes"])
+        std::printf("top's note: %s\n", n.get<std::string>().c_str());
+
+  // Who stalls whom: the victim (wl_blame) waited on the writers' data, and
+  // each throttled writer waited on who dirtied pages beside it.
+  auto pair = [&](const std::string& victim, const std::string& culprit) {
+    for (const auto& [name, f] : stalls)
+      if (name.starts_with(victim) && name.find("<- " + culprit) != std::string::npos)
+        return f.at("ms");
+    return 0.0;
+  };
+  const std::string big = "big (pid " + std::to_string(pid_of["big"]) + ")";
+  const std::string small = "small (pid " + std::to_string(pid_of["small"]) + ")";
+  for (const auto& [name, f] : stalls)
+    std::printf("top: stall %s %.1f ms\n", name.c_str(), f.at("ms"));
+  EXPECT_GT(pair("wl_blame (pid", big), pair("wl_blame (pid", small))
+      << "the victim's waits on the writers' data: the big one's first";
+  EXPECT_GT(pair(big, "self"), pair(big, small)) << "the big writer throttled mostly for its own";
+}
+
+TEST_F(Top, RefusesBadOptionsAndAnUnprivilegedUserWithOneLine) {
+  RunResult r = RunWritelab({"top", "--interval", "10ms"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--interval: must be at least 100ms"), std::string::npos) << r.err;
+  r = RunWritelab({"top", "--duration", "soon"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = RunWritelabAsNobody({"top", "--duration", "1s", "--no-history"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("top: "), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST_F(Top, EndsOnCtrlCWithTheTotalsAndExitZero) {
+  const RunResult r = RunWritelab({"top", "--quiet", "--no-history"}, 2500, SIGINT);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("writelab top:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("writelab top-stalls:"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace writelab::testing
