@@ -86,5 +86,17 @@ TEST_F(Smoke, ExplainRunsACommand) {
   EXPECT_GT(Rows(doc), 0u);
 }
 
+TEST_F(Smoke, TopWatchesTheMachineBesideAWriter) {
+  if (geteuid() != 0) WRITELAB_SKIP_WITHOUT_PART("needs root: BPF");
+  // A writer fsyncing for about 3 s beside it, so that a process is seen.
+  Shell("(" + std::string(WRITELAB_WRITERS_BINARY) + " fsync " + work.path() +
+        "/f 60 50 >/dev/null 2>&1 &)");
+  const json doc = Run({"top", "--quiet", "--duration", "2s"});
+  ASSERT_EQ(doc["experiments"].size(), 2u);
+  EXPECT_EQ(doc["experiments"][0]["name"], "top");
+  EXPECT_EQ(doc["experiments"][1]["name"], "top-stalls");
+  EXPECT_GT(doc["experiments"][0]["rows"].size(), 0u);
+}
+
 }  // namespace
 }  // namespace writelab::testing

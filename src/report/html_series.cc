@@ -59,6 +59,7 @@ constexpr ColumnName kSeriesNames[] = {
     {"iterations", "per iteration"},
     {"per_gib", "per GiB written"},
     {"request_sizes", "requests per size"},
+    {"intervals", "per interval"},
 };
 
 std::string Lookup(std::span<const ColumnName> table, const std::string& key) {
@@ -127,6 +128,10 @@ std::string LookFor(const std::vector<std::string>& columns) {
   auto has = [&](const char* k) {
     return std::find(columns.begin(), columns.end(), k) != columns.end();
   };
+  if (has("dirtied") && has("throttled"))
+    return "Look for a writer's dirtied MB/s held down while its throttled ms climb (it reached "
+           "the dirty limit), and for a process's waits on others rising with another's "
+           "written MB/s.";
   if (has("dirty") || has("writeback"))
     return "Look for Dirty climbing to the writeback threshold and the writer's throughput "
            "dropping when it does; page cache is what the file leaves behind.";

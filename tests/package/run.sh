@@ -107,7 +107,7 @@ run_consumer "$work/pc" pkg-config
 ok "pkg-config and a plain g++ command line"
 
 man=$prefix/share/man/man1/writelab.1
-for command in survey stream fsync records prealloc stride explain run report compare cleanup \
+for command in survey stream fsync records prealloc stride explain run top report compare cleanup \
   history "history list" "history trend" "history check"; do
   grep -q "^\.SS $command\$" "$man" || fail "writelab.1 has no section for $command"
 done

@@ -18,12 +18,13 @@ double Pct(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-// Every interval of one process: its rates, throttling and durability calls.
+// Every interval in which a process did something: its rates, its throttling,
+// its durability calls (the slowest of the interval) and its waits on others.
 Series ProcessSeries(uint32_t tgid, const std::vector<TopInterval>& intervals, uint64_t start_ns) {
   Series s;
   s.key = "intervals";
   s.columns = {{"t", "s"},           {"dirtied", "MB/s"}, {"written", "MB/s"}, {"throttled", "ms"},
-               {"syncs", "calls/s"}, {"sync_p99", "ms"},  {"sync_max", "ms"},  {"waited", "ms"}};
+               {"syncs", "calls/s"}, {"sync_max", "ms"},  {"waited", "ms"}};
   for (const TopInterval& iv : intervals) {
     if (s.interval_s == 0) s.interval_s = iv.seconds();
     auto p = iv.processes.find(tgid);
@@ -33,7 +34,7 @@ Series ProcessSeries(uint32_t tgid, const std::vector<TopInterval>& intervals, u
     s.points.push_back({static_cast<double>(iv.t1_ns - start_ns) / 1e9,
                         static_cast<double>(x.dirtied) / 1e6 / secs,
                         static_cast<double>(x.written) / 1e6 / secs, x.throttled_ms,
-                        static_cast<double>(x.syncs) / secs, x.sync_p99_ms.value_or(-1),
+                        static_cast<double>(x.syncs) / secs,
                         static_cast<double>(x.sync_max_ns) / 1e6, x.waited_ms});
   }
   return s;
