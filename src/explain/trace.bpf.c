@@ -42,6 +42,12 @@ volatile __u64 slow_ns = 1000000;
 // `writelab top`: every process is in the scope but this one (writelab's
 // own); 0: only the scope map's processes (explain).
 const volatile __u32 machine_self = 0;
+// With machine_self: a write's file is looked up at its end, and only for a
+// write at least this long (ns). Every process's every write would
+// otherwise pay the walk from its fd to its inode (most of the cost); one
+// quicker than this did no device I/O (not synchronous, not direct: a
+// write to the page cache), and is neither kept nor counted.
+const volatile __u64 machine_resolve_ns = 5000;
 
 #define MAX_SCOPE 16384
 #define MAX_CALLS 16384
@@ -384,7 +390,9 @@ int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
   __u64 ino = 0;
   struct file* f = 0;
   int fd = -1;
-  if (kind != TRACE_KIND_MSYNC && kind != TRACE_KIND_SYNC) {
+  if (machine_self && IsWriteKind(kind)) {
+    fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);  // its file: at its end (call_exit)
+  } else if (kind != TRACE_KIND_MSYNC && kind != TRACE_KIND_SYNC) {
     fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
     f = FileOf(fd);
     if (!NoteFile(f, &dev, &ino)) return 0;
@@ -551,11 +559,18 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   struct trace_totals* t = Totals();
   if (!t) return 0;
   const __u64 now = bpf_ktime_get_ns();
-  const struct tcall c = *in_task;
+  struct tcall c = *in_task;
   __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {}, sum = 0;
   if (!SplitEnd(now, &ns, parts, during)) return 0;
   for (int i = 0; i < SPLIT_PARTS; ++i) sum += parts[i];
   if (sum != ns) Count(&t->unbalanced);  // the parts are the call's, end to end
+  if (machine_self && IsWriteKind(c.class_id / 4)) {  // `top`: its file, now
+    if (ns < machine_resolve_ns) return 0;
+    struct file* f = FileOf(c.fd);
+    if (!NoteFile(f, &c.dev, &c.ino)) return 0;
+    c.file = f;
+    c.class_id += WriteClass(f, c.class_id / 4 == TRACE_KIND_PWRITEV2 ? SixthArg(regs) : 0);
+  }
   Finish(c.file, c.class_id, c.dev, c.ino, c.fd, (__u32)bpf_get_current_pid_tgid(), Tgid(),
          c.start_ns, ns, ret, parts, during, t->commits - c.commits0,
          t->conversions - c.conversions0);
