@@ -160,6 +160,53 @@ TEST_F(Explain, TheJournalThreadIsTheJournalsOwnNotAnyNamedSo) {
   EXPECT_LT(f["x_commit_carried_mb"], 2);
 }
 
+// Who was ahead of the syncs (issue 43): the bytes queued to the disk while
+// the row's calls ran, charged to the background by its file or its
+// processes. Physics: all of the row's own 1 MiB writes are queued during
+// its own calls (the fsync writes them), and a background writing all the
+// time queues far more.
+void ExpectTheBackgroundAhead(std::map<std::string, double>& f, int count, const char* who,
+                              const json& row) {
+  ASSERT_TRUE(f.count("x_ahead_mb")) << row.dump();
+  double shares = 0;
+  for (const char* k : {"self", "background", "journal", "metadata", "other"})
+    shares += f[std::string("x_ahead_") + k + "_pct"];
+  EXPECT_NEAR(shares, 100, 0.01);
+  EXPECT_GE(f["x_ahead_mb"] * f["x_ahead_self_pct"] / 100, 0.99 * count * 1.048576)
+      << "its own writes were queued during its own calls";
+  EXPECT_GE(f["x_ahead_background_pct"], 50) << row.dump();
+  bool noted = false;
+  for (const json& n : row["notes"])
+    noted |= n.get<std::string>().find(std::string("the background's (") + who + ")") !=
+             std::string::npos;
+  EXPECT_TRUE(noted) << row["notes"].dump();
+}
+
+TEST_F(Explain, TheBackgroundsDirectWritesAreAheadOfTheSyncsThroughItsChildren) {
+  // sh forks each dd: the background's processes are followed.
+  json doc = Run({"fsync", "--testbed", "ext4:data=ordered", "--testbed-size", "512M", "--count",
+                  "10", "--interval", "50ms", "--background", "cmd", "--bg-cmd",
+                  "while :; do dd if=/dev/zero of=\"$WRITELAB_DIR/dd\" bs=1M count=64 "
+                  "oflag=direct status=none; done",
+                  "--bg-warmup", "500ms"});
+  ASSERT_FALSE(doc.empty());
+  const json& row = doc["experiments"][0]["rows"][0];
+  auto f = Figures(row);
+  ExpectTheBackgroundAhead(f, 10, "cmd", row);
+}
+
+TEST_F(Explain, TheBackgroundsPagesACommitWritesFirstAreAheadOfTheSyncs) {
+  // data=ordered without delayed allocation: each commit the fsync waits
+  // for writes the stream background's dirty pages first.
+  json doc =
+      Run({"fsync", "--testbed", "ext4:data=ordered:nodelalloc", "--testbed-size", "512M",
+           "--count", "6", "--interval", "100ms", "--background", "stream", "--bg-warmup", "1s"});
+  ASSERT_FALSE(doc.empty());
+  const json& row = doc["experiments"][0]["rows"][0];
+  auto f = Figures(row);
+  ExpectTheBackgroundAhead(f, 6, "stream", row);
+}
+
 TEST_F(Explain, DataJournalSyncsSpendTheirTimeInTheJournal) {
   json doc = Run({"fsync", "--testbed", "ext4:data=journal", "--testbed-size", "512M", "--count",
                   "4", "--interval", "100ms", "--background", "none"});

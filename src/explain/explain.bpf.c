@@ -133,6 +133,61 @@ static __always_inline void BioMerge(struct bio* bio, int front) {
 // journal->j_task at every commit the target's journal starts.
 volatile __u32 jbd2_tid = 0;
 
+// ---- who was ahead of the timed calls: the bytes queued for the target
+// while any of them ran, charged by file (the files user space named its
+// own and the background's) or issuer (direct I/O)
+
+// Timed calls in flight (reset by user space at each attach).
+volatile __s64 timed_in_flight = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, struct ahead_file);
+  __type(value, __u8);  // EXPLAIN_AHEAD_SELF or EXPLAIN_AHEAD_BACKGROUND
+} ahead_files SEC(".maps");
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 64);
+  __type(key, __u32);   // a process (tgid)
+  __type(value, __u8);  // EXPLAIN_AHEAD_BACKGROUND
+} ahead_tgids SEC(".maps");
+
+#define AHEAD_BDEVFS_MAGIC 0x62646576
+
+// What the background's processes fork is the background's too (a command
+// load's shell and its children).
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ahead_fork, struct task_struct* parent, struct task_struct* child) {
+  __u32 ptgid = BPF_CORE_READ(parent, tgid);
+  __u8* who = bpf_map_lookup_elem(&ahead_tgids, &ptgid);
+  if (!who) return 0;
+  __u32 ctgid = BPF_CORE_READ(child, tgid);
+  __u8 w = *who;
+  bpf_map_update_elem(&ahead_tgids, &ctgid, &w, BPF_ANY);
+  return 0;
+}
+
+// The culprit of a write bio, from its first page.
+static __always_inline __u32 AheadCulprit(struct bio* bio, __u32 tid) {
+  struct page* page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
+  const unsigned long head = BPF_CORE_READ(page, compound_head);
+  if (head & 1) page = (struct page*)(head - 1);
+  const unsigned long mapping = (unsigned long)BPF_CORE_READ(page, mapping);
+  if (!mapping || (mapping & 3)) {  // user memory: direct I/O, by its issuer
+    if (Ours()) return EXPLAIN_AHEAD_SELF;
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    __u8* who = bpf_map_lookup_elem(&ahead_tgids, &tgid);
+    return who ? *who : EXPLAIN_AHEAD_OTHER;
+  }
+  struct inode* host = BPF_CORE_READ((struct address_space*)mapping, host);
+  if (BPF_CORE_READ(host, i_sb, s_magic) == AHEAD_BDEVFS_MAGIC)
+    return jbd2_tid && tid == jbd2_tid ? EXPLAIN_AHEAD_JOURNAL : EXPLAIN_AHEAD_METADATA;
+  struct ahead_file f = {BPF_CORE_READ(host, i_sb, s_dev), 0, BPF_CORE_READ(host, i_ino)};
+  __u8* who = bpf_map_lookup_elem(&ahead_files, &f);
+  return who ? *who : EXPLAIN_AHEAD_OTHER;
+}
+
 // Who started the writeback: bytes of write bios queued for the target by
 // writelab's own threads (sync_file_range, O_DIRECT, fsync) or by anyone
 // else (the kernel's flusher, other processes).
@@ -143,6 +198,11 @@ int BPF_PROG(wb_queue, struct bio* bio) {
   struct explain_counters* c = Counters();
   if (!c) return 0;
   const __u32 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+  const __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  if (timed_in_flight > 0) {
+    const __u32 who = AheadCulprit(bio, tid);
+    if (who < EXPLAIN_AHEAD_CULPRITS) c->ahead_bytes[who] += bytes;
+  }
   if (Ours()) {
     c->wb_own_bytes += bytes;
     return 0;
@@ -151,7 +211,6 @@ int BPF_PROG(wb_queue, struct bio* bio) {
   // The target journal's own thread (its journal_t's j_task, taken by the
   // commit programs), not any process that names itself "jbd2/...": its log,
   // and the data its commits carry.
-  const __u32 tid = (__u32)bpf_get_current_pid_tgid();
   if (jbd2_tid && tid == jbd2_tid) c->jbd2_bytes += bytes;
   return 0;
 }
@@ -322,7 +381,7 @@ int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
   if (!Ours() || !Timed(id)) return 0;
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
   if (filter_tids && !bpf_map_lookup_elem(&only_tids, &tid)) return 0;
-  SplitBegin(now);
+  if (SplitBegin(now)) __sync_fetch_and_add(&timed_in_flight, 1);
   return 0;
 }
 
@@ -332,6 +391,7 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   const __u64 now = bpf_ktime_get_ns();
   __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {};
   if (!SplitEnd(now, &ns, parts, during)) return 0;
+  __sync_fetch_and_add(&timed_in_flight, -1);
   struct explain_counters* c = Counters();
   if (!c) return 0;
   __u64 sum = 0;

@@ -10,6 +10,21 @@
 // The parts and overlaps of a timed call.
 #include "split_parts.h"
 
+// Whose writes were queued to the target's device while writelab's timed
+// calls ran (docs/explain.md, "Who was ahead of the calls"), by culprit.
+#define EXPLAIN_AHEAD_SELF 0        // writelab's own files, or its direct I/O
+#define EXPLAIN_AHEAD_BACKGROUND 1  // the files and processes user space named the background's
+#define EXPLAIN_AHEAD_JOURNAL 2     // the target journal's own blocks (its thread's)
+#define EXPLAIN_AHEAD_METADATA 3    // other pages of the block device: metadata
+#define EXPLAIN_AHEAD_OTHER 4       // anyone else's files or I/O
+#define EXPLAIN_AHEAD_CULPRITS 5
+
+// A file user space names (explain.bpf.c's ahead_files key).
+struct ahead_file {
+  __u32 dev, pad;  // the file system's dev_t (kernel encoding)
+  __u64 ino;
+};
+
 struct explain_counters {
   // block layer, write requests on the target device
   __u64 rq_issued, rq_completed, rq_bytes;
@@ -36,6 +51,9 @@ struct explain_counters {
   // blk-wbt on the target disk: its step changes, and the windows whose
   // latency passed the target (throttling engaged)
   __u64 wbt_steps, wbt_lat_events;
+  // bytes queued for the target device while a timed call ran, by culprit
+  // (EXPLAIN_AHEAD_*)
+  __u64 ahead_bytes[EXPLAIN_AHEAD_CULPRITS];
   // the split's self-check (split_parts.h's split_check), added by user
   // space when it reads the counters, not by the programs
   __u64 rq_requeued, rq_reissued, rq_reinserted, rq_lost, commits_unended, stack_misses,

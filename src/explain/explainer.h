@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "explain/explain_counters.h"
@@ -57,6 +58,13 @@ class Explainer {
   // of the process) until changed: the writers whose time x_throttled_pct
   // is a share of.
   virtual void ThrottleOnly(const std::vector<pid_t>& tids) = 0;
+  // Whose writes were ahead of the timed calls (ahead_bytes): the files
+  // that are writelab's own and those and the processes that are the
+  // background's (each file by its file system and inode, as stat gives
+  // them), until changed; anything else is another's.
+  virtual void AheadOf(const std::vector<std::pair<dev_t, ino_t>>& own,
+                       const std::vector<std::pair<dev_t, ino_t>>& background,
+                       const std::vector<pid_t>& background_pids) = 0;
   // The counters so far, summed over CPUs.
   virtual ExplainCounters Read() const = 0;
   // What the self-check of the call split's state found wrong

@@ -111,6 +111,9 @@ class BpfExplainer final : public Explainer {
     OnlyThreads(skel_->maps.writer_tids, tids);
     skel_->bss->filter_writers = !tids.empty();
   }
+  void AheadOf(const std::vector<std::pair<dev_t, ino_t>>& own,
+               const std::vector<std::pair<dev_t, ino_t>>& background,
+               const std::vector<pid_t>& background_pids) override;
   void Detach() override {
     for (bpf_link* l : links_) bpf_link__destroy(l);
     links_.clear();
@@ -167,6 +170,27 @@ ExplainCounters BpfExplainer::Read() const {
   return sum;
 }
 
+void BpfExplainer::AheadOf(const std::vector<std::pair<dev_t, ino_t>>& own,
+                           const std::vector<std::pair<dev_t, ino_t>>& background,
+                           const std::vector<pid_t>& background_pids) {
+  bpf_map* files = skel_->maps.ahead_files;
+  ahead_file key{};
+  while (bpf_map__get_next_key(files, nullptr, &key, sizeof key) == 0)
+    if (bpf_map__delete_elem(files, &key, sizeof key, 0) != 0) break;
+  auto add = [&](const std::pair<dev_t, ino_t>& f, __u8 who) {
+    ahead_file k{KernelDev(f.first), 0, static_cast<__u64>(f.second)};
+    bpf_map__update_elem(files, &k, sizeof k, &who, sizeof who, BPF_ANY);
+  };
+  for (const auto& f : own) add(f, EXPLAIN_AHEAD_SELF);
+  for (const auto& f : background) add(f, EXPLAIN_AHEAD_BACKGROUND);
+  Clear(skel_->maps.ahead_tgids);
+  for (pid_t p : background_pids) {
+    __u32 k = static_cast<__u32>(p);
+    __u8 who = EXPLAIN_AHEAD_BACKGROUND;
+    bpf_map__update_elem(skel_->maps.ahead_tgids, &k, sizeof k, &who, sizeof who, BPF_ANY);
+  }
+}
+
 void BpfExplainer::Attach(std::initializer_list<ExplainProbe> groups) {
   std::array<bool, kExplainProbes> wanted{};
   for (ExplainProbe g : groups) {
@@ -186,6 +210,7 @@ void BpfExplainer::Attach(std::initializer_list<ExplainProbe> groups) {
   }
   Clear(skel_->maps.split_rqs);
   Clear(skel_->maps.split_commits);
+  skel_->bss->timed_in_flight = 0;
   split_state idle{};
   idle.last_ns = NowNs();
   bpf_map__update_elem(skel_->maps.split_state, &zero, sizeof zero, &idle, sizeof idle, BPF_ANY);

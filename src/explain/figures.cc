@@ -140,6 +140,46 @@ void ExplainProbeCallValues(const Explainer& e, const ExplainCounters& d,
   if (e.Sees(ExplainProbe::kSyncParts) && d.syncs) Split(d, kProbeSplit, f);
 }
 
+void ExplainAheadValues(const ExplainCounters& d, std::map<std::string, double>& f) {
+  double total = 0;
+  for (__u64 b : d.ahead_bytes) total += static_cast<double>(b);
+  if (total <= 0) return;
+  f[ExplainKey("x_ahead_mb").name] = total / 1e6;
+  static constexpr FigureKey kShares[EXPLAIN_AHEAD_CULPRITS] = {
+      ExplainKey("x_ahead_self_pct"), ExplainKey("x_ahead_background_pct"),
+      ExplainKey("x_ahead_journal_pct"), ExplainKey("x_ahead_metadata_pct"),
+      ExplainKey("x_ahead_other_pct")};
+  for (int i = 0; i < EXPLAIN_AHEAD_CULPRITS; ++i)
+    f[kShares[i].name] = 100 * static_cast<double>(d.ahead_bytes[i]) / total;
+}
+
+std::string WhoWasAhead(const Row& row, const std::string& background) {
+  const Figure* mb = row.FindFigure(ExplainKey("x_ahead_mb").name);
+  if (!mb) return "";
+  const std::pair<FigureKey, std::string> shares[] = {
+      {ExplainKey("x_ahead_background_pct"), "the background's (" + background + ")"},
+      {ExplainKey("x_ahead_self_pct"), "its own"},
+      {ExplainKey("x_ahead_journal_pct"), "the journal's"},
+      {ExplainKey("x_ahead_metadata_pct"), "metadata"},
+      {ExplainKey("x_ahead_other_pct"), "other processes'"}};
+  std::vector<std::pair<double, std::string>> parts;
+  for (const auto& [key, name] : shares)
+    if (const Figure* f = row.FindFigure(key.name); f && f->value.median >= 0.5)
+      parts.push_back({f->value.median, name});
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "while its calls ran, %.1f MB was queued to the disk:", mb->value.median);
+  std::string out = buf;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s %s %.0f%%", i ? "," : "", parts[i].second.c_str(),
+                  parts[i].first);
+    out += buf;
+  }
+  return out;
+}
+
 Series RequestSizeSeries(const ExplainCounters& d) {
   Series s;
   s.key = "request_sizes";

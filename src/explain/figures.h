@@ -116,6 +116,20 @@ inline constexpr FigureSpec kExplainFigures[] = {
     {"x_other_writeback_mb", "flusher writeback", "MB",
      "write bios queued for the device by other tasks, chiefly the kernel's flusher threads, "
      "in 10^6 bytes"},
+    {"x_ahead_mb", "queued during its calls", "MB",
+     "write bios queued for the target's device while writelab's timed calls ran, by anyone "
+     "(block_bio_queue), in 10^6 bytes: the writes its calls could wait behind"},
+    {"x_ahead_background_pct", "queued: the background's", "%",
+     "share of x_ahead_mb that was the background load's: its file's pages (whoever wrote them "
+     "back: a flusher, the journal, its own sync) and its direct I/O"},
+    {"x_ahead_self_pct", "queued: its own", "%",
+     "share that was writelab's own: the measured file's pages and its direct I/O"},
+    {"x_ahead_journal_pct", "queued: the journal's", "%",
+     "share that was the target journal's own blocks (log, descriptors, commit record)"},
+    {"x_ahead_metadata_pct", "queued: metadata", "%",
+     "share that was other pages of the block device: file system metadata"},
+    {"x_ahead_other_pct", "queued: others'", "%",
+     "share that was anyone else's: other processes' files and direct I/O"},
     {"x_wbt_steps", "wbt steps", "events",
      "blk-wbt changed how many background writes it lets in flight on the device (wbt_step): "
      "0 means it never throttled"},
@@ -141,6 +155,16 @@ void ExplainValues(const Explainer& e, const ExplainCounters& d, const ExplainBa
 // Explainer::TimeOnly), into f as x_probe_*.
 void ExplainProbeCallValues(const Explainer& e, const ExplainCounters& d,
                             std::map<std::string, double>& f);
+
+// Whose writes were queued while the timed calls ran (Explainer::AheadOf
+// named its files and the background's), into f as x_ahead_*; nothing when
+// nothing was queued.
+void ExplainAheadValues(const ExplainCounters& d, std::map<std::string, double>& f);
+
+// "while its syncs ran, 1780.2 MB was queued to the disk: the background's
+// (random writer) 97%, its own 2%, the journal's 1%", from a row's
+// x_ahead_* figures; "" without them.
+std::string WhoWasAhead(const Row& row, const std::string& background);
 
 // Write requests per size (log2 buckets), as a series for the report.
 Series RequestSizeSeries(const ExplainCounters& d);

@@ -18,6 +18,8 @@ class FakeExplainer final : public Explainer {
   void Detach() override {}
   void TimeOnly(const std::vector<pid_t>&) override {}
   void ThrottleOnly(const std::vector<pid_t>&) override {}
+  void AheadOf(const std::vector<std::pair<dev_t, ino_t>>&,
+               const std::vector<std::pair<dev_t, ino_t>>&, const std::vector<pid_t>&) override {}
   uint32_t fs_block_size() const override { return 4096; }
   ExplainCounters Read() const override { return {}; }
   std::vector<std::string> CheckNotes() const override { return check; }

@@ -60,9 +60,6 @@ struct Child {
 Result<Child> Spawn(const std::vector<std::string>& command, const RunAs& as,
                     const SpawnExtras& extras = {});
 
-// The processes under root now (its descendants, root included), from /proc.
-std::vector<pid_t> Descendants(pid_t root);
-
 // ---- implementation
 
 // Sets this thread's filesystem credentials to as's; false if the kernel

@@ -4,7 +4,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -108,6 +112,28 @@ std::optional<BlockSample> BlockStatReader::Read() {
   char buf[512];
   auto text = PreadAll(fd_.get(), buf, sizeof buf);
   return text ? ParseBlockStat(*text) : std::nullopt;
+}
+
+std::vector<pid_t> Descendants(pid_t root) {
+  std::map<pid_t, pid_t> parent;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto stat = ReadSmallFile("/proc/" + name + "/stat");
+    if (!stat) continue;
+    const size_t close = stat->rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = 0;
+    char state = 0;
+    if (std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) == 2)
+      parent[std::stoi(name)] = ppid;
+  }
+  std::vector<pid_t> out = {root};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (const auto& [pid, pp] : parent)
+      if (pp == out[i] && std::find(out.begin(), out.end(), pid) == out.end()) out.push_back(pid);
+  return out;
 }
 
 }  // namespace writelab

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "writelab/unique_fd.h"
 
@@ -37,6 +39,9 @@ std::optional<BlockSample> ParseBlockStat(std::string_view text);
 
 // Reads a whole small file ("/proc/sys/vm/dirty_ratio"); nullopt if unreadable.
 std::optional<std::string> ReadSmallFile(const std::string& path);
+
+// The processes under root now (its descendants, root included), from /proc.
+std::vector<pid_t> Descendants(pid_t root);
 // The first line of a file with trailing whitespace removed.
 std::optional<std::string> ReadLine(const std::string& path);
 

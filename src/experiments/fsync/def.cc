@@ -143,6 +143,9 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   }
   if (std::string where = WhereTheTimeWent(*worst); !where.empty())
     rec.text += fmt::format(" (measured, {}: {})", worst->name, where);
+  if (std::string who = WhoWasAhead(*worst, worst->name.substr(0, worst->name.find('/')));
+      !who.empty())
+    rec.text += fmt::format(" ({})", who);
   if (!in_cache.empty())
     rec.text += fmt::format("; left out, their background stayed in the page cache: {}",
                             fmt::join(in_cache, ", "));

@@ -22,6 +22,7 @@
 #include "core/units.h"
 #include "experiments/fsync/mitigation.h"
 #include "explain/figures.h"
+#include "telemetry/procfs.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "mpi/team.h"
@@ -45,6 +46,21 @@ Result<UniqueFd> OpenTestFile(const FsyncSpec& spec, const SyncMethodInfo& m, st
   return CreateOwnFile(spec.dir, "fsync", flags, path);
 }
 
+// --explain: the row's file is its own, the background's file and
+// processes (those it forked so far; the kernel adds what they fork later)
+// the background's, for who was ahead of its calls (the background's file
+// by lstat: writelab made it, and it is only read).
+void NameWhoIsAhead(Explainer& explainer, int fd, const BackgroundLoad* load) {
+  std::vector<std::pair<dev_t, ino_t>> own, background;
+  std::vector<pid_t> pids;
+  struct stat st;
+  if (fstat(fd, &st) == 0) own.push_back({st.st_dev, st.st_ino});
+  if (load && !load->path().empty() && lstat(load->path().c_str(), &st) == 0)
+    background.push_back({st.st_dev, st.st_ino});
+  if (load && load->pid() > 0) pids = Descendants(load->pid());  // a command's children too
+  explainer.AheadOf(own, background, pids);
+}
+
 }  // namespace
 
 // One method's row under the running background: its own file, its
@@ -59,6 +75,7 @@ Measured MeasureOne(const FsyncSpec& spec, const SyncMethodInfo& info, const std
   std::optional<uint64_t> bytes0 = load ? load->bytes_written() : std::nullopt;
   SamplePoint p0 = sampler.SampleNow();
   if (fd) {
+    if (ctx.explainer) NameWhoIsAhead(*ctx.explainer, fd->get(), load);
     auto engine = ctx.Engine(info.rwf_flags ? MakePwritev2Engine(fd->get(), info.rwf_flags)
                                             : MakePwriteEngine(fd->get()));
     m.run = MeasureSyncMethod(spec, info, *engine, data.data(), ctx, fd->get());

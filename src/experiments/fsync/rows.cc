@@ -150,6 +150,9 @@ Row FsyncRow(const SyncMethodInfo& m, const std::vector<FsyncTrial>& trials, dou
   }
   AddFigures(row.figures, kFsyncFigures, figures);
   AddFigures(row.figures, kExplainFigures, explained);
+  if (std::string who = WhoWasAhead(row, trials.empty() ? "" : trials.front().rc.bg_name);
+      !who.empty())
+    row.notes.push_back(who);
   AddLatencies(m, trials, row);
   NoteBackgroundInCache(row);
   return row;

@@ -127,10 +127,14 @@ SyncRun MeasureSyncMethod(const FsyncSpec& spec, const SyncMethodInfo& method, W
     Record(run, t0 - start, write_ns, sync_ns, method.separate_sync);
     if (i + 1 < spec.count) SleepUntil(t0 + spec.interval_ns, ctx);
   }
-  if (auto d = explain.End())
+  if (auto d = explain.End()) {
     ExplainValues(*ctx.explainer, *d,
                   {run.samples.size(), static_cast<double>(NowNs() - start) / 1e9}, kFsyncExplains,
                   run.explained);
+    if (ctx.explainer->Sees(ExplainProbe::kSyncParts) &&
+        ctx.explainer->Sees(ExplainProbe::kWriteback))
+      ExplainAheadValues(*d, run.explained);
+  }
   return run;
 }
 
