@@ -192,5 +192,26 @@ TEST(ExplainFigures, RequestSizesAndWhereTheTimeWent) {
             "CPU 5%, journal commit 60%, its writes 20%, cache flush 10%");
 }
 
+TEST(ExplainAhead, SharesOfWhatWasQueuedDuringTheCallsAndTheLineThatSaysIt) {
+  ExplainCounters d{};
+  std::map<std::string, double> f;
+  ExplainAheadValues(d, f);
+  EXPECT_TRUE(f.empty()) << "nothing queued: no figures";
+  d.ahead_bytes[EXPLAIN_AHEAD_SELF] = 2'000'000;
+  d.ahead_bytes[EXPLAIN_AHEAD_BACKGROUND] = 97'000'000;
+  d.ahead_bytes[EXPLAIN_AHEAD_JOURNAL] = 1'000'000;
+  ExplainAheadValues(d, f);
+  EXPECT_DOUBLE_EQ(f["x_ahead_mb"], 100.0);
+  EXPECT_DOUBLE_EQ(f["x_ahead_background_pct"], 97.0);
+  EXPECT_DOUBLE_EQ(f["x_ahead_self_pct"], 2.0);
+  EXPECT_DOUBLE_EQ(f["x_ahead_other_pct"], 0.0);
+  Row row;
+  AddFigures(row.figures, kExplainFigures, f);
+  EXPECT_EQ(WhoWasAhead(row, "stream"),
+            "while its calls ran, 100.0 MB was queued to the disk: the background's (stream) "
+            "97%, its own 2%, the journal's 1%");
+  EXPECT_EQ(WhoWasAhead(Row{}, "stream"), "");
+}
+
 }  // namespace
 }  // namespace writelab
