@@ -26,6 +26,7 @@ struct CompareOptions {
   std::string json;
   std::string html;                          // -o
   std::optional<double> fail_on_regression;  // percent
+  bool all = false;                          // every figure, not only headlines and changes
 };
 
 // Writes what was asked besides the text; false after printing why.
@@ -54,7 +55,7 @@ int RunCompare(const CompareOptions& o) {
   auto c = Compare(*a, *b);
   if (!c) return UsageError(o.a + " and " + o.b + ": " + c.error());
   FILE* text_to = o.json == "-" ? stderr : stdout;
-  std::fputs(RenderComparisonText(*c).c_str(), text_to);
+  std::fputs(RenderComparisonText(*c, o.all).c_str(), text_to);
   if (!WriteComparison(o, *c, *a, *b)) return kExitRunFailed;
   if (!o.fail_on_regression) return kExitOk;
   auto worse = Regressions(*c, *o.fail_on_regression);
@@ -84,6 +85,9 @@ void AddCompareCommand(CLI::App& app, CommandAction* action) {
                   "Also write an HTML page of both runs in the same charts, significant changes "
                   "marked (one offline file)")
       ->option_text("FILE");
+  sub->add_flag("--all", o->all,
+                "Every figure that differs on some trial (default: each experiment's headline "
+                "figure and every significant change; the JSON always has them all)");
   sub->add_option("--fail-on-regression", o->fail_on_regression,
                   "Exit 3 when a headline figure got significantly worse by more than PCT "
                   "percent (for CI jobs watching a kernel or configuration change)")

@@ -78,6 +78,12 @@ FigureComparison CompareFigure(const std::string& exp, const std::string& headli
   if (f.a != 0 && std::isfinite(f.a) && std::isfinite(f.b))
     f.change_pct = (f.b - f.a) / std::fabs(f.a) * 100;
   f.verdict = CompareSummaries(fa.value, fb.value);
+  f.n_a = std::max<size_t>(fa.value.samples.size(), 1);
+  f.n_b = std::max<size_t>(fb.value.samples.size(), 1);
+  auto constant = [](const Summary& s, double v) {
+    return std::all_of(s.samples.begin(), s.samples.end(), [&](double x) { return x == v; });
+  };
+  f.invariant = f.a == f.b && constant(fa.value, f.a) && constant(fb.value, f.a);
   if (fa.value.samples.size() > 1 && fb.value.samples.size() > 1) {
     f.p = MannWhitneyP(fa.value.samples, fb.value.samples);
     const uint64_t draws =
@@ -193,15 +199,50 @@ std::expected<Comparison, std::string> Compare(const Document& a, const Document
   return c;
 }
 
-std::string RenderComparisonText(const Comparison& c) {
-  std::string out = "A: " + c.label_a + "\nB: " + c.label_b + "\n";
+namespace {
+
+// "trials: A 3, B 3 per figure; the test needs 4 and 4 (or 3 and 5) to
+// tell a change at p < 0.05: with these, none can be significant".
+std::string TrialsLine(const Comparison& c) {
+  std::map<std::pair<size_t, size_t>, size_t> counts;
+  for (const FigureComparison& f : c.figures) ++counts[{f.n_a, f.n_b}];
+  if (counts.empty()) return "";
+  const auto most =
+      std::max_element(counts.begin(), counts.end(), [](const auto& x, const auto& y) {
+        return x.second < y.second;
+      })->first;
+  std::string out = fmt::format(
+      "trials: A {}, B {}{}; a change can be significant (p < 0.05) "
+      "from 4 and 4 trials (or 3 and 5)",
+      most.first, most.second, counts.size() > 1 ? " for most figures" : " per figure");
+  if (most.first < 2 || most.second < 2)
+    out += ": with one trial on a side, no test can tell";
+  else if (SmallestMannWhitneyP(most.first, most.second) >= 0.05)
+    out += fmt::format(": with these, none can (p is {:.2g} at best)",
+                       SmallestMannWhitneyP(most.first, most.second));
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string RenderComparisonText(const Comparison& c, bool all) {
+  std::string out = "A: " + c.label_a + "\nB: " + c.label_b + "\n" + TrialsLine(c);
   out +=
       "Each figure: the medians; change is B against A with its 95% interval (bootstrap of the "
       "ratio of the medians); p and the verdict from a two-sided Mann-Whitney U test on the "
       "trials (significant: p < 0.05). * marks each experiment's headline figure.\n";
   std::vector<TextTable> tables;  // one per experiment, in order
   std::vector<std::string> names;
+  size_t invariant = 0, hidden = 0;
   for (const FigureComparison& f : c.figures) {
+    if (f.invariant) {
+      ++invariant;
+      continue;
+    }
+    if (!all && !f.headline && f.verdict != Verdict::kSignificant) {
+      ++hidden;
+      continue;
+    }
     if (names.empty() || f.experiment != names.back()) {
       names.push_back(f.experiment);
       tables.emplace_back(std::vector<std::string>{"row", "figure", "A", "B", "change",
@@ -215,6 +256,16 @@ std::string RenderComparisonText(const Comparison& c) {
                           f.p ? fmt::format("{:.3g}", *f.p) : "-", VerdictText(f.verdict)});
   }
   for (size_t i = 0; i < tables.size(); ++i) out += "\n" + names[i] + "\n" + tables[i].Render();
+  if (hidden || invariant) {
+    out += "\n";
+    if (hidden)
+      out += fmt::format(
+          "{} more figures with no significant change not shown (writelab compare --all)\n",
+          hidden);
+    if (invariant)
+      out += fmt::format("{} figures left out: the same value on every trial of both runs\n",
+                         invariant);
+  }
   if (!c.only.empty()) out += "\n";
   for (const std::string& line : c.only) out += line + "\n";
   return Printable(out, true);

@@ -44,6 +44,9 @@ struct FigureComparison {
   Verdict verdict = Verdict::kCannotTell;
   // Whether a larger value is better for this figure (MB/s) or worse (ms).
   bool higher_is_better = true;
+  size_t n_a = 0, n_b = 0;  // trials
+  // The same value on every trial of both: nothing to compare (write calls 32 and 32).
+  bool invariant = false;
 };
 
 // The bootstrap's draws one comparison may make in all (resamples x the
@@ -64,8 +67,11 @@ struct Comparison {
 std::expected<Comparison, std::string> Compare(const Document& a, const Document& b,
                                                uint64_t draws = kBootstrapDraws);
 
-// The side-by-side text.
-std::string RenderComparisonText(const Comparison& c);
+// The side-by-side text: how many trials each side has and what the test
+// needs, then per experiment its headline figures and every significant
+// change (all: every figure that is not invariant); what was left out is
+// counted at the end.
+std::string RenderComparisonText(const Comparison& c, bool all = false);
 std::expected<std::string, std::string> CompareDocuments(const Document& a, const Document& b);
 // The comparison as JSON (docs/report.md).
 std::string RenderComparisonJson(const Comparison& c);

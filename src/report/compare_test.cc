@@ -154,5 +154,37 @@ TEST(Compare, UnmatchedExperimentsAndRows) {
   EXPECT_NE(text->find("only in B: stream: direct"), std::string::npos) << *text;
 }
 
+TEST(Compare, TheTextShowsHeadlinesAndChangesSaysTheTrialsAndLeavesInvariantsOut) {
+  Document a = OneFigure({100, 101, 102, 99, 98}), b = OneFigure({100, 102, 101, 98, 99});
+  for (Document* d : {&a, &b}) {
+    Row& r = d->experiments[0].rows[0];
+    r.figures.push_back(
+        {"calls", "write calls", "calls", "", Summarize({32, 32, 32, 32, 32})});  // invariant
+    r.figures.push_back({"cached", "cached", "bytes", "", Summarize({1, 2, 3, 4, 5})});
+  }
+  b.experiments[0].rows[0].figures.push_back({"p99_ms", "p99", "ms", "", Summarize({1})});
+  a.experiments[0].rows[0].figures.push_back(
+      {"p99_ms", "p99", "ms", "", Summarize({9, 9.1, 9.2, 9.3, 9.4})});
+  b.experiments[0].rows[0].figures.back().value = Summarize({1, 1.1, 1.2, 1.3, 1.4});
+  auto c = Compare(a, b);
+  ASSERT_TRUE(c);
+  const std::string text = RenderComparisonText(*c);
+  EXPECT_NE(text.find("trials: A 5, B 5 per figure"), std::string::npos) << text;
+  EXPECT_NE(text.find("* MB/s"), std::string::npos) << "the headline, though within noise";
+  EXPECT_NE(text.find("p99 (ms)"), std::string::npos) << "a significant change";
+  EXPECT_EQ(text.find("cached"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 more figures with no significant change not shown"), std::string::npos);
+  EXPECT_EQ(text.find("write calls"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 figures left out: the same value on every trial"), std::string::npos);
+  const std::string every = RenderComparisonText(*c, true);
+  EXPECT_NE(every.find("cached"), std::string::npos) << every;
+  EXPECT_EQ(every.find("write calls"), std::string::npos) << "an invariant says nothing";
+  auto few = Compare(OneFigure({1, 2, 3}), OneFigure({4, 5, 6}));
+  ASSERT_TRUE(few);
+  EXPECT_NE(RenderComparisonText(*few).find("with these, none can (p is 0.1 at best)"),
+            std::string::npos)
+      << RenderComparisonText(*few);
+}
+
 }  // namespace
 }  // namespace writelab
