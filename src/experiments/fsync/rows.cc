@@ -80,12 +80,20 @@ void NoteBackgroundInCache(Row& row) {
   const Figure* pct = row.FindFigure(FsyncKey("bg_device_pct").name);
   const Figure* dirty = row.FindFigure(FsyncKey("dirty_peak").name);
   if (!pct || pct->value.median >= kBackgroundInCachePct) return;
+  // What sizes this row's background: the random writer's span, the
+  // stream's wrap point, or the user's own command.
+  const std::string bg = row.name.substr(0, row.name.find('/'));
+  const std::string bigger =
+      bg == "random"   ? "give --bg-span above the dirty background threshold"
+      : bg == "stream" ? "give --bg-size above the dirty background threshold (the parameter "
+                         "bg_size_from says how it was chosen)"
+                       : "make the background command write more than the dirty background "
+                         "threshold";
   row.notes.push_back(fmt::format(
       "the background stayed in the page cache: the device wrote {:.1f}% of the background's "
-      "bytes during this row (peak Dirty {}), so the sync met no writeback of it; give --bg-size "
-      "above the dirty background threshold (the parameter bg_size_from says how it was chosen), "
-      "or use a test bed with dirty=SIZE",
-      pct->value.median, dirty ? FormatBytes(dirty->value.median) : "not sampled"));
+      "bytes during this row (peak Dirty {}), so the sync met no writeback of it; {}, or use a "
+      "test bed with dirty=SIZE",
+      pct->value.median, dirty ? FormatBytes(dirty->value.median) : "not sampled", bigger));
 }
 
 // The first trial that failed, or whose background did; else the first.

@@ -154,5 +154,20 @@ TEST(FsyncRows, TrialsBecomeMediansAndMergedLatencies) {
   EXPECT_EQ(failed.FindFigure("sync_p50_ms")->value.n, 1);
 }
 
+TEST(FsyncRows, ABackgroundLeftInThePageCacheNamesTheOptionThatSizesIt) {
+  for (const auto& [bg, option] : {std::pair<std::string, std::string>{"random", "--bg-span"},
+                                   {"stream", "--bg-size"},
+                                   {"cmd", "background command write more"}}) {
+    // 1 GiB written by the background, 1 MiB of it reaching the device.
+    FsyncRowContext rc{bg, 10, 1ull << 30, true, 1 << 20, 1 << 30, 0, {}, ""};
+    rc.points = {Point(0, 0, 0), Point(5, 0, 1)};
+    Row row = FsyncRow(kFsync, TenIterations(), rc, 0.5);
+    std::string notes;
+    for (const std::string& n : row.notes) notes += n + "\n";
+    EXPECT_NE(notes.find("the background stayed in the page cache"), std::string::npos) << notes;
+    EXPECT_NE(notes.find(option), std::string::npos) << bg << ": " << notes;
+  }
+}
+
 }  // namespace
 }  // namespace writelab
