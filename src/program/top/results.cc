@@ -14,7 +14,7 @@
 namespace writelab {
 namespace {
 
-double Pct(uint64_t part, uint64_t whole) {
+double TopPct(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
@@ -62,7 +62,7 @@ Row ProcessRow(uint32_t tgid, const TopProcess& p, double seconds, const TopTall
         {"cpu_pct", SPLIT_CPU},         {"runq_pct", SPLIT_RUNQ},
         {"journal_pct", SPLIT_JOURNAL}, {"writeback_pct", SPLIT_WRITEBACK},
         {"flush_pct", SPLIT_FLUSH},     {"other_pct", SPLIT_OTHER}};
-    for (const auto& [key, part] : kParts) f[key] = Pct(p.sync_part_ns[part], p.sync_ns);
+    for (const auto& [key, part] : kParts) f[key] = TopPct(p.sync_part_ns[part], p.sync_ns);
   }
   AddFigures(row.figures, kTopFigures, f);
   row.series.push_back(ProcessSeries(tgid, tally.Intervals(), start_ns));

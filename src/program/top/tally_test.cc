@@ -11,6 +11,7 @@
 #include "program/top/screen.h"
 
 namespace writelab {
+namespace top_tally_test {  // its helpers' names are also blame_test.cc's (unity builds)
 namespace {
 
 constexpr uint32_t kDisk = 254 << 20, kFs = (254 << 20) | 1;
@@ -143,4 +144,5 @@ TEST(TopScreen, ListsTheBusiestProcessesAndThePairsWithTheirTotals) {
 }
 
 }  // namespace
+}  // namespace top_tally_test
 }  // namespace writelab
