@@ -563,7 +563,7 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {}, sum = 0;
   if (!SplitEnd(now, &ns, parts, during)) return 0;
   for (int i = 0; i < SPLIT_PARTS; ++i) sum += parts[i];
-  if (sum != ns) Count(&t->unbalanced);  // the parts are the call's, end to end
+  if (sum != ns) Count(&t->unbalanced);               // the parts are the call's, end to end
   if (machine_self && IsWriteKind(c.class_id / 4)) {  // `top`: its file, now
     if (ns < machine_resolve_ns) return 0;
     struct file* f = FileOf(c.fd);

@@ -8,8 +8,8 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace writelab {

@@ -22,7 +22,6 @@
 #include "core/units.h"
 #include "experiments/fsync/mitigation.h"
 #include "explain/figures.h"
-#include "telemetry/procfs.h"
 #include "io/file.h"
 #include "io/own_files.h"
 #include "mpi/team.h"
@@ -30,6 +29,7 @@
 #include "telemetry/dirty_threshold.h"
 #include "telemetry/identify.h"
 #include "telemetry/memory_budget.h"
+#include "telemetry/procfs.h"
 #include "telemetry/sampler.h"
 #include "testbed/dirty_limit.h"
 
