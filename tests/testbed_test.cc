@@ -226,6 +226,30 @@ TEST_F(Testbeds, CleanupRestoresTheDirtyLimitsOfAnUnmountedAndUnboundBed) {
   ExpectNothingLeft();
 }
 
+// Issue 45: stream's default size is past the writeback threshold, within
+// a quarter of the free space: here the test bed's.
+TEST_F(Testbeds, StreamSizesItselfPastTheThresholdWithinTheFreeSpace) {
+  RunResult r = RunWritelab({"stream", "--testbed", "ext4", "--testbed-size", "512M", "--scratch",
+                             scratch.path(), "--repeat", "1", "--strategy", "plain", "--no-probe",
+                             "--json", json_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectNothingLeft();
+  json doc = json::parse(Slurp(json_path));
+  std::map<std::string, json> params;
+  for (const json& p : doc["experiments"][0]["params"]) params[p["key"]] = p["value"];
+  const uint64_t size = params["size"].get<uint64_t>();
+  EXPECT_EQ(size % (8u << 20), 0u) << "whole --block writes";
+  EXPECT_LE(size, 512u << 20 >> 2) << "a quarter of the 512 MiB test bed at most";
+  EXPECT_GE(size, 64u << 20);
+  const std::string from = params["size_from"].get<std::string>();
+  EXPECT_TRUE(from.starts_with("auto: 2.5x the dirty background threshold of ")) << from;
+  const json& row = doc["experiments"][0]["rows"][0];
+  for (const json& f : row["figures"])
+    if (f["key"] == "bytes") {
+      EXPECT_EQ(f["value"]["median"].get<double>(), size);
+    }
+}
+
 // Issue 27: --testbed-size 1T with 77 GiB free was taken without a word.
 TEST_F(Testbeds, ATestbedLargerThanTheScratchsFreeSpaceIsRefused) {
   const auto space = std::filesystem::space(scratch.path());

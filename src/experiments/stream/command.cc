@@ -18,7 +18,7 @@ namespace {
 
 struct StreamOptions {
   StreamSpec spec;
-  std::string size = "1G";
+  std::string size = "auto";
   std::string block = "8M";
   std::string interval = "1s";
   std::string time_limit;  // none
@@ -32,14 +32,16 @@ struct StreamOptions {
 std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   StreamSpec spec = o.spec;
   if (spec.dir.empty() && spec.file.empty()) spec.dir = ".";
-  auto size = SizeOption("--size", o.size);
-  if (!size) return std::unexpected(size.error());
   auto block = SizeOption("--block", o.block);
   if (!block) return std::unexpected(block.error());
+  spec.block = *block;
+  spec.size_auto = o.size == "auto";
+  auto size = spec.size_auto ? std::expected<uint64_t, std::string>(spec.block)  // until the run
+                             : SizeOption("--size", o.size);
+  if (!size) return std::unexpected(size.error());
   auto interval = DurationOption("--interval", o.interval);
   if (!interval) return std::unexpected(interval.error());
   spec.size = *size;
-  spec.block = *block;
   spec.interval_ns = *interval;
   if (!o.time_limit.empty()) {
     auto limit = DurationOption("--time-limit", o.time_limit);
@@ -67,7 +69,8 @@ Where WhereStreamWrites(const StreamSpec& spec) {
   Where w = DirOrFile(spec);
   if (std::ranges::find(spec.strategies, StreamStrategy::kDirect) != spec.strategies.end())
     for (auto [option, bytes] : {std::pair{"--block", spec.block}, {"--size", spec.size}})
-      w.direct.push_back({option, bytes, 4096, "; or leave direct out of --strategy"});
+      if (!spec.size_auto || option != std::string("--size"))  // auto: whole blocks
+        w.direct.push_back({option, bytes, 4096, "; or leave direct out of --strategy"});
   return w;
 }
 
@@ -86,7 +89,11 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
                     "Write PATH (created or truncated; left in place if it existed, removed if "
                     "writelab created it)"});
   sub->add_flag("--keep", o->spec.keep, "Keep the last file written (with --dir)");
-  sub->add_option("--size", o->size, "Bytes per trial, e.g. 1G, 64M, 1.5GiB")
+  sub->add_option("--size", o->size,
+                  "Bytes per trial, e.g. 1G, 64M, 1.5GiB; auto: 2.5x the device's dirty "
+                  "background threshold, where the kernel starts writing back, so that the "
+                  "bystander can meet the stall (within a quarter of the free space and 30 GB; "
+                  "the parameter size_from says what was chosen)")
       ->capture_default_str();
   sub->add_option("--block", o->block, "Bytes per write call")->capture_default_str();
   sub->add_option("--strategy", o->strategies,

@@ -46,9 +46,9 @@ StreamSpec SurveySpec(const SurveySizes& z) {
 // that bound the page cache, each writing two and a half times the dirty
 // background threshold of the target's device, so that the kernel's
 // writeback fills the device's queue while the bystander syncs (the 2009
-// stall); within a quarter of the free space and kPressureLimit per trial.
-// Sized when it runs (the device's threshold), so that the parameters say
-// what was found.
+// stall; AutoStreamSize, as stream's --size auto), stopped after
+// kPressureLimit (ns) per trial. Sized when it runs (the device's
+// threshold), so that the parameters say what was found.
 constexpr uint64_t kPressureLimit = 30'000'000'000;
 // ... and at least this long: on a fast device with a small threshold the
 // trial writes its file again, so that the bystander probes 30 times or so.
@@ -64,10 +64,8 @@ SurveyRun PressureRun(const SurveySizes& z) {
     s.interval_ns = 250'000'000;
     s.time_limit_ns = kPressureLimit;
     s.min_time_ns = kPressureMinTime;
-    const uint64_t threshold = BackgroundThreshold(TargetOf(ctx, z.dir).device).bytes;
-    const uint64_t want = (threshold * 5 / 2) / s.block * s.block + s.block;
-    s.size =
-        std::max<uint64_t>(std::min<uint64_t>(want, z.free_bytes / 4 / s.block * s.block), s.block);
+    s.size = AutoStreamSize(BackgroundThreshold(TargetOf(ctx, z.dir).device).bytes, z.free_bytes,
+                            s.block);
     if (auto ok = ValidateStreamSpec(s); !ok) return Status(Unexpected(PlainError(ok.error())));
     return RunStream(s, ctx, e);
   };

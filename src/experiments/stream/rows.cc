@@ -86,7 +86,10 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
         "wrote " + FormatBytes(bytes) + " per trial, less than the dirty background threshold of " +
         FormatBytes(static_cast<double>(spec.threshold)) +
         " where the kernel starts writing back: no writeback pressure, so the bystander's "
-        "figures cannot show a stall");
+        "figures cannot show a stall (" +
+        (spec.size_auto ? std::string("--size auto was held to a quarter of the free space")
+                        : std::string("--size auto sizes past it")) +
+        ")");
 }
 
 Row StreamRow(StreamStrategy s, StreamAccumulator& acc) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "experiments/stream/rows.h"
+#include "experiments/stream/stream.h"
 
 #include <gtest/gtest.h>
 
@@ -113,6 +114,22 @@ TEST(StreamRows, AProbeAddsItsPercentilesAndItsFailureANote) {
   EXPECT_NE(row.FindLatency("probe"), nullptr);
   ASSERT_EQ(row.notes.size(), 1u);
   EXPECT_EQ(row.notes[0].rfind("probe: a write or fdatasync failed", 0), 0u);
+}
+
+TEST(StreamAutoSize, PastTheThresholdInWholeBlocksWithinAQuarterOfTheFreeSpace) {
+  constexpr uint64_t kBlock = 8u << 20, kGiB = uint64_t{1} << 30;
+  // 2.5 x 2.3 GiB, rounded up to whole 8 MiB blocks, with room to spare.
+  const uint64_t threshold = 2'469'606'195;
+  const uint64_t size = AutoStreamSize(threshold, 100 * kGiB, kBlock);
+  EXPECT_EQ(size % kBlock, 0u);
+  EXPECT_GE(size, threshold * 5 / 2);
+  EXPECT_LT(size, threshold * 5 / 2 + kBlock);
+  // A quarter of the free space bounds it, and 30 GB.
+  EXPECT_EQ(AutoStreamSize(threshold, 4 * kGiB, kBlock), kGiB);
+  EXPECT_EQ(AutoStreamSize(40 * kGiB, 1000 * kGiB, kBlock), kAutoStreamLimit / kBlock * kBlock);
+  // The threshold unknown: 1 GiB; no room at all: one block.
+  EXPECT_EQ(AutoStreamSize(0, 100 * kGiB, kBlock), kGiB);
+  EXPECT_EQ(AutoStreamSize(threshold, 0, kBlock), kBlock);
 }
 
 }  // namespace

@@ -39,6 +39,10 @@ struct StreamSpec {
   std::string file;  // ...or this path is written (exactly one of the two)
   bool keep = false;
   uint64_t size = uint64_t{1} << 30;
+  // --size auto (the default): sized when the run knows its target, by
+  // AutoStreamSize; size_from then says how.
+  bool size_auto = false;
+  std::string size_from = "--size";
   uint64_t block = 8u << 20;
   std::vector<StreamStrategy> strategies;  // empty: all, in table order
   uint64_t interval_ns = 1'000'000'000;

@@ -6,6 +6,7 @@
 #include "telemetry/dirty_threshold.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@ void AddParams(const StreamSpec& spec, const std::string& path, ExperimentResult
   out.params = {
       {"path", path, ""},
       {"size", static_cast<int64_t>(spec.size), "bytes"},
+      {"size_from", spec.size_from, ""},
       {"block", static_cast<int64_t>(spec.block), "bytes"},
       {"strategies", names, ""},
       {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
@@ -148,6 +150,34 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
 
 }  // namespace
 
+uint64_t AutoStreamSize(uint64_t threshold, uint64_t free_bytes, uint64_t block) {
+  if (block == 0) return 0;
+  const uint64_t want = threshold ? (threshold * 5 / 2 + block - 1) / block * block
+                                  : (uint64_t{1} << 30) / block * block;
+  const uint64_t room = std::min<uint64_t>(free_bytes / 4, kAutoStreamLimit) / block * block;
+  return std::max<uint64_t>(std::min(want, room), block);
+}
+
+namespace {
+
+// --size auto, for the target now known: the size and how it was chosen.
+void SizeForTarget(StreamSpec& spec, const std::string& dir) {
+  if (!spec.size_auto) return;
+  struct statvfs v {};
+  const uint64_t free_bytes =
+      statvfs(dir.c_str(), &v) == 0 ? static_cast<uint64_t>(v.f_bavail) * v.f_frsize : 0;
+  spec.size = AutoStreamSize(spec.threshold, free_bytes, spec.block);
+  spec.size_from = spec.threshold
+                       ? "auto: 2.5x the dirty background threshold of " +
+                             FormatBytes(static_cast<double>(spec.threshold)) +
+                             ", within a quarter of the free space (" +
+                             FormatBytes(static_cast<double>(free_bytes)) + ") and 30 GB"
+                       : "auto: the dirty background threshold is not known, so 1 GiB within a "
+                         "quarter of the free space";
+}
+
+}  // namespace
+
 Status RunStream(const StreamSpec& given, const RunContext& ctx, ExperimentResult& out) {
   StreamSpec spec = given;
   const std::string dir = DirOf(spec);
@@ -158,6 +188,7 @@ Status RunStream(const StreamSpec& given, const RunContext& ctx, ExperimentResul
   const DirtyThreshold limit = BackgroundThreshold(out.target.device);
   spec.threshold = limit.bytes;
   spec.threshold_from = limit.how;
+  SizeForTarget(spec, dir);
   out.table = KeyNames(KeysOf(kStreamFigures, {"mb_s", "write_mb_s", "sync_s", "dirty_peak",
                                                "cached_end", "probe_p99_ms", "probe_max_ms"}));
   AddParams(spec, spec.file.empty() ? dir : spec.file, out);

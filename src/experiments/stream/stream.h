@@ -22,6 +22,14 @@ namespace writelab {
 // Checks the spec and fills defaults; an error is a usage error (exit 2).
 std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec);
 
+// --size auto: two and a half times the device's dirty background threshold
+// (where the kernel starts writing back: past it a stream makes the
+// writeback that stalls a bystander), rounded up to whole blocks, within a
+// quarter of the free space and 30 GB; 1 GiB when the threshold is not
+// known (0). At least one block.
+uint64_t AutoStreamSize(uint64_t threshold, uint64_t free_bytes, uint64_t block);
+inline constexpr uint64_t kAutoStreamLimit = 30'000'000'000;
+
 // Runs every strategy `rounds` times in rotated order and fills out. On a
 // run failure out holds every row measured so far and the error says why.
 Status RunStream(const StreamSpec& spec, const RunContext& ctx, ExperimentResult& out);
