@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs, builds, and runs `writelab survey` on the current directory's
-# file system (a minute or two; no root needed). Results go to
+# file system (about two minutes here; no root needed; the survey prints
+# what it will write where before it starts). Results go to
 # writelab-survey.json and writelab-survey.html (charts) here. Extra
 # arguments go to writelab survey.
 set -euo pipefail

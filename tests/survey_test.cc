@@ -154,6 +154,8 @@ TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
   RunResult r = RunWritelab({"survey", "--dir", work.path(), "--json", json_path, "-o", html_path});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_TRUE(work.Entries().empty()) << "survey left files in the surveyed directory";
+  EXPECT_NE((r.out + r.err).find("it writes at least "), std::string::npos)
+      << "the plan's cost comes first: " << r.err;
   json doc = json::parse(Slurp(json_path));
   std::filesystem::remove(json_path);
   std::string html = Slurp(html_path);

@@ -31,9 +31,11 @@ void AddSurveyCommand(CLI::App& app, CommandAction* action) {
   auto o = std::make_shared<SurveyOptions>();
   o->out.json = "writelab-survey.json";
   CLI::App* sub = app.add_subcommand(
-      "survey", "The first command to run: short runs of " + ExperimentList() +
-                    " on DIR's file system (a few minutes, no root), one results file, and "
-                    "recommendations backed by the numbers just measured.");
+      "survey",
+      "The first command to run: short runs of " + ExperimentList() +
+          " on DIR's file system (about two minutes here, several GiB written: it says how "
+          "much and where before it starts; no root), one results file, and "
+          "recommendations backed by the numbers just measured.");
   sub->add_option("--dir", o->dir, "Directory on the file system to survey")->capture_default_str();
   AddOutputOptions(*sub, o->out);
   sub->add_option("-o,--html", o->html, "Write the HTML report with charts to FILE (\"\" for none)")

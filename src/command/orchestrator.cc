@@ -2,13 +2,18 @@
 #include "command/orchestrator.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "command/errors.h"
 #include "command/options.h"
 #include "core/clock.h"
+#include "core/units.h"
 #include "explain/explainer.h"
 #include "io/file.h"
 #include "io/own_files.h"
@@ -63,8 +68,29 @@ std::unique_ptr<Explainer> AttributionIfPossible(const Plan& plan, const Target&
   return std::move(*started);
 }
 
-// The survey's first lines: what it runs, for about how long, with or
-// without attribution.
+}  // namespace
+
+std::string SurveyCostLine(const Plan& plan, const std::string& device, uint64_t free_bytes) {
+  uint64_t bytes = 0;
+  std::vector<std::string> timed;
+  for (const Step& s : plan.steps) {
+    bytes += s.bytes;
+    if (s.time_based && std::find(timed.begin(), timed.end(), s.name) == timed.end())
+      timed.push_back(s.name);
+  }
+  std::string out = "it writes at least " + FormatBytes(static_cast<double>(bytes)) + " to " +
+                    (device.empty() ? plan.dir : device + " (under " + plan.dir + ")");
+  if (!timed.empty())
+    out += ", plus what " + ListInWords(timed) + " write in their time at the device's speed";
+  out += "; each file is removed after its step, and a step needs at most a quarter of the " +
+         FormatBytes(static_cast<double>(free_bytes)) + " free\n";
+  return out;
+}
+
+namespace {
+
+// The survey's first lines: what it runs, for about how long, what it
+// writes where, with or without attribution.
 void Announce(const Running& r, const RunContext& ctx) {
   if (!r.plan.survey || !r.speaks) return;
   int expected = 0;
@@ -72,6 +98,11 @@ void Announce(const Running& r, const RunContext& ctx) {
   std::fprintf(r.info, "writelab survey of %s: %zu experiments, about %d s%s\n", r.plan.dir.c_str(),
                r.plan.steps.size(), expected,
                ctx.team ? (" on " + std::to_string(ctx.team->size()) + " MPI ranks").c_str() : "");
+  struct statvfs v {};
+  const uint64_t free_bytes =
+      statvfs(r.plan.dir.c_str(), &v) == 0 ? static_cast<uint64_t>(v.f_bavail) * v.f_frsize : 0;
+  const std::string device = (r.plan.target ? *r.plan.target : IdentifyWhere(r.plan.dir)).device;
+  std::fputs(SurveyCostLine(r.plan, device, free_bytes).c_str(), r.info);
   if (r.without.empty())
     std::fprintf(r.info, "attribution: on (--explain: where the time went, per row)\n");
   else

@@ -48,7 +48,16 @@ struct Step {
   std::string what;    // "streaming strategies"
   int expected_s = 0;  // about how long it takes, for the progress line
   ExperimentRun run;   // run(ctx, target directory, result)
+  uint64_t bytes = 0;  // the survey's: at least what it writes (SurveyStep)
+  bool time_based = false;
 };
+
+struct Plan;
+// The survey's plan in one line: at least the bytes its steps write, to
+// which device ("" when not known), and the free space ("it writes at least 19.6 GiB to vda
+// (under /var/tmp), plus what fsync and stride write in their time at the
+// device's speed; ...").
+std::string SurveyCostLine(const Plan& plan, const std::string& device, uint64_t free_bytes);
 
 struct Plan {
   TargetOptions targets;          // test beds, schedulers, --explain (checked: CheckTargets)

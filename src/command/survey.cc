@@ -10,6 +10,8 @@
 
 #include "core/units.h"
 #include "report/recommendations.h"
+#include "telemetry/dirty_threshold.h"
+#include "telemetry/identify.h"
 
 namespace writelab {
 namespace {
@@ -37,7 +39,8 @@ uint64_t RandomSpan(const Host& host, uint64_t free) {
 }
 
 SurveySizes SizeSurvey(const std::string& dir, const Host& host, int ranks) {
-  return {dir, host, ranks, FreeBytes(dir) / static_cast<uint64_t>(ranks)};
+  return {dir, host, ranks, FreeBytes(dir) / static_cast<uint64_t>(ranks),
+          BackgroundThreshold(IdentifyTarget(dir).device).bytes};
 }
 
 SurveyRun OnRankZero(SurveyRun run) {

@@ -37,6 +37,11 @@ struct SurveyStep {
   std::string what;  // "streaming strategies"
   int expected_s;    // about how long it takes, for the progress line
   SurveyRun run;
+  // What it writes, for the plan the survey prints first: at least these
+  // bytes; or, time_based, what the device takes in its time (a background
+  // load, direct writes for a duration).
+  uint64_t bytes = 0;
+  bool time_based = false;
 };
 
 // What the survey sizes its steps from.
@@ -45,6 +50,7 @@ struct SurveySizes {
   Host host;
   int ranks = 1;            // how many write the file system at once (MPI ranks)
   uint64_t free_bytes = 0;  // the directory's free space, each writer's share of it
+  uint64_t threshold = 0;   // its device's dirty background threshold (0: not known)
 };
 SurveySizes SizeSurvey(const std::string& dir, const Host& host, int ranks);
 

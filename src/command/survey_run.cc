@@ -38,7 +38,8 @@ int RunSurvey(const SurveyOptions& given, Definitions defs, const ReportBook& bo
                             : SurveyPlan(o.dir, doc.host, defs))
     plan.steps.push_back({s.name, std::move(s.what), s.expected_s,
                           [run = std::move(s.run)](const RunContext& ctx, const std::string&,
-                                                   ExperimentResult& e) { return run(ctx, e); }});
+                                                   ExperimentResult& e) { return run(ctx, e); },
+                          s.bytes, s.time_based});
   plan.before_finish = [defs](Document& d) { d.recommendations = Recommendations(d, defs); };
   plan.after_finish = [&o, &book, &doc](int code, std::FILE* info) {
     if (o.html.empty()) return code;

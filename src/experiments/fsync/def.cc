@@ -60,7 +60,7 @@ FsyncSpec SurveySpec(const SurveySizes& z) {
 
 std::vector<SurveyStep> Survey(const SurveySizes& z) {
   return {{"fsync", "sync latency beside background writers", 50,
-           Validated(SurveySpec(z), ValidateFsyncSpec, RunFsync)}};
+           Validated(SurveySpec(z), ValidateFsyncSpec, RunFsync), 0, true}};
 }
 
 // As in 2009 across clients: rank 0 measures while the others write.
@@ -73,7 +73,7 @@ std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
     if (auto ok = ValidateFsyncSpec(spec); !ok) return Status(Unexpected(PlainError(ok.error())));
     return RunFsync(spec, ctx, e);
   };
-  return {{"fsync", "rank 0's sync latency while the other ranks write", 26, run}};
+  return {{"fsync", "rank 0's sync latency while the other ranks write", 26, run, 0, true}};
 }
 
 // "stream/fdatasync/wbt=2ms" (BACKGROUND/METHOD/MITIGATION), not its none.

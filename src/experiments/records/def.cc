@@ -38,15 +38,22 @@ RecordsSpec SurveySpec(const SurveySizes& z) {
   return s;
 }
 
+// What it writes: every method's total, every round.
+uint64_t SurveyBytes(const SurveySizes& z) {
+  return SurveySpec(z).total * std::size(kRecordMethods) * kSurveyTrials;
+}
+
 std::vector<SurveyStep> Survey(const SurveySizes& z) {
   return {{"records", "small-record write strategies", 6,
-           Validated(SurveySpec(z), ValidateRecordsSpec, RunRecords)}};
+           Validated(SurveySpec(z), ValidateRecordsSpec, RunRecords), SurveyBytes(z)}};
 }
 
 std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
   SurveyRun run = Validated(SurveySpec(z), ValidateRecordsSpec, RunRecords);
-  return {{"records", "small-record write strategies, rank 0 alone", 6, OnRankZero(run)},
-          {"records", "small-record write strategies, " + AllRanks(z.ranks), 6, run}};
+  return {{"records", "small-record write strategies, rank 0 alone", 6, OnRankZero(run),
+           SurveyBytes(z)},
+          {"records", "small-record write strategies, " + AllRanks(z.ranks), 6, run,
+           SurveyBytes(z) * static_cast<uint64_t>(z.ranks)}};
 }
 
 // The fastest method against one write() per line, and the library's.

@@ -71,17 +71,23 @@ SurveyRun PressureRun(const SurveySizes& z) {
   };
 }
 
+// What the short trials write: every strategy, every round.
+uint64_t SurveyBytes(const SurveySizes& z) {
+  return SurveySpec(z).size * std::size(kStreamStrategies) * kSurveyTrials;
+}
+
 std::vector<SurveyStep> Survey(const SurveySizes& z) {
-  return {
-      {"stream", "streaming strategies", 7,
-       Validated(SurveySpec(z), ValidateStreamSpec, RunStream)},
-      {"stream", "streaming past the writeback threshold, with a bystander", 25, PressureRun(z)}};
+  return {{"stream", "streaming strategies", 7,
+           Validated(SurveySpec(z), ValidateStreamSpec, RunStream), SurveyBytes(z)},
+          {"stream", "streaming past the writeback threshold, with a bystander", 25, PressureRun(z),
+           3 * AutoStreamSize(z.threshold, z.free_bytes, StreamSpec{}.block)}};
 }
 
 std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
   SurveyRun run = Validated(SurveySpec(z), ValidateStreamSpec, RunStream);
-  return {{"stream", "streaming strategies, rank 0 alone", 7, OnRankZero(run)},
-          {"stream", "streaming strategies, " + AllRanks(z.ranks), 7, run}};
+  return {{"stream", "streaming strategies, rank 0 alone", 7, OnRankZero(run), SurveyBytes(z)},
+          {"stream", "streaming strategies, " + AllRanks(z.ranks), 7, run,
+           SurveyBytes(z) * static_cast<uint64_t>(z.ranks)}};
 }
 
 constexpr const char* kBounded[] = {"window-drop", "dontcache", "direct", "library"};

@@ -52,9 +52,9 @@ SurveyRun StrideRun(const std::string& dir, bool uring) {
 }
 
 std::vector<SurveyStep> Survey(const SurveySizes& z) {
-  return {
-      {"stride", "strided direct writes, queue depth 1", 9, StrideRun(z.dir, false)},
-      {"stride", "strided direct writes, io_uring at queue depth 32", 9, StrideRun(z.dir, true)}};
+  return {{"stride", "strided direct writes, queue depth 1", 9, StrideRun(z.dir, false), 0, true},
+          {"stride", "strided direct writes, io_uring at queue depth 32", 9, StrideRun(z.dir, true),
+           0, true}};
 }
 
 // One run's contiguous step against its most scattered, at its depth.
