@@ -36,8 +36,10 @@ std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   if (!block) return std::unexpected(block.error());
   spec.block = *block;
   spec.size_auto = o.size == "auto";
-  auto size = spec.size_auto ? std::expected<uint64_t, std::string>(spec.block)  // until the run
-                             : SizeOption("--size", o.size);
+  // auto: a placeholder until the run knows its target (whole blocks, at least one).
+  auto size = spec.size_auto
+                  ? std::expected<uint64_t, std::string>(std::max<uint64_t>(spec.block, 1))
+                  : SizeOption("--size", o.size);
   if (!size) return std::unexpected(size.error());
   auto interval = DurationOption("--interval", o.interval);
   if (!interval) return std::unexpected(interval.error());
