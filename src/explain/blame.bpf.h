@@ -13,7 +13,6 @@
 #pragma once
 
 #define PF_KTHREAD_BIT 0x00200000
-#define BDEVFS_MAGIC_NR 0x62646576
 
 // The last process to dirty a page of a file, per (file system, inode).
 struct blame_file {
@@ -105,16 +104,13 @@ static __always_inline void BlameCurrent(struct trace_blame_key* k, struct trace
 // The culprit of a write bio, from its first page.
 static __always_inline void BlameCulprit(struct bio* bio, struct trace_blame_key* k,
                                          struct trace_blame_val* v) {
-  struct page* page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
-  const unsigned long head = BPF_CORE_READ(page, compound_head);
-  if (head & 1) page = (struct page*)(head - 1);
-  const unsigned long mapping = (unsigned long)BPF_CORE_READ(page, mapping);
-  if (!mapping || (mapping & 3)) {  // user memory (direct I/O), or no page
+  struct inode* host = 0;
+  const enum bio_owner owner = BioOwner(bio, &host);
+  if (owner == BIO_USER_MEMORY) {  // direct I/O: its issuer
     BlameCurrent(k, v);
     return;
   }
-  struct inode* host = BPF_CORE_READ((struct address_space*)mapping, host);
-  if (BPF_CORE_READ(host, i_sb, s_magic) == BDEVFS_MAGIC_NR) {
+  if (owner == BIO_BLOCK_DEVICE) {
     const __u32 tid = (__u32)bpf_get_current_pid_tgid();
     k->cause =
         bpf_map_lookup_elem(&journal_threads, &tid) ? TRACE_CAUSE_JOURNAL : TRACE_CAUSE_METADATA;

@@ -153,8 +153,6 @@ struct {
   __type(value, __u8);  // EXPLAIN_AHEAD_BACKGROUND
 } ahead_tgids SEC(".maps");
 
-#define AHEAD_BDEVFS_MAGIC 0x62646576
-
 // What the background's processes fork is the background's too (a command
 // load's shell and its children).
 SEC("tp_btf/sched_process_fork")
@@ -170,18 +168,15 @@ int BPF_PROG(ahead_fork, struct task_struct* parent, struct task_struct* child) 
 
 // The culprit of a write bio, from its first page.
 static __always_inline __u32 AheadCulprit(struct bio* bio, __u32 tid) {
-  struct page* page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
-  const unsigned long head = BPF_CORE_READ(page, compound_head);
-  if (head & 1) page = (struct page*)(head - 1);
-  const unsigned long mapping = (unsigned long)BPF_CORE_READ(page, mapping);
-  if (!mapping || (mapping & 3)) {  // user memory: direct I/O, by its issuer
+  struct inode* host = 0;
+  const enum bio_owner owner = BioOwner(bio, &host);
+  if (owner == BIO_USER_MEMORY) {  // direct I/O, by its issuer
     if (Ours()) return EXPLAIN_AHEAD_SELF;
     __u32 tgid = bpf_get_current_pid_tgid() >> 32;
     __u8* who = bpf_map_lookup_elem(&ahead_tgids, &tgid);
     return who ? *who : EXPLAIN_AHEAD_OTHER;
   }
-  struct inode* host = BPF_CORE_READ((struct address_space*)mapping, host);
-  if (BPF_CORE_READ(host, i_sb, s_magic) == AHEAD_BDEVFS_MAGIC)
+  if (owner == BIO_BLOCK_DEVICE)
     return jbd2_tid && tid == jbd2_tid ? EXPLAIN_AHEAD_JOURNAL : EXPLAIN_AHEAD_METADATA;
   struct ahead_file f = {BPF_CORE_READ(host, i_sb, s_dev), 0, BPF_CORE_READ(host, i_ino)};
   __u8* who = bpf_map_lookup_elem(&ahead_files, &f);

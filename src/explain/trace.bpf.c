@@ -322,12 +322,6 @@ static __always_inline int KindOf(long nr) {
 
 static __always_inline int IsWriteKind(int kind) { return kind <= TRACE_KIND_PWRITEV2; }
 
-static __always_inline int IsDurability(__u32 class_id) {
-  const __u32 kind = class_id / 4;
-  return (class_id & TRACE_CLASS_SYNC) || (kind >= TRACE_KIND_FSYNC && kind <= TRACE_KIND_SYNC) ||
-         kind == TRACE_KIND_URING_FSYNC || kind == TRACE_KIND_URING_SYNC_FILE_RANGE;
-}
-
 // The file behind fd in the current task, or null.
 static __always_inline struct file* FileOf(int fd) {
   if (fd < 0) return 0;
@@ -527,7 +521,7 @@ static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev,
     __u32 b = Bucket(ns);
     if (b < TRACE_HIST_BUCKETS) h->buckets[b]++;
   }
-  if (ns < slow_ns && !IsDurability(class_id)) return;
+  if (ns < slow_ns && !TraceIsDurability(class_id)) return;
   struct trace_call_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
   if (!e) {
     Count(&t->lost_events);

@@ -31,6 +31,15 @@
 #define TRACE_CLASS_DIRECT 2
 #define TRACE_CLASSES (TRACE_KINDS * 4)  // kind * 4 + class bits
 
+// A durability call (every one is delivered, and `top` counts them):
+// fsync, fdatasync, sync_file_range, msync, syncfs, sync, a synchronous
+// write, io_uring's fsync and sync_file_range.
+static inline int TraceIsDurability(__u32 class_id) {
+  const __u32 kind = class_id / 4;
+  return (class_id & TRACE_CLASS_SYNC) || (kind >= TRACE_KIND_FSYNC && kind <= TRACE_KIND_SYNC) ||
+         kind == TRACE_KIND_URING_FSYNC || kind == TRACE_KIND_URING_SYNC_FILE_RANGE;
+}
+
 // The parts and overlaps of a call: split_parts.h.
 #include "split_parts.h"
 

@@ -16,12 +16,6 @@ std::optional<double> P99Ms(const Histogram& h) {
 
 }  // namespace
 
-bool IsDurabilityClass(uint32_t class_id) {
-  const uint32_t kind = class_id / 4;
-  return (class_id & TRACE_CLASS_SYNC) || (kind >= TRACE_KIND_FSYNC && kind <= TRACE_KIND_SYNC) ||
-         kind == TRACE_KIND_URING_FSYNC || kind == TRACE_KIND_URING_SYNC_FILE_RANGE;
-}
-
 TopTally::TopTally(uint64_t start_ns, CommOf comm_of) : comm_of_(std::move(comm_of)) {
   now_.t0_ns = start_ns;
 }
@@ -46,13 +40,13 @@ void TopTally::AddCall(const TraceCall& c) {
   for (auto* m : {&now_.processes, &run_}) {
     TopProcess& p = In(*m, c.tgid, "");
     p.throttled_ms += static_cast<double>(c.part_ns[SPLIT_THROTTLE]) / 1e6;
-    if (!IsDurabilityClass(c.class_id)) continue;
+    if (!TraceIsDurability(c.class_id)) continue;
     ++p.syncs;
     p.sync_ns += c.ns;
     for (int i = 0; i < SPLIT_PARTS; ++i) p.sync_part_ns[i] += c.part_ns[i];
     p.sync_max_ns = std::max<uint64_t>(p.sync_max_ns, c.ns);
   }
-  if (IsDurabilityClass(c.class_id)) {
+  if (TraceIsDurability(c.class_id)) {
     latency_now_[c.tgid].Record(c.ns);
     latency_run_[c.tgid].Record(c.ns);
   }

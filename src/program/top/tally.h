@@ -106,8 +106,4 @@ class TopTally {
   std::vector<TopInterval> intervals_;
 };
 
-// Whether a call of this class is a durability call (fsync, fdatasync,
-// sync_file_range, msync, syncfs, sync, a synchronous write, io_uring's).
-bool IsDurabilityClass(uint32_t class_id);
-
 }  // namespace writelab
