@@ -69,24 +69,21 @@ Row ProcessRow(uint32_t tgid, const TopProcess& p, double seconds, const TopTall
   return row;
 }
 
-std::vector<Row> StallRows(const TopTally& tally, const std::map<uint32_t, TopProcess>& run) {
+std::vector<Row> StallRows(const TopTally& tally) {
+  std::map<uint32_t, double> blocked;  // per victim, all charged
+  for (const auto& [k, s] : tally.RunStalls()) blocked[k.victim] += s.ms;
+  std::map<TopStallKey, double> worst;  // per pair, its most in one interval
+  for (const TopInterval& iv : tally.Intervals())
+    for (const auto& [k, s] : iv.stalls) worst[k] = std::max(worst[k], s.ms);
   std::vector<std::pair<double, Row>> rows;
   for (const auto& [k, s] : tally.RunStalls()) {
-    auto victim = run.find(k.victim);
-    double blocked = 0;
-    for (const auto& [other, o] : tally.RunStalls())
-      if (other.victim == k.victim) blocked += o.ms;
-    double worst = 0;
-    for (const TopInterval& iv : tally.Intervals())
-      if (auto x = iv.stalls.find(k); x != iv.stalls.end()) worst = std::max(worst, x->second.ms);
     Row row = MakeRow(TopStallName(k, s), Outcome{});
-    AddFigures(
-        row.figures, kTopStallFigures,
-        std::map<std::string, double>{{"ms", s.ms},
-                                      {"share_pct", blocked > 0 ? 100.0 * s.ms / blocked : 0},
-                                      {"calls", static_cast<double>(s.calls)},
-                                      {"max_interval_ms", worst}});
-    if (victim == run.end()) row.notes.push_back("the victim made no durability call");
+    AddFigures(row.figures, kTopStallFigures,
+               std::map<std::string, double>{
+                   {"ms", s.ms},
+                   {"share_pct", blocked[k.victim] > 0 ? 100.0 * s.ms / blocked[k.victim] : 0},
+                   {"calls", static_cast<double>(s.calls)},
+                   {"max_interval_ms", worst[k]}});
     rows.push_back({s.ms, std::move(row)});
   }
   std::stable_sort(rows.begin(), rows.end(),
@@ -126,7 +123,7 @@ void FillTopDocument(const TopSpec& spec, const TopTally& tally, uint64_t start_
   stalls.table =
       KeyNames(KeysOf(kTopStallFigures, {"ms", "share_pct", "calls", "max_interval_ms"}));
   stalls.compare_figure = TopStallKeyOf("ms").name;
-  stalls.rows = StallRows(tally, run);
+  stalls.rows = StallRows(tally);
   stalls.notes = {
       "each durability call's (and each call of 1 ms or more) sleep for a journal commit, a cache "
       "flush or its writes charged to the processes whose writes that commit, flush or queue "
