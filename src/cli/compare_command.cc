@@ -89,8 +89,9 @@ void AddCompareCommand(CLI::App& app, CommandAction* action) {
                 "Every figure that differs on some trial (default: each experiment's headline "
                 "figure and every significant change; the JSON always has them all)");
   sub->add_option("--fail-on-regression", o->fail_on_regression,
-                  "Exit 3 when a headline figure got significantly worse by more than PCT "
-                  "percent (for CI jobs watching a kernel or configuration change)")
+                  "Exit 3 when a headline figure, or a latency's p99 or p99.9 (calls merged), "
+                  "got significantly worse by more than PCT percent (for CI jobs watching a "
+                  "kernel or configuration change)")
       ->option_text("PCT")
       ->check(CLI::NonNegativeNumber);
   sub->callback(

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/significance.h"
+#include "core/tails.h"
 #include "core/units.h"
 #include "report/text.h"
 
@@ -44,16 +45,6 @@ const ExperimentResult* Find(const std::vector<std::pair<std::string, const Expe
   return nullptr;
 }
 
-// Times and latencies are better smaller; rates and everything else larger.
-bool HigherIsBetter(const std::string& unit) {
-  return unit != "s" && unit != "ms" && unit != "us" && unit != "ns";
-}
-
-std::string CompareHeadline(const ExperimentResult& e) {
-  if (!e.compare_figure.empty()) return e.compare_figure;
-  return e.table.empty() ? "" : e.table.front();
-}
-
 // --label, else the host and kernel (and when it ran).
 std::string RunLabel(const Document& d) {
   if (!d.label.empty()) return d.label;
@@ -72,7 +63,7 @@ FigureComparison CompareFigure(const std::string& exp, const std::string& headli
   f.label = fa.label;
   f.unit = fa.unit;
   f.headline = fa.key == headline;
-  f.higher_is_better = HigherIsBetter(fa.unit);
+  f.higher_is_better = HigherIsBetterUnit(fa.unit);
   f.a = fa.value.median;
   f.b = fb.value.median;
   if (f.a != 0 && std::isfinite(f.a) && std::isfinite(f.b))
@@ -101,9 +92,40 @@ FigureComparison CompareFigure(const std::string& exp, const std::string& headli
   return f;
 }
 
+// A latency's p50, p99 and p99.9, calls merged (core/tails.h).
+void CompareTails(const std::string& exp, const Row& ra, const Latency& la, const Latency& lb,
+                  Comparison& c) {
+  for (double percentile : kTailPercentiles) {
+    const TailTest t = CompareTail(la, lb, percentile);
+    FigureComparison f;
+    f.experiment = exp;
+    f.row = ra.name;
+    f.key = fmt::format("{}_p{:g}", la.key, percentile);
+    f.label = fmt::format("{} p{:g}", la.label, percentile);
+    f.unit = "ms";
+    f.higher_is_better = false;
+    f.a = static_cast<double>(t.a_ns) / 1e6;
+    f.b = static_cast<double>(t.b_ns) / 1e6;
+    f.change_pct = t.change_pct;
+    f.change_low_pct = t.low_pct;
+    f.change_high_pct = t.high_pct;
+    f.p = t.p;
+    f.verdict = !t.p            ? Verdict::kTooFewCalls
+                : t.significant ? Verdict::kSignificant
+                                : Verdict::kWithinNoise;
+    f.n_a = t.n_a;
+    f.n_b = t.n_b;
+    f.tail = percentile;
+    f.beyond_a = t.beyond_a;
+    f.beyond_b = t.beyond_b;
+    f.why_not = t.why_not;
+    c.figures.push_back(std::move(f));
+  }
+}
+
 void CompareExperiment(const std::string& exp, const ExperimentResult& a, const ExperimentResult& b,
                        Comparison& c, uint64_t& draws_left) {
-  const std::string headline = CompareHeadline(a);
+  const std::string headline = HeadlineFigure(a);
   for (const Row& ra : a.rows) {
     const Row* rb = b.FindRow(ra.name);
     if (!rb) {
@@ -118,6 +140,8 @@ void CompareExperiment(const std::string& exp, const ExperimentResult& a, const 
     for (const Figure& fa : ra.figures)
       if (const Figure* fb = rb->FindFigure(fa.key))
         c.figures.push_back(CompareFigure(exp, headline, ra, fa, *fb, c, draws_left));
+    for (const Latency& la : ra.latencies)
+      if (const Latency* lb = rb->FindLatency(la.key)) CompareTails(exp, ra, la, *lb, c);
   }
   for (const Row& rb : b.rows)
     if (!a.FindRow(rb.name)) c.only.push_back("only in B: " + exp + ": " + rb.name);
@@ -129,6 +153,16 @@ std::string ChangeInterval(const FigureComparison& f) {
 }
 
 }  // namespace
+
+// Times and latencies are better smaller; rates and everything else larger.
+bool HigherIsBetterUnit(const std::string& unit) {
+  return unit != "s" && unit != "ms" && unit != "us" && unit != "ns";
+}
+
+std::string HeadlineFigure(const ExperimentResult& e) {
+  if (!e.compare_figure.empty()) return e.compare_figure;
+  return e.table.empty() ? "" : e.table.front();
+}
 
 Verdict CompareSummaries(const Summary& a, const Summary& b) {
   const size_t na = a.samples.size(), nb = b.samples.size();
@@ -147,6 +181,8 @@ const char* VerdictText(Verdict v) {
       return "too few trials to tell";
     case Verdict::kCannotTell:
       return "one trial: cannot tell";
+    case Verdict::kTooFewCalls:
+      return "too few calls to tell";
   }
   return "";
 }
@@ -161,6 +197,8 @@ const char* VerdictKey(Verdict v) {
       return "too-few-trials";
     case Verdict::kCannotTell:
       return "one-trial";
+    case Verdict::kTooFewCalls:
+      return "too-few-calls";
   }
   return "";
 }
@@ -205,7 +243,8 @@ namespace {
 // tell a change at p < 0.05: with these, none can be significant".
 std::string TrialsLine(const Comparison& c) {
   std::map<std::pair<size_t, size_t>, size_t> counts;
-  for (const FigureComparison& f : c.figures) ++counts[{f.n_a, f.n_b}];
+  for (const FigureComparison& f : c.figures)
+    if (f.tail == 0) ++counts[{f.n_a, f.n_b}];
   if (counts.empty()) return "";
   const auto most =
       std::max_element(counts.begin(), counts.end(), [](const auto& x, const auto& y) {
@@ -230,11 +269,18 @@ std::string RenderComparisonText(const Comparison& c, bool all) {
   out +=
       "Each figure: the medians; change is B against A with its 95% interval (bootstrap of the "
       "ratio of the medians); p and the verdict from a two-sided Mann-Whitney U test on the "
-      "trials (significant: p < 0.05). * marks each experiment's headline figure.\n";
+      "trials (significant: p < 0.05). * marks each experiment's headline figure. A latency's p50, "
+      "p99 and p99.9 (calls merged) are tested on the calls of all trials: Fisher's exact test "
+      "of the calls above the pooled percentile (significant: p < 0.017, 0.05 over the three); "
+      "the interval is each side's 95% order-statistic interval, one over the other.\n";
   std::vector<TextTable> tables;  // one per experiment, in order
   std::vector<std::string> names;
-  size_t invariant = 0, hidden = 0;
+  size_t invariant = 0, hidden = 0, untested = 0;
   for (const FigureComparison& f : c.figures) {
+    if (f.verdict == Verdict::kTooFewCalls) {
+      ++untested;
+      continue;
+    }
     if (f.invariant) {
       ++invariant;
       continue;
@@ -251,6 +297,9 @@ std::string RenderComparisonText(const Comparison& c, bool all) {
     std::string label = f.label.find(f.unit) != std::string::npos || f.unit.empty()
                             ? f.label
                             : f.label + " (" + f.unit + ")";
+    if (f.tail > 0)  // what the estimate rests on
+      label = fmt::format("{} ({}; calls merged, {:.0f} and {:.0f} above)", f.label, f.unit,
+                          f.beyond_a, f.beyond_b);
     tables.back().AddRow({f.row, (f.headline ? "* " : "") + label, FormatValue(f.a, f.unit),
                           FormatValue(f.b, f.unit), PercentChange(f.a, f.b), ChangeInterval(f),
                           f.p ? fmt::format("{:.3g}", *f.p) : "-", VerdictText(f.verdict)});
@@ -266,6 +315,11 @@ std::string RenderComparisonText(const Comparison& c, bool all) {
       out += fmt::format("{} figures left out: the same value on every trial of both runs\n",
                          invariant);
   }
+  if (untested)
+    out += fmt::format(
+        "{} latency percentile{} not tested: too few calls (a side needs {:.0f} calls above "
+        "it: 1000 calls for p99, 10000 for p99.9)\n",
+        untested, untested == 1 ? "" : "s", kTailBeyond);
   if (!c.only.empty()) out += "\n";
   for (const std::string& line : c.only) out += line + "\n";
   return Printable(out, true);
@@ -283,11 +337,13 @@ std::string RenderComparisonJson(const Comparison& c) {
               {"b", c.label_b},
               {"test",
                "two-sided Mann-Whitney U; change interval: percentile bootstrap of the "
-               "ratio of the medians, 95%"},
+               "ratio of the medians, 95%; percentiles of latencies (calls merged): Fisher's "
+               "exact test at the pooled percentile, significant at p < 0.05/3, interval from "
+               "each side's 95% order-statistic interval"},
               {"figures", json::array()},
               {"only", c.only}};
   auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-  for (const FigureComparison& f : c.figures)
+  for (const FigureComparison& f : c.figures) {
     doc["figures"].push_back(
         {{"experiment", f.experiment},
          {"row", f.row},
@@ -303,13 +359,22 @@ std::string RenderComparisonJson(const Comparison& c) {
           f.change_low_pct ? json::array({*f.change_low_pct, *f.change_high_pct}) : json(nullptr)},
          {"p", opt(f.p)},
          {"verdict", VerdictKey(f.verdict)}});
+    if (f.tail > 0) {
+      json& t = doc["figures"].back();
+      t["percentile"] = f.tail;
+      t["calls"] = json::array({f.n_a, f.n_b});
+      t["calls_above"] = json::array({f.beyond_a, f.beyond_b});
+      if (!f.why_not.empty()) t["why_not"] = f.why_not;
+    }
+  }
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::vector<const FigureComparison*> Regressions(const Comparison& c, double pct) {
   std::vector<const FigureComparison*> out;
   for (const FigureComparison& f : c.figures) {
-    if (!f.headline || f.verdict != Verdict::kSignificant || !f.change_pct) continue;
+    if (!(f.headline || f.tail >= 99) || f.verdict != Verdict::kSignificant || !f.change_pct)
+      continue;
     const double worse = f.higher_is_better ? -*f.change_pct : *f.change_pct;
     if (worse > pct) out.push_back(&f);
   }

@@ -9,6 +9,10 @@
 //   too few trials        the sample sizes cannot reach p < 0.05 at all
 //                         (2 and 2 trials: 1/3 at best; 3 and 3: 0.1)
 //   one trial             a side has a single trial
+// Each latency both rows have (a row's calls merged over its trials) is
+// compared at p50, p99 and p99.9 too, by core/tails.h's quantile test:
+//   significant           p < 0.05 / 3
+//   too few calls         fewer than 10 calls a side expected above it
 // docs/report.md explains the choice.
 #pragma once
 
@@ -21,12 +25,12 @@
 
 namespace writelab {
 
-enum class Verdict { kSignificant, kWithinNoise, kTooFewTrials, kCannotTell };
+enum class Verdict { kSignificant, kWithinNoise, kTooFewTrials, kCannotTell, kTooFewCalls };
 
 // The verdict on two summaries of the same figure (their samples).
 Verdict CompareSummaries(const Summary& a, const Summary& b);
 const char* VerdictText(Verdict v);
-// "significant", "within-noise", "too-few-trials", "one-trial".
+// "significant", "within-noise", "too-few-trials", "one-trial", "too-few-calls".
 const char* VerdictKey(Verdict v);
 
 // Percent change from a to b ("+12.3%", "-4.0%"), "-" when a is 0 or not finite.
@@ -47,6 +51,12 @@ struct FigureComparison {
   size_t n_a = 0, n_b = 0;  // trials
   // The same value on every trial of both: nothing to compare (write calls 32 and 32).
   bool invariant = false;
+  // A percentile of a latency, calls merged over the trials (tail > 0: 99
+  // for p99): n_a and n_b are calls, and beyond_* the calls each side has
+  // above the percentile, what its estimate rests on.
+  double tail = 0;
+  double beyond_a = 0, beyond_b = 0;
+  std::string why_not;  // kTooFewCalls: "too few calls for p99.9 (needs 10000 a side; ...)"
 };
 
 // The bootstrap's draws one comparison may make in all (resamples x the
@@ -76,7 +86,15 @@ std::expected<std::string, std::string> CompareDocuments(const Document& a, cons
 // The comparison as JSON (docs/report.md).
 std::string RenderComparisonJson(const Comparison& c);
 
-// Headline figures that got significantly worse by more than pct percent.
+// Whether a larger value of a figure in this unit is better (MB/s) or
+// worse (s, ms, us, ns).
+bool HigherIsBetterUnit(const std::string& unit);
+// The figure an experiment is compared by: its compare figure, else its
+// table's first.
+std::string HeadlineFigure(const ExperimentResult& e);
+
+// Headline figures, and p99 and p99.9 of every latency, that got
+// significantly worse by more than pct percent.
 std::vector<const FigureComparison*> Regressions(const Comparison& c, double pct);
 
 }  // namespace writelab
