@@ -72,7 +72,7 @@ std::string StepText(const std::optional<TrendStep>& s) {
   if (!s || !s->change_pct) return "";
   std::string text = fmt::format("{:+.1f}%", *s->change_pct);
   if (s->significant) return text + " (significant, p " + fmt::format("{:.2g}", *s->p) + ")";
-  return text + (s->p ? " (within noise)" : "");
+  return text + " (" + VerdictText(s->verdict) + ")";
 }
 
 }  // namespace
@@ -95,6 +95,7 @@ Result<std::vector<TrendPoint>> HistoryStore::Trend(const TrendQuery& q) const {
     args.push_back(q.runs.kernel);
   }
   if (!q.runs.label.empty()) sql += " AND r.label = ?", args.push_back(q.runs.label);
+  if (q.runs.up_to_run > 0) sql += " AND r.id <= " + std::to_string(q.runs.up_to_run);
   sql += " ORDER BY r.started_at, r.id, f.experiment_index, f.rowid";
   auto st = Statement::Prepare(db(), sql, what);
   if (!st) return std::unexpected(st.error());
@@ -159,8 +160,9 @@ std::vector<std::optional<TrendStep>> TrendSteps(const std::vector<TrendPoint>& 
       sb.samples = p.samples, sb.n = p.n;
       if (sa.samples.size() >= 2 && sb.samples.size() >= 2) {
         s.p = MannWhitneyP(sa.samples, sb.samples);
-        s.significant = CompareSummaries(sa, sb) == Verdict::kSignificant;
       }
+      s.verdict = CompareSummaries(sa, sb);
+      s.significant = s.verdict == Verdict::kSignificant;
       out[i] = s;
     }
     last[p.series] = i;

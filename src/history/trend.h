@@ -13,6 +13,7 @@
 
 #include "history/changepoint.h"
 #include "history/store.h"
+#include "report/compare.h"
 #include "report/html.h"
 
 namespace writelab {
@@ -22,6 +23,9 @@ struct TrendStep {
   std::optional<double> change_pct;  // median against the previous median
   std::optional<double> p;           // Mann-Whitney over the two runs' trials
   bool significant = false;          // p < 0.05
+  // compare's verdict on the same trials, so that trend, compare and check
+  // say the same of one pair of runs ("too few trials to tell").
+  Verdict verdict = Verdict::kCannotTell;
 };
 
 // The step of each point (nullopt for a series' first point), in order.
