@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -15,7 +16,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
+#include "core/document_json.h"
+#include "core/histogram.h"
 #include "harness.h"
 
 namespace writelab::testing {
@@ -88,7 +92,8 @@ TEST(History, ChecksFindTheRegressionOfAPhysicallySlowerRun) {
   EXPECT_EQ(labelled.exit_code, 3) << labelled.out << labelled.err;
   EXPECT_NE(labelled.out.find("against run 1"), std::string::npos) << labelled.out;
   // An older run, named: checked against the one before it.
-  RunResult named = RunWritelab({"history", "check", "3", "--history", history});
+  RunResult named =
+      RunWritelab({"history", "check", "3", "--history", history, "--fail-on-regression", "400"});
   EXPECT_EQ(named.exit_code, 0) << named.out << named.err;
   EXPECT_NE(named.out.find("history check: run 3 "), std::string::npos) << named.out;
   EXPECT_NE(named.out.find("against run 2"), std::string::npos) << named.out;
@@ -125,6 +130,78 @@ TEST(History, ChecksFindTheRegressionOfAPhysicallySlowerRun) {
   EXPECT_EQ(show.exit_code, 0) << show.err;
   EXPECT_NE(show.out.find("label:"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("base-3"), std::string::npos) << show.out;
+}
+
+// A stream result of `trials` trials whose throughput is near mb_s and whose
+// fdatasync calls (1000 a trial) are log-normal with the given spread.
+std::string SeriesRun(const std::string& dir, int i, double mb_s, double sigma) {
+  Document doc;
+  doc.host.hostname = "series-host";
+  doc.host.kernel = "6.18.0";
+  doc.started_at = fmt::format("2026-12-05T10:{:02}:00Z", i);
+  doc.command_line = "writelab stream --size 1G";
+  ExperimentResult e;
+  e.name = "stream";
+  e.table = {"mb_s"};
+  Row r;
+  r.name = "plain";
+  const double wobble = 1 + 0.01 * ((i * 7) % 5 - 2);  // fixed, about 1%
+  r.figures = {{"mb_s", "MB/s", "MB/s", "all",
+                Summarize({mb_s * wobble * 0.99, mb_s * wobble, mb_s * wobble * 1.01, mb_s * wobble,
+                           mb_s * wobble * 1.005})}};
+  Histogram h;
+  std::mt19937_64 rng(static_cast<uint64_t>(i));
+  std::lognormal_distribution<double> d(std::log(1e6), sigma);
+  for (int n = 0; n < 5000; ++n) h.Record(static_cast<uint64_t>(d(rng)));
+  r.latencies.push_back(Latency::From(h, "sync", "fdatasync", "the call"));
+  e.rows.push_back(r);
+  doc.experiments.push_back(e);
+  const std::string path = dir + "/run" + std::to_string(i) + ".json";
+  std::ofstream(path) << ToJson(doc);
+  return path;
+}
+
+// history check over the series and the tails (issue 46): 16 runs whose
+// throughput drops 30% at the 13th are failed at the 16th, naming the change
+// point's run, though each pair of neighbouring runs has too few trials to
+// tell; a run whose fdatasync p99 is 25% higher at the same median is failed
+// against the run before by the tail test.
+TEST(History, CheckFindsAChangePointInTheSeriesAndARegressionInTheTail) {
+  ScratchDir work("history-series");
+  const std::string history = work.path() + "/h.sqlite";
+  for (int i = 1; i <= 16; ++i) {
+    RunResult in =
+        RunWritelab({"history", "import", SeriesRun(work.path(), i, i < 13 ? 1000 : 700, 0.5),
+                     "--history", history});
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+  }
+  RunResult check =
+      RunWritelab({"history", "check", "--history", history, "--fail-on-regression", "10"});
+  EXPECT_EQ(check.exit_code, 3) << check.out << check.err;
+  EXPECT_NE(check.err.find("regression: stream: plain mb_s: change point at run 13: -30"),
+            std::string::npos)
+      << check.err;
+  EXPECT_NE(check.out.find("series: 1 change point in"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("at run 13 (after run 12)"), std::string::npos) << check.out;
+  RunResult tolerant =
+      RunWritelab({"history", "check", "--history", history, "--fail-on-regression", "40"});
+  EXPECT_EQ(tolerant.exit_code, 0) << tolerant.out << tolerant.err;
+  RunResult old = RunWritelab(
+      {"history", "check", "--history", history, "--recent", "3", "--fail-on-regression", "10"});
+  EXPECT_EQ(old.exit_code, 0) << "4 runs back: " << old.out << old.err;
+
+  const double wider = 0.5 + std::log(1.25) / 2.3263;  // p99 25% higher, same median
+  RunResult in = RunWritelab(
+      {"history", "import", SeriesRun(work.path(), 17, 700, wider), "--history", history});
+  ASSERT_EQ(in.exit_code, 0) << in.err;
+  RunResult tail = RunWritelab(
+      {"history", "check", "--history", history, "--recent", "3", "--fail-on-regression", "10"});
+  EXPECT_EQ(tail.exit_code, 3) << tail.out << tail.err;
+  EXPECT_NE(tail.err.find("regression: stream: plain fdatasync p99 +"), std::string::npos)
+      << tail.err;
+  EXPECT_EQ(tail.err.find("fdatasync p50"), std::string::npos) << tail.err;
+  EXPECT_NE(tail.out.find("fdatasync p99 (ms; calls merged, 50 and 50 above)"), std::string::npos)
+      << tail.out;
 }
 
 // A damaged history: the run reports it with the path, in one line, and

@@ -3,6 +3,8 @@
 // across the runs kept, the change points of every figure's series, and the
 // newest run (or one named) against a baseline with compare's significance test
 // (docs/history.md).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -112,6 +114,7 @@ struct CheckOptions {
   std::string run;       // the run checked ("": the newest)
   std::string baseline;  // LABEL or RUN
   double fail_on_regression = 0;
+  size_t recent = 5;  // runs back a series' change point counts
 };
 
 // The baseline the run is checked against, and why that one; an
@@ -177,6 +180,57 @@ std::expected<std::optional<StoredRun>, std::string> CheckedRun(const HistorySto
   return std::optional<StoredRun>(*got);
 }
 
+// Whether a change point is a regression check fails on: a headline figure
+// of its experiment or a per-trial tail (a "p99" key), worse by more than pct.
+bool SeriesRegression(const SeriesChange& c, const Document& checked, double pct) {
+  bool watched = c.figure.find("p99") != std::string::npos;
+  for (const ExperimentResult& e : checked.experiments)
+    watched = watched || (e.name == c.experiment && HeadlineFigure(e) == c.figure);
+  const double worse = HigherIsBetterUnit(c.unit) ? -c.change.change_pct : c.change.change_pct;
+  return watched && worse > pct;
+}
+
+// The series up to the checked run: its experiments' change points on its
+// host that still hold at it and are recent (after the baseline when one was
+// named). Prints them; returns how many are regressions, or an error line.
+std::expected<size_t, std::string> CheckSeries(const HistoryStore& store, const CheckOptions& o,
+                                               const StoredRun& checked, const StoredRun& base,
+                                               const Document& doc) {
+  RecentChangesQuery q;
+  for (const ExperimentResult& e : doc.experiments)
+    if (std::find(q.experiments.begin(), q.experiments.end(), e.name) == q.experiments.end())
+      q.experiments.push_back(e.name);
+  q.host = checked.record.hostname;
+  q.up_to_run = checked.id;
+  q.after_run = o.baseline.empty() ? 0 : base.id;
+  q.recent = o.recent;
+  auto found = RecentChanges(store, q);
+  if (!found) return std::unexpected(found.error().Message());
+  std::string out = fmt::format(
+      "\nseries: {} change point{} in {} series on {} up to run {} that still hold{} "
+      "(E-divisive means with a t-test, p < {:g}; a change shows once {} runs follow it)\n",
+      found->changes.size(), found->changes.size() == 1 ? "" : "s", found->series, q.host,
+      checked.id,
+      q.after_run > 0 ? fmt::format(", after run {}", q.after_run)
+                      : fmt::format(", in the last {} runs", q.recent),
+      q.options.max_p, std::max<size_t>(q.options.min_segment, 2));
+  size_t worse = 0;
+  for (const SeriesChange& c : found->changes) {
+    out += c.experiment + ": " + RenderChange(c);
+    if (!SeriesRegression(c, doc, o.fail_on_regression)) continue;
+    ++worse;
+    std::fputs(Printable(fmt::format("writelab: regression: {}: {} {}: change point at run {}: "
+                                     "{:+.1f}% (p {:.2g})\n",
+                                     c.experiment, c.row, c.figure, c.run_at, c.change.change_pct,
+                                     c.change.p_value),
+                         true)
+                   .c_str(),
+               stderr);
+  }
+  std::fputs(Printable(out, true).c_str(), stdout);
+  return worse;
+}
+
 int RunCheck(const CheckOptions& o) {
   auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
   if (!store) return Report(store.error());
@@ -215,9 +269,14 @@ int RunCheck(const CheckOptions& o) {
   for (const FigureComparison* f : worse)
     std::fprintf(stderr, "writelab: regression: %s: %s %s %s (p %.3g)\n", f->experiment.c_str(),
                  f->row.c_str(), f->label.c_str(), PercentChange(f->a, f->b).c_str(), *f->p);
-  if (worse.empty())
-    std::printf("no headline figure significantly worse by more than %g%%\n", o.fail_on_regression);
-  return worse.empty() ? kExitOk : kExitRegression;
+  auto series = CheckSeries(*store, o, **checked, **base, *b);
+  if (!series) return PrintError(series.error()), kExitRunFailed;
+  if (worse.empty() && *series == 0)
+    std::printf(
+        "no headline figure or tail (a latency's p99 or p99.9) significantly worse by more than "
+        "%g%%, against the baseline or in the series\n",
+        o.fail_on_regression);
+  return worse.empty() && *series == 0 ? kExitOk : kExitRegression;
 }
 
 void AddChangesCommand(CLI::App& history, CommandAction* action) {
@@ -308,8 +367,10 @@ void AddHistoryQueryCommands(CLI::App& history, CommandAction* action) {
   CLI::App* check = history.add_subcommand(
       "check",
       "A run (default: the newest) against a baseline (default: the previous run of the same "
-      "command on the same host and target), with compare's significance test; exit 3 when a "
-      "headline figure got significantly worse by more than --fail-on-regression percent");
+      "command on the same host and target), with compare's significance tests, and the change "
+      "points of each figure's series up to the run; exit 3 when a headline figure, or a "
+      "latency's p99 or p99.9, got significantly worse by more than --fail-on-regression "
+      "percent");
   AddHistoryFileOption(*check, c->file);
   check->add_option("run", c->run, "The run to check, by id (writelab history list)")
       ->option_text("RUN");
@@ -317,6 +378,12 @@ void AddHistoryQueryCommands(CLI::App& history, CommandAction* action) {
       ->add_option("--baseline", c->baseline,
                    "A run id, or a label: the latest run with that --label")
       ->option_text("LABEL|RUN");
+  check
+      ->add_option("--recent", c->recent,
+                   "Fail on a change point of the series up to the run only when it is at most N "
+                   "runs back (default 5; with --baseline: any after the baseline)")
+      ->option_text("N")
+      ->check(CLI::PositiveNumber);
   check
       ->add_option("--fail-on-regression", c->fail_on_regression,
                    "Exit 3 only for a significant regression beyond PCT percent (default 0: any)")

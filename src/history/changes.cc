@@ -83,8 +83,9 @@ Status ChangesOfFigure(const HistoryStore& store, const ChangesQuery& q, const s
       if (!before) return std::unexpected(before.error());
       auto after = RunOf(store, b.run_id, runs);
       if (!after) return std::unexpected(after.error());
-      found.changes.push_back({figure, b.figure_label, b.unit, b.hostname, b.row, series.size(), cp,
-                               a.run_id, b.run_id, WhatChanged(**before, a, **after, b)});
+      found.changes.push_back({q.experiment, figure, b.figure_label, b.unit, b.hostname, b.row,
+                               series.size(), cp, a.run_id, b.run_id,
+                               WhatChanged(**before, a, **after, b)});
     }
   }
   return {};
@@ -109,12 +110,49 @@ Result<ChangesFound> FindChanges(const HistoryStore& store, const ChangesQuery& 
 
 namespace {
 
+// Of each series' changes, the last, where it is recent as q asks.
+void KeepRecent(const RecentChangesQuery& q, std::vector<SeriesChange>& changes) {
+  std::map<std::tuple<std::string, std::string, std::string>, SeriesChange> last;
+  for (SeriesChange& c : changes) {
+    auto [at, added] = last.try_emplace({c.figure, c.host, c.row}, c);
+    if (!added && c.run_at > at->second.run_at) at->second = std::move(c);
+  }
+  changes.clear();
+  for (auto& [key, c] : last)
+    if (q.after_run > 0 ? c.run_at > q.after_run : c.change.after_n <= q.recent)
+      changes.push_back(std::move(c));
+}
+
+}  // namespace
+
+Result<ChangesFound> RecentChanges(const HistoryStore& store, const RecentChangesQuery& q) {
+  ChangesFound all;
+  for (const std::string& experiment : q.experiments) {
+    ChangesQuery one;
+    one.experiment = experiment;
+    one.runs.host = q.host;
+    one.runs.up_to_run = q.up_to_run;
+    one.options = q.options;
+    auto found = FindChanges(store, one);
+    if (!found) return std::unexpected(found.error());
+    KeepRecent(q, found->changes);
+    all.series += found->series;
+    all.figures += found->figures;
+    for (SeriesChange& c : found->changes) all.changes.push_back(std::move(c));
+  }
+  return all;
+}
+
+namespace {
+
 std::string Percent(double pct) {
   if (!std::isfinite(pct)) return pct > 0 ? "+inf%" : "-inf%";
   return fmt::format("{:+.1f}%", pct);
 }
 
-std::string ChangeText(const SeriesChange& c) {
+}  // namespace
+
+std::string RenderChange(const SeriesChange& c) {
   const ChangePoint& p = c.change;
   std::string what = c.figure_label.empty() ? c.figure : c.figure + " (" + c.figure_label + ")";
   std::string out = fmt::format(
@@ -129,8 +167,6 @@ std::string ChangeText(const SeriesChange& c) {
   return out + "  also changed at that run: " + also + "\n";
 }
 
-}  // namespace
-
 std::string RenderChangesText(const ChangesQuery& q, const ChangesFound& found) {
   std::string head = fmt::format(
       "history changes: {}{}{}: {} {} in {} series of {} figure{} (E-divisive means with a "
@@ -139,7 +175,7 @@ std::string RenderChangesText(const ChangesQuery& q, const ChangesFound& found) 
       found.changes.size(), found.changes.size() == 1 ? "change" : "changes", found.series,
       found.figures, found.figures == 1 ? "" : "s", q.options.max_p,
       std::max<size_t>(q.options.min_segment, 2));
-  for (const SeriesChange& c : found.changes) head += ChangeText(c);
+  for (const SeriesChange& c : found.changes) head += RenderChange(c);
   return head;
 }
 

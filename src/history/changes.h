@@ -28,6 +28,7 @@ struct ChangesQuery {
 };
 
 struct SeriesChange {
+  std::string experiment;
   std::string figure, figure_label, unit;
   std::string host, row;
   size_t runs = 0;  // points in the series
@@ -57,5 +58,22 @@ std::vector<std::string> WhatChanged(const StoredRun& before, const TrendPoint& 
 
 // "fsync sync_max_ms: 1 change in 24 runs" and a paragraph per change.
 std::string RenderChangesText(const ChangesQuery& q, const ChangesFound& found);
+// One change's paragraph: where, its size with interval and p, what else changed.
+std::string RenderChange(const SeriesChange& c);
+
+// `history check` over the series: the change points of these experiments'
+// series on one host, up to (and with) run up_to_run, that still hold there
+// (each series' last change) and are recent: at most `recent` runs back from
+// the end of the series, or, where after_run > 0, at a run after that one.
+// A change can be found once min_segment runs follow it (3 by default), so
+// it shows that many runs late, placed at the run where it began.
+struct RecentChangesQuery {
+  std::vector<std::string> experiments;
+  std::string host;
+  int64_t up_to_run = 0, after_run = 0;
+  size_t recent = 5;
+  ChangePointOptions options;
+};
+Result<ChangesFound> RecentChanges(const HistoryStore& store, const RecentChangesQuery& q);
 
 }  // namespace writelab

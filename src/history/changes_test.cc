@@ -106,6 +106,39 @@ TEST(HistoryChanges, TheSameRunsWithoutTheStepReportNothing) {
             std::string::npos);
 }
 
+// history check over the series (issue 46): the step at run 13 is found
+// once three runs follow it, placed at run 13; at run 24 it is 12 runs back,
+// no longer recent, unless the baseline is older than it.
+TEST(HistoryChanges, CheckFindsAChangeUpToTheRunCheckedWhileItIsRecent) {
+  TempDir dir("changes-check");
+  HistoryStore store = Filled(dir, -0.30);
+  RecentChangesQuery q;
+  q.experiments = {"stream"};
+  q.host = FixedDocument().host.hostname;
+  auto at = [&](int64_t up_to, int64_t after = 0) {
+    q.up_to_run = up_to, q.after_run = after;
+    auto found = RecentChanges(store, q);
+    EXPECT_TRUE(found.has_value());
+    return found ? found->changes : std::vector<SeriesChange>{};
+  };
+  EXPECT_TRUE(at(12).empty()) << "nothing changed yet";
+  EXPECT_TRUE(at(14).empty()) << "two runs after the change cannot show it";
+  EXPECT_EQ(at(15).size(), 1u) << "three can";
+  const auto found = at(16);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].experiment, "stream");
+  EXPECT_EQ(found[0].figure, "mb_s");
+  EXPECT_EQ(found[0].run_at, 13);
+  EXPECT_NEAR(found[0].change.change_pct, -30, 5);
+  EXPECT_EQ(found[0].runs, 16u) << "the series stops at the run checked";
+  EXPECT_NE(RenderChange(found[0]).find("at run 13 (after run 12)"), std::string::npos);
+  EXPECT_TRUE(at(24).empty()) << "12 runs back: not among the last 5";
+  ASSERT_EQ(at(24, 10).size(), 1u) << "after the baseline, run 10";
+  EXPECT_TRUE(at(24, 13).empty()) << "the baseline is already past the change";
+  q.host = "another-host";
+  EXPECT_TRUE(at(16).empty());
+}
+
 TEST(HistoryChanges, ARowTwiceInARunContinuesTwoSeries) {
   std::vector<TrendPoint> points;
   for (int64_t run = 1; run <= 3; ++run)

@@ -34,6 +34,7 @@ struct RunFilter {
   std::string host;    // hostname, exactly
   std::string kernel;  // kernel release, or its prefix ending in '*' ("6.1*")
   std::string label;
+  int64_t up_to_run = 0;  // > 0: only runs with this id or a lower one
 };
 
 // One point of a trend: a figure of one row in one run.
