@@ -19,6 +19,7 @@
 #include "io/own_files.h"
 #include "mpi/session.h"
 #include "port/no_memory.h"
+#include "telemetry/canary.h"
 #include "telemetry/identify.h"
 #include "testbed/journal.h"
 #include "testbed/scoped_change.h"
@@ -188,6 +189,8 @@ Status RunUnderSchedulers(const Running& r, const std::string& dir, const Target
   if (schedulers.empty() && t.all_schedulers_by_default && journal && exists && S_ISBLK(st.st_mode))
     schedulers = target.schedulers;
   if (schedulers.empty()) schedulers.push_back("");
+  // Once per run, on its first target, before its first step.
+  if (doc.canary.figures.empty()) doc.canary = MeasureCanary(where);
   for (const std::string& sched : schedulers) {
     if (ctx.Interrupted()) return std::unexpected(PlainError("interrupted"));
     const size_t before = doc.experiments.size();

@@ -135,6 +135,9 @@ void to_json(json& j, const Document& d) {
        {"recommendations", d.recommendations}};
   if (!d.label.empty()) j["label"] = d.label;
   if (!d.ranks.empty()) j["mpi"] = {{"library", d.mpi_library}, {"ranks", d.ranks}};
+  if (!d.canary.figures.empty() || !d.canary.note.empty())
+    j["canary"] = {
+        {"where", d.canary.where}, {"figures", d.canary.figures}, {"note", d.canary.note}};
 }
 
 std::string ToJson(const Document& doc) { return json(doc).dump(2) + "\n"; }

@@ -397,6 +397,11 @@ Document ReadDocument(const Node& n) {
     d.mpi_library = v["library"].String();
     d.ranks = List<RankInfo>(v["ranks"], ReadRank);
   });
+  n.IfPresent("canary", [&](const Node& v) {
+    d.canary.where = v["where"].String();
+    d.canary.figures = List<Figure>(v["figures"], ReadFigure);
+    d.canary.note = v["note"].String();
+  });
   return d;
 }
 

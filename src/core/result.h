@@ -228,6 +228,16 @@ struct Recommendation {
   std::string text;
 };
 
+// The noise canary: a short fixed measurement taken before a run's first
+// step, the same in every run (a CPU loop, 4 KiB write + fdatasync calls on
+// the run's first target), whose drift between runs on one host marks a run
+// made on a disturbed machine (history changes and check say so).
+struct Canary {
+  std::string where;            // the directory whose file system took the fdatasync calls
+  std::vector<Figure> figures;  // cpu_loop_ms, fdatasync_us; empty: not measured
+  std::string note;             // what was not measured, and why
+};
+
 struct Document {
   int schema_version = kSchemaVersion;
   std::string writelab_version;
@@ -243,6 +253,7 @@ struct Document {
   // empty for a run on one machine.
   std::string mpi_library;
   std::vector<RankInfo> ranks;
+  Canary canary;
 };
 
 }  // namespace writelab
