@@ -154,6 +154,8 @@ std::string SeriesRun(const std::string& dir, int i, double mb_s, double sigma) 
   std::lognormal_distribution<double> d(std::log(1e6), sigma);
   for (int n = 0; n < 5000; ++n) h.Record(static_cast<uint64_t>(d(rng)));
   r.latencies.push_back(Latency::From(h, "sync", "fdatasync", "the call"));
+  const double cpu = i == 17 ? 9.0 : 4.5;  // run 17 on a busy machine
+  doc.canary.figures = {{"cpu_loop_ms", "CPU loop", "ms", "", Summarize({cpu, cpu, cpu})}};
   e.rows.push_back(r);
   doc.experiments.push_back(e);
   const std::string path = dir + "/run" + std::to_string(i) + ".json";
@@ -200,6 +202,11 @@ TEST(History, CheckFindsAChangePointInTheSeriesAndARegressionInTheTail) {
   EXPECT_NE(tail.err.find("regression: stream: plain fdatasync p99 +"), std::string::npos)
       << tail.err;
   EXPECT_EQ(tail.err.find("fdatasync p50"), std::string::npos) << tail.err;
+  EXPECT_NE(tail.out.find("canary: run 17 was made on a disturbed machine (CPU loop 2.0x this "
+                          "host's median)"),
+            std::string::npos)
+      << tail.out;
+  EXPECT_EQ(check.out.find("canary:"), std::string::npos) << check.out;
   EXPECT_NE(tail.out.find("fdatasync p99 (ms; calls merged, 50 and 50 above)"), std::string::npos)
       << tail.out;
 }

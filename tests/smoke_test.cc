@@ -53,6 +53,10 @@ TEST_F(Smoke, EveryExperimentRunsOnce) {
          "100ms"}}) {
     const json doc = Run(args);
     EXPECT_GT(Rows(doc), 0u) << args.front();
+    // Every run's noise canary, taken where it ran (stride: a file's directory).
+    ASSERT_TRUE(doc.contains("canary")) << args.front();
+    EXPECT_EQ(doc["canary"]["where"], d) << args.front();
+    EXPECT_EQ(doc["canary"]["figures"].size(), 2u) << args.front() << doc["canary"].dump();
   }
 }
 
@@ -68,6 +72,12 @@ TEST_F(Smoke, ReportCompareAndHistoryReadWhatARunWrote) {
   RunResult list = RunWritelab({"history", "list", "--history", history});
   EXPECT_EQ(list.exit_code, 0) << list.err;
   EXPECT_NE(list.out.find("2 runs"), std::string::npos) << list.out;
+  RunResult canary = RunWritelab({"history", "trend", "--history", history, "--experiment",
+                                  "canary", "--figure", "fdatasync_us"});
+  EXPECT_EQ(canary.exit_code, 0) << canary.err;
+  EXPECT_NE(canary.out.find("canary fdatasync_us (4 KiB write + fdatasync, us): 2 runs"),
+            std::string::npos)
+      << canary.out;
 }
 
 TEST_F(Smoke, RunAndCleanupRun) {

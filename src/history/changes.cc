@@ -7,7 +7,9 @@
 #include <map>
 #include <tuple>
 
+#include "core/stats.h"
 #include "core/units.h"
+#include "history/record.h"
 
 namespace writelab {
 
@@ -66,8 +68,38 @@ Result<const StoredRun*> RunOf(const HistoryStore& store, int64_t id,
   return &cache.emplace(id, std::move(*run)).first->second;
 }
 
+// The runs of points whose median exceeds `drift` times their host's median.
+void Drifted(const std::vector<TrendPoint>& points, double drift, const char* what,
+             std::map<int64_t, std::string>& out) {
+  std::map<std::string, std::vector<double>> by_host;
+  for (const TrendPoint& p : points) by_host[p.hostname].push_back(p.median);
+  std::map<std::string, double> median;
+  for (auto& [host, values] : by_host) median[host] = Summarize(values).median;
+  for (const TrendPoint& p : points) {
+    const double m = median[p.hostname];
+    if (!(m > 0) || !(p.median > drift * m)) continue;
+    std::string& why = out[p.run_id];
+    why +=
+        fmt::format("{}{} {:.1f}x this host's median", why.empty() ? "" : ", ", what, p.median / m);
+  }
+}
+
+// The disturbed runs among those tested each side of a change.
+std::vector<std::string> DisturbedAround(const std::vector<TrendPoint>& points,
+                                         const std::vector<size_t>& series, const ChangePoint& cp,
+                                         const std::map<int64_t, std::string>& disturbed) {
+  std::vector<std::string> out;
+  const size_t from = cp.index - std::min(cp.index, cp.before_n);
+  const size_t to = std::min(series.size(), cp.index + cp.after_n);
+  for (size_t i = from; i < to; ++i)
+    if (auto d = disturbed.find(points[series[i]].run_id); d != disturbed.end())
+      out.push_back("run " + std::to_string(d->first) + ": " + d->second);
+  return out;
+}
+
 // The changes of one figure's series.
 Status ChangesOfFigure(const HistoryStore& store, const ChangesQuery& q, const std::string& figure,
+                       const std::map<int64_t, std::string>& disturbed,
                        std::map<int64_t, StoredRun>& runs, ChangesFound& found) {
   auto points = store.Trend({q.experiment, figure, q.row, q.runs});
   if (!points) return std::unexpected(points.error());
@@ -85,7 +117,8 @@ Status ChangesOfFigure(const HistoryStore& store, const ChangesQuery& q, const s
       if (!after) return std::unexpected(after.error());
       found.changes.push_back({q.experiment, figure, b.figure_label, b.unit, b.hostname, b.row,
                                series.size(), cp, a.run_id, b.run_id,
-                               WhatChanged(**before, a, **after, b)});
+                               WhatChanged(**before, a, **after, b),
+                               DisturbedAround(*points, series, cp, disturbed)});
     }
   }
   return {};
@@ -100,12 +133,27 @@ Result<ChangesFound> FindChanges(const HistoryStore& store, const ChangesQuery& 
     if (!known) return std::unexpected(known.error());
     figures = std::move(*known);
   }
+  auto disturbed = DisturbedRuns(store, q.runs);
+  if (!disturbed) return std::unexpected(disturbed.error());
   ChangesFound found;
   std::map<int64_t, StoredRun> runs;
   for (const std::string& figure : figures)
-    if (Status s = ChangesOfFigure(store, q, figure, runs, found); !s)
+    if (Status s = ChangesOfFigure(store, q, figure, *disturbed, runs, found); !s)
       return std::unexpected(s.error());
   return found;
+}
+
+Result<std::map<int64_t, std::string>> DisturbedRuns(const HistoryStore& store,
+                                                     const RunFilter& runs) {
+  std::map<int64_t, std::string> out;
+  const std::pair<const char*, double> parts[] = {{"cpu_loop_ms", kCanaryCpuDrift},
+                                                  {"fdatasync_us", kCanarySyncDrift}};
+  for (const auto& [figure, drift] : parts) {
+    auto points = store.Trend({kCanaryExperiment, figure, kCanaryExperiment, runs});
+    if (!points) return std::unexpected(points.error());
+    Drifted(*points, drift, figure == parts[0].first ? "CPU loop" : "fdatasync", out);
+  }
+  return out;
 }
 
 namespace {
@@ -161,10 +209,18 @@ std::string RenderChange(const SeriesChange& c) {
       what, c.row, c.host, c.run_at, c.run_before, FormatValue(p.before_mean, c.unit),
       FormatValue(p.after_mean, c.unit), Percent(p.change_pct), Percent(p.ci_low_pct),
       Percent(p.ci_high_pct), p.p_value, p.before_n, p.after_n);
-  if (c.also_changed.empty()) return out + "  nothing else recorded changed at that run\n";
-  std::string also;
-  for (const std::string& s : c.also_changed) also += (also.empty() ? "" : "; ") + s;
-  return out + "  also changed at that run: " + also + "\n";
+  auto joined = [](const std::vector<std::string>& parts) {
+    std::string all;
+    for (const std::string& s : parts) all += (all.empty() ? "" : "; ") + s;
+    return all;
+  };
+  if (c.also_changed.empty())
+    out += "  nothing else recorded changed at that run\n";
+  else
+    out += "  also changed at that run: " + joined(c.also_changed) + "\n";
+  if (!c.disturbed.empty())
+    out += "  made on a disturbed machine, by their noise canary: " + joined(c.disturbed) + "\n";
+  return out;
 }
 
 std::string RenderChangesText(const ChangesQuery& q, const ChangesFound& found) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct SeriesChange {
   // What differed between those two runs: "kernel 6.1.0 -> 6.18.0", "test
   // bed ext4:dirty=256M -> ext4:dirty=64M", "command line ...".
   std::vector<std::string> also_changed;
+  // Runs among those tested each side that were made on a disturbed machine,
+  // by their noise canary: "run 14: CPU loop 1.6x this host's median".
+  std::vector<std::string> disturbed;
 };
 
 struct ChangesFound {
@@ -47,6 +51,14 @@ struct ChangesFound {
 // Every change of every series the query selects, in figure, host, row and
 // run order.
 Result<ChangesFound> FindChanges(const HistoryStore& store, const ChangesQuery& q);
+
+// Runs made on a disturbed machine, by their noise canary: a CPU loop more
+// than kCanaryCpuDrift times, or fdatasync more than kCanarySyncDrift times,
+// the median of the same host's runs that the filter selects. Run id -> why
+// ("CPU loop 1.6x this host's median").
+inline constexpr double kCanaryCpuDrift = 1.3, kCanarySyncDrift = 3.0;
+Result<std::map<int64_t, std::string>> DisturbedRuns(const HistoryStore& store,
+                                                     const RunFilter& runs);
 
 // The series of points, split as described above: each a run-ordered list
 // of indexes into points.

@@ -42,6 +42,10 @@ Document RunWith(int i, double value, const std::string& testbed) {
   ExperimentResult& e = doc.experiments[0];
   e.testbed = testbed;
   e.rows[0].figures[0].value = Summarize({value * 0.99, value, value * 1.01});
+  // The noise canary: the same but for run 14, made while the machine was busy.
+  const double cpu = i == 13 ? 10 : 5 + 0.01 * (i % 3);
+  doc.canary.figures = {{"cpu_loop_ms", "CPU loop", "ms", "", Summarize({cpu, cpu, cpu})},
+                        {"fdatasync_us", "fdatasync", "us", "", Summarize({500, 510, 490})}};
   return doc;
 }
 
@@ -78,10 +82,22 @@ TEST(HistoryChanges, AStepIsFoundWhereTheTestBedChangedAndNamesIt) {
   EXPECT_LT(c.change.p_value, 0.001);
   ASSERT_FALSE(c.also_changed.empty());
   EXPECT_EQ(c.also_changed[0], "test bed ext4:dirty=256M -> ext4:dirty=64M");
+  ASSERT_EQ(c.disturbed.size(), 1u);
+  EXPECT_EQ(c.disturbed[0], "run 14: CPU loop 2.0x this host's median");
   const std::string text = RenderChangesText(q, *found);
   EXPECT_NE(text.find("1 change in 3 series of 3 figures"), std::string::npos) << text;
   EXPECT_NE(text.find("at run 13 (after run 12)"), std::string::npos) << text;
   EXPECT_NE(text.find("also changed at that run: test bed"), std::string::npos) << text;
+  EXPECT_NE(text.find("made on a disturbed machine, by their noise canary: run 14: CPU loop"),
+            std::string::npos)
+      << text;
+  // The canary is a series of its own, kept and searched like any other.
+  ChangesQuery canary;
+  canary.experiment = "canary";
+  auto machine = FindChanges(store, canary);
+  ASSERT_OK(machine);
+  EXPECT_EQ(machine->figures, 2u);
+  EXPECT_TRUE(machine->changes.empty()) << "one busy run is not a change of level";
   // trend marks it on the same run.
   TrendQuery t{"stream", "mb_s", "plain", {}};
   auto points = store.Trend(t);

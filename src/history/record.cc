@@ -91,32 +91,45 @@ RunRecord RunRecordOf(const Document& doc) {
   return r;
 }
 
+namespace {
+
+FigureRecord RecordOf(int index, const ExperimentResult& e, const std::string& row,
+                      const Figure& f) {
+  FigureRecord r;
+  r.experiment_index = index;
+  r.experiment = e.name;
+  r.testbed = e.testbed;
+  r.scheduler = e.scheduler;
+  r.mpi_rank = e.rank;
+  r.row = row;
+  r.figure = f.key;
+  r.label = f.label;
+  r.unit = f.unit;
+  r.median = f.value.median;
+  r.min = f.value.min;
+  r.max = f.value.max;
+  r.n = f.value.n;
+  r.samples = f.value.samples;
+  return r;
+}
+
+}  // namespace
+
 std::vector<FigureRecord> FigureRecordsOf(const Document& doc) {
   std::vector<FigureRecord> out;
   for (size_t i = 0; i < doc.experiments.size(); ++i) {
     const ExperimentResult& e = doc.experiments[i];
     for (const Row& row : e.rows) {
       if (row.status != RowStatus::kOk) continue;
-      for (const Figure& f : row.figures) {
-        FigureRecord r;
-        r.experiment_index = static_cast<int>(i);
-        r.experiment = e.name;
-        r.testbed = e.testbed;
-        r.scheduler = e.scheduler;
-        r.mpi_rank = e.rank;
-        r.row = row.name;
-        r.figure = f.key;
-        r.label = f.label;
-        r.unit = f.unit;
-        r.median = f.value.median;
-        r.min = f.value.min;
-        r.max = f.value.max;
-        r.n = f.value.n;
-        r.samples = f.value.samples;
-        out.push_back(std::move(r));
-      }
+      for (const Figure& f : row.figures)
+        out.push_back(RecordOf(static_cast<int>(i), e, row.name, f));
     }
   }
+  // The noise canary, as an experiment of its own: a series like any other.
+  ExperimentResult canary;
+  canary.name = kCanaryExperiment;
+  for (const Figure& f : doc.canary.figures)
+    out.push_back(RecordOf(static_cast<int>(doc.experiments.size()), canary, kCanaryExperiment, f));
   return out;
 }
 

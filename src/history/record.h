@@ -49,7 +49,10 @@ struct FigureRecord {
 };
 
 RunRecord RunRecordOf(const Document& doc);
-// The figures of the document's ok rows, in document order.
+// The experiment and row name the history keeps a run's noise canary under
+// (core/result.h's Canary), after the run's experiments.
+inline constexpr const char* kCanaryExperiment = "canary";
+// The figures of the document's ok rows, in document order, then its canary's.
 std::vector<FigureRecord> FigureRecordsOf(const Document& doc);
 
 // "records" from "writelab records --dir x", "/usr/bin/writelab survey",
