@@ -69,7 +69,7 @@ TEST(HistoryChanges, AStepIsFoundWhereTheTestBedChangedAndNamesIt) {
   q.experiment = "stream";
   auto found = FindChanges(store, q);
   ASSERT_OK(found);
-  EXPECT_EQ(found->figures, 3u) << "mb_s, cached_end, probe_p99_ms";
+  EXPECT_EQ(found->figures, 4u) << "mb_s, cached_end, probe_p99_ms, probe_calls_p50_ms";
   ASSERT_EQ(found->changes.size(), 1u) << RenderChangesText(q, *found);
   const SeriesChange& c = found->changes[0];
   EXPECT_EQ(c.figure, "mb_s");
@@ -85,7 +85,7 @@ TEST(HistoryChanges, AStepIsFoundWhereTheTestBedChangedAndNamesIt) {
   ASSERT_EQ(c.disturbed.size(), 1u);
   EXPECT_EQ(c.disturbed[0], "run 14: CPU loop 2.0x this host's median");
   const std::string text = RenderChangesText(q, *found);
-  EXPECT_NE(text.find("1 change in 3 series of 3 figures"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 change in 4 series of 4 figures"), std::string::npos) << text;
   EXPECT_NE(text.find("at run 13 (after run 12)"), std::string::npos) << text;
   EXPECT_NE(text.find("also changed at that run: test bed"), std::string::npos) << text;
   EXPECT_NE(text.find("made on a disturbed machine, by their noise canary: run 14: CPU loop"),

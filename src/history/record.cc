@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/document_json.h"
+#include "core/stats.h"
 
 namespace writelab {
 namespace {
@@ -113,6 +114,19 @@ FigureRecord RecordOf(int index, const ExperimentResult& e, const std::string& r
   return r;
 }
 
+// A latency's p50, p99 and p99.9 over the calls of all trials, where the
+// calls support them, as figures of one value: "sync_calls_p99_ms".
+std::vector<Figure> MergedPercentiles(const Latency& l) {
+  std::vector<Figure> out;
+  for (const auto& [p, ns] : l.percentiles_ns) {
+    if (p != 50 && p != 99 && p != 99.9) continue;
+    const std::string name = p == 99.9 ? "p99.9" : "p" + std::to_string(static_cast<int>(p));
+    out.push_back({l.key + "_calls_" + name + "_ms", l.label + " " + name + " (calls merged)", "ms",
+                   "every call of every trial", Summarize({static_cast<double>(ns) / 1e6})});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<FigureRecord> FigureRecordsOf(const Document& doc) {
@@ -123,6 +137,9 @@ std::vector<FigureRecord> FigureRecordsOf(const Document& doc) {
       if (row.status != RowStatus::kOk) continue;
       for (const Figure& f : row.figures)
         out.push_back(RecordOf(static_cast<int>(i), e, row.name, f));
+      for (const Latency& l : row.latencies)
+        for (const Figure& f : MergedPercentiles(l))
+          out.push_back(RecordOf(static_cast<int>(i), e, row.name, f));
     }
   }
   // The noise canary, as an experiment of its own: a series like any other.

@@ -57,7 +57,9 @@ TEST(HistoryRecord, TheTargetIsTheFirstExperimentNotOnATestBed) {
 TEST(HistoryRecord, FiguresOfOkRowsOnlyWithTheirTrials) {
   Document doc = FixedDocument();
   std::vector<FigureRecord> f = FigureRecordsOf(doc);
-  ASSERT_EQ(f.size(), 3u) << "plain's three figures; dontcache was not measured";
+  ASSERT_EQ(f.size(), 4u)
+      << "plain's three figures and its probe's p50 over the calls (6: too few for p99); "
+         "dontcache was not measured";
   EXPECT_EQ(f[0].experiment, "stream");
   EXPECT_EQ(f[0].row, "plain");
   EXPECT_EQ(f[0].figure, "mb_s");
@@ -67,6 +69,11 @@ TEST(HistoryRecord, FiguresOfOkRowsOnlyWithTheirTrials) {
   EXPECT_EQ(f[0].max, 1853);
   EXPECT_EQ(f[0].samples, (std::vector<double>{494, 411, 1853}));
   EXPECT_EQ(f[0].mpi_rank, -1);
+  EXPECT_EQ(f[3].figure, "probe_calls_p50_ms");
+  EXPECT_EQ(f[3].label, "bystander probe p50 (calls merged)");
+  EXPECT_EQ(f[3].unit, "ms");
+  EXPECT_NEAR(f[3].median, 0.003, 0.0001);
+  EXPECT_EQ(f[3].n, 1);
 }
 
 TEST(HistorySamples, RoundTripKeepsValuesAndNotFinite) {
