@@ -18,6 +18,7 @@
 #include <fstream>
 #include <random>
 
+#include "browser.h"
 #include "core/document_json.h"
 #include "core/histogram.h"
 #include "harness.h"
@@ -185,6 +186,20 @@ TEST(History, CheckFindsAChangePointInTheSeriesAndARegressionInTheTail) {
       << check.err;
   EXPECT_NE(check.out.find("series: 1 change point in"), std::string::npos) << check.out;
   EXPECT_NE(check.out.find("at run 13 (after run 12)"), std::string::npos) << check.out;
+  // trend draws the change point on its chart: a triangle at run 13.
+  const std::string page = work.path() + "/trend.html";
+  RunResult trend = RunWritelab({"history", "trend", "--history", history, "--experiment", "stream",
+                                 "--figure", "mb_s", "-o", page});
+  ASSERT_EQ(trend.exit_code, 0) << trend.err;
+  EXPECT_NE(Slurp(page).find("change points: plain"), std::string::npos);
+  if (!FindChromium().empty()) {
+    std::string why;
+    const nlohmann::json drawn = BrowserCheck(page, work.path() + "/profile", &why);
+    ASSERT_TRUE(drawn.is_object()) << why;
+    EXPECT_EQ(drawn["errors"], nlohmann::json::array()) << drawn["errors"].dump();
+    ASSERT_EQ(drawn["rendered"].size(), 1u) << drawn.dump();
+    EXPECT_GT(drawn["rendered"][0]["pixels"].get<int>(), 1000) << "a blank chart";
+  }
   RunResult tolerant =
       RunWritelab({"history", "check", "--history", history, "--fail-on-regression", "40"});
   EXPECT_EQ(tolerant.exit_code, 0) << tolerant.out << tolerant.err;

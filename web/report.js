@@ -85,6 +85,12 @@
       out.fill = d.band === "lower" ? "-1" : false;
       out.backgroundColor = faint(color);
     }
+    if (d.changes) {  // change points on a trend: a triangle where each began, named
+      out.showLine = false;
+      out.pointStyle = "triangle";
+      out.pointRadius = 7;
+      out.writelabNames = d.names;
+    }
     if (d.marks) {  // percentile marks: points, no line, named in the tooltip
       out.type = "scatter";
       out.showLine = false;

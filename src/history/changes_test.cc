@@ -106,6 +106,10 @@ TEST(HistoryChanges, AStepIsFoundWhereTheTestBedChangedAndNamesIt) {
   ASSERT_EQ(marks.size(), 1u);
   EXPECT_EQ((*points)[marks.begin()->first].run_id, c.run_at);
   EXPECT_NE(RenderTrendText(t, *points).find("change point: +"), std::string::npos);
+  // and draws it: a triangle at run 13, named with its size.
+  const std::string page = RenderTrendHtml(t, *points, HtmlAssets{});
+  EXPECT_NE(page.find("change points: plain"), std::string::npos);
+  EXPECT_NE(page.find("% from this run on (p "), std::string::npos);
 }
 
 TEST(HistoryChanges, TheSameRunsWithoutTheStepReportNothing) {

@@ -211,6 +211,34 @@ std::string RenderTrendText(const TrendQuery& q, const std::vector<TrendPoint>& 
   return out + t.Render() + legend;
 }
 
+namespace {
+
+// A series' change points as triangles on the chart, at the run each began
+// (null elsewhere), each named with its size and p; null when it has none.
+json ChangeMarks(const std::vector<TrendPoint>& points,
+                 const std::map<size_t, ChangePoint>& changes, const std::vector<int64_t>& runs,
+                 const std::string& series, const std::string& axis) {
+  json marks = spec::Dataset("change points: " + series, axis, json::array());
+  marks["changes"] = true;
+  marks["names"] = json::array();
+  bool any = false;
+  for (int64_t id : runs) {
+    json value = nullptr;
+    std::string name;
+    for (const auto& [i, cp] : changes)
+      if (points[i].run_id == id && points[i].series == series) {
+        value = points[i].median, any = true;
+        name = fmt::format("change point: {:+.1f}% from this run on (p {:.2g})", cp.change_pct,
+                           cp.p_value);
+      }
+    marks["data"].push_back(value);
+    marks["names"].push_back(name);
+  }
+  return any ? marks : json();
+}
+
+}  // namespace
+
 std::string RenderTrendHtml(const TrendQuery& q, const std::vector<TrendPoint>& points,
                             const HtmlAssets& assets) {
   std::vector<int64_t> runs;
@@ -220,6 +248,7 @@ std::string RenderTrendHtml(const TrendQuery& q, const std::vector<TrendPoint>& 
     if (std::find(series.begin(), series.end(), p.series) == series.end())
       series.push_back(p.series);
   }
+  const auto changes = TrendChangePoints(points);
   const std::string label = points.empty() ? q.figure : points.front().figure_label;
   json c = spec::Chart(q.experiment + ": " + label + " across runs", "line",
                        spec::Axis("x", "run (kernel, label)", "category"));
@@ -257,10 +286,15 @@ std::string RenderTrendHtml(const TrendQuery& q, const std::vector<TrendPoint>& 
     hi["band"] = "upper", lo["band"] = "lower";
     for (json* d : {&hi, &lo, &mid}) (*d)["color"] = s;
     for (json* d : {&hi, &lo, &mid}) c["datasets"].push_back(std::move(*d));
+    if (json marks = ChangeMarks(points, changes, runs, series[s], y); !marks.is_null()) {
+      marks["color"] = s;
+      c["datasets"].push_back(std::move(marks));
+    }
   }
   c["caption"] =
       "Each line is a row's median over its trials, the shaded band its min–max; a "
-      "step marked significant in the table below is beyond the trials' noise.";
+      "step marked significant in the table below is beyond the trials' noise; a triangle is "
+      "a change point, the run from which the series holds a new level (history changes).";
   ScaleAxes(c);
   std::vector<json> charts = {c};
   std::string intro = "<p>" + EscapeHtml(q.experiment + " " + q.figure) + " in the history, " +

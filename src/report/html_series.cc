@@ -159,7 +159,7 @@ std::string ColumnLabel(const std::string& key) { return Lookup(kColumnNames, ke
 void DropZeroSeries(json& c) {
   const bool category = c["x"]["type"] == "category";
   auto zero = [&](const json& d) {
-    if (d.contains("marks") || d.contains("band")) return false;
+    if (d.contains("marks") || d.contains("band") || d.contains("changes")) return false;
     size_t values = 0;
     for (const json& v : d["data"]) {
       const json& n = category ? v : v[1];
