@@ -222,6 +222,18 @@ TEST(History, CheckFindsAChangePointInTheSeriesAndARegressionInTheTail) {
             std::string::npos)
       << tail.out;
   EXPECT_EQ(check.out.find("canary:"), std::string::npos) << check.out;
+  // --experiment: the newest run that has it, on it alone.
+  RunResult only = RunWritelab({"history", "check", "--history", history, "--experiment", "stream",
+                                "--recent", "3", "--fail-on-regression", "10"});
+  EXPECT_EQ(only.exit_code, 3) << only.out << only.err;
+  EXPECT_NE(only.out.find("history check: run 17 "), std::string::npos) << only.out;
+  RunResult none = RunWritelab(
+      {"history", "check", "--history", history, "--experiment", "fsync", "--recent", "3"});
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_NE(none.err.find("no experiment 'fsync' in " + history + " (experiments there: "),
+            std::string::npos)
+      << none.err;
+  EXPECT_EQ(CountLines(none.err), 1) << none.err;
   EXPECT_NE(tail.out.find("fdatasync p99 (ms; calls merged, 50 and 50 above)"), std::string::npos)
       << tail.out;
 }

@@ -111,8 +111,9 @@ int RunChanges(const ChangesQuery& q, const std::string& file) {
 
 struct CheckOptions {
   std::string file;
-  std::string run;       // the run checked ("": the newest)
-  std::string baseline;  // LABEL or RUN
+  std::string run;         // the run checked ("": the newest)
+  std::string baseline;    // LABEL or RUN
+  std::string experiment;  // only this experiment ("": every one of the run's)
   double fail_on_regression = 0;
   size_t recent = 5;  // runs back a series' change point counts
 };
@@ -164,11 +165,13 @@ std::expected<Document, std::string> DocumentOf(const HistoryStore& store, const
   return doc;
 }
 
-// The run checked: the one named, else the newest (none: an empty history).
+// The run checked: the one named, else the newest (with the experiment, when
+// one is named; none: an empty history).
 std::expected<std::optional<StoredRun>, std::string> CheckedRun(const HistoryStore& store,
-                                                                const std::string& run) {
+                                                                const std::string& run,
+                                                                const std::string& experiment) {
   if (run.empty()) {
-    auto newest = store.Newest();
+    auto newest = store.Newest(experiment);
     if (!newest) return std::unexpected(newest.error().Message());
     return *newest;
   }
@@ -245,7 +248,14 @@ std::expected<size_t, std::string> CheckSeries(const HistoryStore& store, const 
 int RunCheck(const CheckOptions& o) {
   auto store = OpenHistoryFor(o.file, HistoryAccess::kRead);
   if (!store) return Report(store.error());
-  auto checked = CheckedRun(*store, o.run);
+  if (!o.experiment.empty()) {
+    auto known = store->Known("");
+    if (!known) return PrintError(known.error().Message()), kExitRunFailed;
+    if (std::find(known->begin(), known->end(), o.experiment) == known->end())
+      return UsageError("history check: no experiment '" + o.experiment + "' in " + store->path() +
+                        " (experiments there: " + ListInWords(*known) + ")");
+  }
+  auto checked = CheckedRun(*store, o.run, o.experiment);
   if (!checked) return UsageError(checked.error());
   if (!*checked) return PrintError("history check: no run in " + store->path()), kExitRunFailed;
   std::string why;
@@ -266,6 +276,10 @@ int RunCheck(const CheckOptions& o) {
   if (!a) return PrintError(a.error()), kExitRunFailed;
   auto b = DocumentOf(*store, **checked);
   if (!b) return PrintError(b.error()), kExitRunFailed;
+  if (!o.experiment.empty())  // the other experiments of both runs are left out
+    for (Document* d : {&*a, &*b})
+      std::erase_if(d->experiments,
+                    [&](const ExperimentResult& e) { return e.name != o.experiment; });
   auto c = Compare(*a, *b);
   if (!c)
     return UsageError("history check: run " + std::to_string((*base)->id) + " and run " +
@@ -385,6 +399,10 @@ void AddHistoryQueryCommands(CLI::App& history, CommandAction* action) {
   AddHistoryFileOption(*check, c->file);
   check->add_option("run", c->run, "The run to check, by id (writelab history list)")
       ->option_text("RUN");
+  check
+      ->add_option("--experiment", c->experiment,
+                   "Only this experiment: the newest run that has it, checked on it alone")
+      ->option_text("NAME");
   check
       ->add_option("--baseline", c->baseline,
                    "A run id, or a label: the latest run with that --label")

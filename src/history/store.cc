@@ -292,8 +292,12 @@ Result<std::vector<std::string>> HistoryStore::Known(const std::string& experime
   }
 }
 
-Result<std::optional<StoredRun>> HistoryStore::Newest() const {
-  auto runs = Query("", {}, "find the newest run", "ORDER BY started_at DESC, id DESC LIMIT 1");
+Result<std::optional<StoredRun>> HistoryStore::Newest(const std::string& experiment) const {
+  auto runs = experiment.empty() ? Query("", {}, "find the newest run",
+                                         "ORDER BY started_at DESC, id DESC LIMIT 1")
+                                 : Query("id IN (SELECT run_id FROM figures WHERE experiment = ?)",
+                                         {experiment}, "find the newest " + experiment + " run",
+                                         "ORDER BY started_at DESC, id DESC LIMIT 1");
   if (!runs) return std::unexpected(runs.error());
   if (runs->empty()) return std::nullopt;
   return runs->front();

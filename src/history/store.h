@@ -98,8 +98,9 @@ class HistoryStore {
   // The experiments kept (experiment ""), or the figure keys of one.
   Result<std::vector<std::string>> Known(const std::string& experiment) const;
 
-  // The newest run (latest start); nullopt when the history is empty.
-  Result<std::optional<StoredRun>> Newest() const;
+  // The newest run (latest start), or the newest with this experiment;
+  // nullopt when there is none.
+  Result<std::optional<StoredRun>> Newest(const std::string& experiment = "") const;
   // The latest run before `than` with this label.
   Result<std::optional<StoredRun>> LatestLabelled(const std::string& label,
                                                   const StoredRun& than) const;
