@@ -100,7 +100,7 @@ double TwoByTwoP(uint64_t x, uint64_t n1, uint64_t y, uint64_t n2) {
     const double di = static_cast<double>(i);
     return LogChoose(dk, di) + LogChoose(dn - dk, d1 - di) - all;
   };
-  const double observed = log_p(x) + 1e-7;  // ties within rounding count as as extreme
+  const double observed = log_p(x) + 1e-7;  // ties within rounding count as extreme
   double p = 0;
   for (uint64_t i = from; i <= to; ++i)
     if (const double l = log_p(i); l <= observed) p += std::exp(l);
