@@ -2,6 +2,8 @@
 // `writelab stream` end to end on a real directory, as a user runs it.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -218,6 +220,22 @@ TEST(Cli, HelpAndVersion) {
   RunResult sub = RunWritelab({"stream", "--help"});
   EXPECT_EQ(sub.exit_code, 0);
   EXPECT_NE(sub.out.find("window-drop"), std::string::npos);
+  // Wrapped to 80 columns off a terminal (a pipe, help2man): no longer line
+  // but for one that holds a single word too long for its room.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"},
+                                               {"stream", "--help"},
+                                               {"fsync", "--help"},
+                                               {"history", "check", "--help"}}) {
+    RunResult h = RunWritelab(args);
+    std::istringstream lines(h.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.size() <= 80) continue;
+      std::istringstream words(line);
+      size_t longest = 0;
+      for (std::string w; words >> w;) longest = std::max(longest, w.size());
+      EXPECT_GT(longest, 40u) << args.front() << ": a line of " << line.size() << ": " << line;
+    }
+  }
   RunResult version = RunWritelab({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("writelab 0."), std::string::npos);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/usage.h"
 #include "core/clock.h"
 #include "core/document_json.h"
@@ -131,6 +132,8 @@ int RunCommandLine(int argc, char** argv, Team* team) {
       "2 usage error, 3 a significant regression (compare --fail-on-regression, history check). "
       "Every run is also kept in the results history (writelab help history)."};
   app.name("writelab");
+  // Before the commands are added: each takes its parent's formatter.
+  app.formatter(std::make_shared<WrappingFormatter>(HelpWidth()));
   app.set_version_flag("--version", std::string("writelab ") + WRITELAB_VERSION);
   app.require_subcommand(1);
   CommandAction action;
