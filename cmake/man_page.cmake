@@ -38,6 +38,29 @@ foreach(command IN LISTS commands)
     endforeach()
   endif()
 endforeach()
+# Examples, one per everyday task, each with what it does (no semicolons:
+# they would split the list).
+set(examples
+  "writelab survey --dir /mnt/scratch -o survey.html" "Every experiment, short, on the file system of /mnt/scratch: one results file, an offline report and recommendations from the numbers measured (it says first how much it writes, where)."
+  "writelab stream --dir /mnt/scratch --rounds 5 --json stream.json" "Streaming-write strategies side by side, five rotated rounds, sized past the writeback threshold by default."
+  "writelab fsync --dir /mnt/scratch --background none,stream" "The latency of fsync alone and beside a streaming writer."
+  "sudo writelab fsync --testbed ext4:data=journal --explain" "The same on an ext4 test bed writelab makes and removes, each call's time split by what its thread waited for."
+  "sudo writelab explain -- sqlite3 app.db 'INSERT ...'" "Where an unmodified program's write and sync calls spent their time, and who made them wait."
+  "writelab run --strategy window-drop --compare -- cp big.img /backup/" "A program's streaming writes with writelab's strategy against plain, three rounds each."
+  "sudo writelab top --duration 30s" "Every process's dirtying, throttling and sync latency, live, and who stalls whom."
+  "writelab compare before.json after.json --fail-on-regression 10" "Two result files side by side with a significance test, exiting 3 on a regression past 10%."
+  "writelab history check --fail-on-regression 10" "The newest run against the previous one and against its series' change points.")
+set(ex "[EXAMPLES]\n")
+list(LENGTH examples n)
+math(EXPR last "${n} - 2")  # the last pair's first item
+foreach(i RANGE 0 ${last} 2)
+  math(EXPR j "${i} + 1")
+  list(GET examples ${i} command)
+  list(GET examples ${j} what)
+  string(REPLACE "-" "\\-" command "${command}")
+  string(APPEND ex ".TP\n.B ${command}\n${what}\n")
+endforeach()
+string(APPEND include "${ex}")
 string(APPEND include "[FILES]\n.TP\n/run/writelab\nThe undo journals that `writelab cleanup' replays.\n"
   "[SEE ALSO]\nThe documentation of each experiment, the result schema and the library: "
   "the docs/ folder of the source, installed in /usr/share/doc/writelab.\n")

@@ -113,6 +113,9 @@ for command in survey stream fsync records prealloc stride explain run top repor
 done
 grep -q -- "--fail-on-regression" "$man" || fail "writelab.1 lacks history check's --fail-on-regression"
 grep -q -- "--scheduler" "$man" || fail "writelab.1 lacks stride's --scheduler"
+grep -q '^\.SH EXAMPLES' "$man" || fail "writelab.1 has no EXAMPLES section"
+sed -n '/^\.SH EXAMPLES/,/^\.SH/p' "$man" | grep -q '^\.B writelab history check \\-\\-fail' ||
+  fail "writelab.1's EXAMPLES lack history check"
 ok "writelab(1) has a section per command with its options"
 
 complete_words() {  # the completions of the words given, the last being completed
