@@ -190,10 +190,19 @@ std::string FormatValue(double v, const std::string& unit) {
   if (unit == "MB/s") return fmt::format("{:.0f} MB/s", v);
   if (unit == "s") return FormatNs(v * 1e9);
   if (unit == "ms") return FormatNs(v * 1e6);
+  if (unit == "us") return FormatNs(v * 1e3);
   // Whole numbers print as such; the range check comes first, since the cast
   // of a value beyond int64_t (1e99 in a crafted result file) is undefined.
   if (std::isfinite(v) && std::fabs(v) < 9.0e18 && v == std::trunc(v))
     return fmt::format("{}", static_cast<int64_t>(v));
+  // Past a thousand, three digits and an SI prefix (721k, not 7.21e+05).
+  if (std::isfinite(v) && std::fabs(v) >= 1e3 && std::fabs(v) < 1e18) {
+    static constexpr const char* kPrefixes[] = {"k", "M", "G", "T", "P", "E"};
+    int at = -1;
+    while (std::fabs(v) >= 1e3 && at < 5) v /= 1e3, ++at;
+    const double a = std::fabs(v);
+    return fmt::format("{:.{}f}{}", v, a >= 100 ? 0 : a >= 10 ? 1 : 2, kPrefixes[at]);
+  }
   return fmt::format("{:.3g}", v);
 }
 

@@ -105,6 +105,17 @@ TEST(Format, BytesAndNanoseconds) {
   EXPECT_EQ(FormatNs(1.52e9), "1.52 s");
 }
 
+// Issue 45: no exponent for a figure a person reads.
+TEST(Units, FormatValueUsesSiPrefixesNotExponents) {
+  EXPECT_EQ(FormatValue(721234.5, "writes"), "721k");
+  EXPECT_EQ(FormatValue(1234.5, ""), "1.23k");
+  EXPECT_EQ(FormatValue(-45678.9, ""), "-45.7k");
+  EXPECT_EQ(FormatValue(2.5e9 + 0.5, "calls"), "2.50G");
+  EXPECT_EQ(FormatValue(12345.6, "us"), "12.3 ms");
+  EXPECT_EQ(FormatValue(93.5, "us"), "93.5 us");
+  EXPECT_EQ(FormatValue(0.25, "x"), "0.25");
+}
+
 TEST(Units, ListInWordsJoinsWithTheLastWordGiven) {
   EXPECT_EQ(ListInWords({"a"}), "a");
   EXPECT_EQ(ListInWords({"a", "b", "c"}), "a, b and c");
