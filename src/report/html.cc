@@ -88,12 +88,27 @@ std::string TargetHtml(const ExperimentResult& e) {
          HtmlItem("max_sectors_kb", Optional(t.max_sectors_kb)) + "</dl>";
 }
 
+}  // namespace
+
+std::string RangeText(double median, double min, double max, const std::string& unit) {
+  const std::string m = FormatValue(median, unit), lo = FormatValue(min, unit),
+                    hi = FormatValue(max, unit);
+  const size_t space = m.rfind(' ');
+  if (space != std::string::npos) {
+    const std::string suffix = m.substr(space);
+    if (lo.ends_with(suffix) && hi.ends_with(suffix))
+      return m.substr(0, space) + " (" + lo.substr(0, lo.size() - suffix.size()) + "–" +
+             hi.substr(0, hi.size() - suffix.size()) + ")" + suffix;
+  }
+  return m + " (" + lo + "–" + hi + ")";
+}
+
+namespace {
+
 std::string HtmlCell(const Figure& f) {
   const Summary& s = f.value;
-  std::string text = FormatValue(s.median, f.unit);
-  if (s.n >= 2 && s.min != s.max)
-    text += " (" + FormatValue(s.min, f.unit) + " – " + FormatValue(s.max, f.unit) + ")";
-  return EscapeHtml(text);
+  if (s.n >= 2 && s.min != s.max) return EscapeHtml(RangeText(s.median, s.min, s.max, f.unit));
+  return EscapeHtml(FormatValue(s.median, f.unit));
 }
 
 // The figure table of the text reporter as an HTML table.

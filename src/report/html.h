@@ -36,6 +36,10 @@ HtmlAssets EmbeddedHtmlAssets();
 std::string RenderHtml(const std::vector<Document>& docs, const HtmlAssets& assets,
                        const ReportBook& book, const Comparison* comparison = nullptr);
 
+// A median and its range as a table cell shows them, the unit once where all
+// three share it: "1390 (523–1578) MB/s", "812 us (640 us–1.20 ms)".
+std::string RangeText(double median, double min, double max, const std::string& unit);
+
 // The chart specifications the page draws, as a JSON array (see web/report.js
 // for the fields). Exposed for tests: one entry per chart.
 std::string ChartSpecsJson(const std::vector<Document>& docs, const ReportBook& book,

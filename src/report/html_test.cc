@@ -61,6 +61,14 @@ ExperimentResult Unknown(const std::string& row_prefix) {
   return e;
 }
 
+// Issue 45: a range's unit once, not three times.
+TEST(Html, ARangeSaysItsUnitOnce) {
+  EXPECT_EQ(RangeText(1390, 523, 1578, "MB/s"), "1390 (523–1578) MB/s");
+  EXPECT_EQ(RangeText(0.812, 0.64, 1.2, "ms"), "812 us (640 us–1.20 ms)");
+  EXPECT_EQ(RangeText(12, 10, 14, "writes"), "12 (10–14)");
+  EXPECT_EQ(RangeText(3 << 20, 2 << 20, 4 << 20, "bytes"), "3.00 (2.00–4.00) MiB");
+}
+
 TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
   Document doc;
   doc.experiments.push_back(Unknown("m"));
