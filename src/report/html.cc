@@ -111,29 +111,61 @@ std::string HtmlCell(const Figure& f) {
   return EscapeHtml(FormatValue(s.median, f.unit));
 }
 
+// The columns of the figure table: the table's figures that some row has
+// (a column of dashes on every row says nothing), all of them when none has.
+std::vector<std::string> TableColumns(const ExperimentResult& e) {
+  std::vector<std::string> keys;
+  for (const std::string& key : e.table)
+    for (const Row& r : e.rows)
+      if (r.FindFigure(key)) {
+        keys.push_back(key);
+        break;
+      }
+  return keys.empty() ? e.table : keys;
+}
+
+// Whether the label names the unit as a word of its own ("MB/s overall"
+// does; "cost" does not name "s").
+bool NamesUnit(const std::string& label, const std::string& unit) {
+  for (size_t at = label.find(unit); at != std::string::npos; at = label.find(unit, at + 1)) {
+    const size_t end = at + unit.size();
+    const bool before = at == 0 || !std::isalnum(static_cast<unsigned char>(label[at - 1]));
+    const bool after = end == label.size() || !std::isalnum(static_cast<unsigned char>(label[end]));
+    if (before && after) return true;
+  }
+  return false;
+}
+
+// A column's header: the figure's label, with its unit where the label lacks it.
+std::string ColumnHeader(const ExperimentResult& e, const std::string& key,
+                         const ReportHooks* hooks) {
+  std::string label = key, unit;  // a figure no row has: its label from the definition
+  if (hooks)
+    for (const FigureSpec& s : hooks->figures)
+      if (key == s.key) label = s.label, unit = s.unit;
+  for (const Row& r : e.rows)
+    if (const Figure* f = r.FindFigure(key)) label = f->label, unit = f->unit;
+  if (unit.empty() || NamesUnit(label, unit)) return label;
+  return label + " (" + unit + ")";
+}
+
 // The figure table of the text reporter as an HTML table.
 std::string FigureTable(const ExperimentResult& e, const ReportHooks* hooks) {
+  const std::vector<std::string> columns = TableColumns(e);
   std::string out = "<table><tr><th>" + EscapeHtml(e.row_label) + "</th>";
-  for (const std::string& key : e.table) {
-    std::string label = key;  // a figure no row has: its label from the definition
-    if (hooks)
-      for (const FigureSpec& s : hooks->figures)
-        if (key == s.key) label = s.label;
-    for (const Row& r : e.rows)
-      if (const Figure* f = r.FindFigure(key)) label = f->label;
-    out += "<th>" + EscapeHtml(label) + "</th>";
-  }
+  for (const std::string& key : columns)
+    out += "<th>" + EscapeHtml(ColumnHeader(e, key, hooks)) + "</th>";
   out += "</tr>\n";
   for (const Row& r : e.rows) {
     out += "<tr><td>" + EscapeHtml(r.name) + "</td>";
     if (r.status != RowStatus::kOk) {
       std::string why = r.error_code ? ErrnoName(r.error_code) + ": " + r.message : r.message;
       out += fmt::format("<td class=\"status {}\" colspan=\"{}\">{}</td></tr>\n",
-                         RowStatusName(r.status), e.table.size(),
+                         RowStatusName(r.status), columns.size(),
                          EscapeHtml(std::string(RowStatusName(r.status)) + ": " + why));
       continue;
     }
-    for (const std::string& key : e.table) {
+    for (const std::string& key : columns) {
       const Figure* f = r.FindFigure(key);
       out += "<td>" + (f ? HtmlCell(*f) : std::string(kNotMeasured)) + "</td>";
     }

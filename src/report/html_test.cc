@@ -69,6 +69,16 @@ TEST(Html, ARangeSaysItsUnitOnce) {
   EXPECT_EQ(RangeText(3 << 20, 2 << 20, 4 << 20, "bytes"), "3.00 (2.00–4.00) MiB");
 }
 
+// Issue 45: a column no row has is left out of the table.
+TEST(Html, AColumnEmptyOnEveryRowIsLeftOut) {
+  Document doc;
+  doc.experiments.push_back(Unknown("m"));
+  doc.experiments[0].table = {"ops", "never", "cost"};
+  const std::string page = RenderHtml({doc}, kStubAssets, Reports());
+  EXPECT_NE(page.find("<th>mode</th><th>ops/s</th><th>cost (s)</th></tr>"), std::string::npos);
+  EXPECT_EQ(page.find("<th>never"), std::string::npos);
+}
+
 TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
   Document doc;
   doc.experiments.push_back(Unknown("m"));
@@ -103,7 +113,7 @@ TEST(Html, UnknownExperimentGetsTablesAndEveryChart) {
   EXPECT_EQ(cdf["datasets"].back()["marks"], true);        // p50 of each row; p99 needs 100
   std::string page = RenderHtml({doc}, kStubAssets, Reports());
   EXPECT_EQ(Count(page, "data-chart=\""), 7);
-  EXPECT_NE(page.find("<th>ops/s</th><th>cost</th>"), std::string::npos);
+  EXPECT_NE(page.find("<th>ops/s</th><th>cost (s)</th>"), std::string::npos) << "units in headers";
   EXPECT_NE(page.find("tables as in the terminal"), std::string::npos);
   // One closed "more charts" holding the six folded ones, after the open one.
   const size_t more = page.find("<details class=\"more\"><summary>6 more charts of novel");
