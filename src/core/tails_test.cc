@@ -40,7 +40,7 @@ TEST(Tails, APercentileFromBucketsIsTheHistogramsOwn) {
     EXPECT_EQ(BucketPercentile(l.buckets, p, l.min_ns, l.max_ns), h.Percentile(p)) << p;
 }
 
-Latency Calls(std::mt19937_64& rng, double sigma, int trials, int calls) {
+Latency MergedCalls(std::mt19937_64& rng, double sigma, int trials, int calls) {
   Histogram merged;
   std::lognormal_distribution<double> d(std::log(1e6), sigma);  // median 1 ms
   for (int t = 0; t < trials; ++t)
@@ -50,15 +50,15 @@ Latency Calls(std::mt19937_64& rng, double sigma, int trials, int calls) {
 
 TEST(Tails, TooFewCallsAreNotTested) {
   std::mt19937_64 rng(1);
-  const Latency a = Calls(rng, 0.5, 5, 200), b = Calls(rng, 0.5, 5, 200);
+  const Latency a = MergedCalls(rng, 0.5, 5, 200), b = MergedCalls(rng, 0.5, 5, 200);
   EXPECT_TRUE(CompareTail(a, b, 99.0).p) << "1000 calls a side: 10 above p99 expected";
   const TailTest p999 = CompareTail(a, b, 99.9);
   EXPECT_FALSE(p999.p);
   EXPECT_EQ(p999.why_not, "too few calls for p99.9 (needs 10000 a side; A 1000, B 1000)");
-  const TailTest few = CompareTail(Calls(rng, 0.5, 1, 999), b, 99.0);
+  const TailTest few = CompareTail(MergedCalls(rng, 0.5, 1, 999), b, 99.0);
   EXPECT_FALSE(few.p);
   EXPECT_EQ(few.why_not, "too few calls for p99 (needs 1000 a side; A 999, B 1000)");
-  EXPECT_TRUE(CompareTail(Calls(rng, 0.5, 2, 5000), Calls(rng, 0.5, 2, 5000), 99.9).p);
+  EXPECT_TRUE(CompareTail(MergedCalls(rng, 0.5, 2, 5000), MergedCalls(rng, 0.5, 2, 5000), 99.9).p);
 }
 
 Document OneLatency(Latency l) {
@@ -89,7 +89,7 @@ TEST(Tails, ATwentyPercentHigherP99IsFoundAndAnAAPairIsNot) {
   std::mt19937_64 rng(46);
   int found = 0, found_median = 0, aa_p99 = 0, aa_any = 0;
   for (int rep = 0; rep < 50; ++rep) {
-    const Latency a = Calls(rng, sigma, 5, 1000), b = Calls(rng, wider, 5, 1000);
+    const Latency a = MergedCalls(rng, sigma, 5, 1000), b = MergedCalls(rng, wider, 5, 1000);
     auto c = Compare(OneLatency(a), OneLatency(b));
     ASSERT_TRUE(c);
     const FigureComparison* p99 = TailOf(*c, 99.0);
@@ -99,7 +99,7 @@ TEST(Tails, ATwentyPercentHigherP99IsFoundAndAnAAPairIsNot) {
     if (TailOf(*c, 50.0)->verdict == Verdict::kSignificant) ++found_median;
     EXPECT_EQ(TailOf(*c, 99.9)->verdict, Verdict::kTooFewCalls);
 
-    auto same = Compare(OneLatency(Calls(rng, sigma, 5, 1000)), OneLatency(a));
+    auto same = Compare(OneLatency(MergedCalls(rng, sigma, 5, 1000)), OneLatency(a));
     ASSERT_TRUE(same);
     if (TailOf(*same, 99.0)->verdict == Verdict::kSignificant) ++aa_p99;
     if (!Regressions(*same, 0).empty() || TailOf(*same, 50.0)->verdict == Verdict::kSignificant)
@@ -114,7 +114,8 @@ TEST(Tails, ATwentyPercentHigherP99IsFoundAndAnAAPairIsNot) {
 
 TEST(Tails, CompareShowsATailChangeWithWhatItRestsOn) {
   std::mt19937_64 rng(3);
-  auto c = Compare(OneLatency(Calls(rng, 0.5, 5, 1000)), OneLatency(Calls(rng, 0.8, 5, 1000)));
+  auto c = Compare(OneLatency(MergedCalls(rng, 0.5, 5, 1000)),
+                   OneLatency(MergedCalls(rng, 0.8, 5, 1000)));
   ASSERT_TRUE(c);
   const std::string text = RenderComparisonText(*c);
   EXPECT_NE(text.find("fdatasync p99 (ms; calls merged, 50 and 50 above)"), std::string::npos)

@@ -8,7 +8,7 @@
 namespace writelab {
 namespace {
 
-constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kAggregateMs = 1'000'000;
 
 Row OkRow(const std::string& name) {
   Row r;
@@ -22,7 +22,15 @@ RankRun Rank(int rank, uint64_t start_ms, uint64_t end_ms, uint64_t bytes) {
   run.rank = rank;
   run.result.name = "stream";
   run.result.rows = {OkRow("plain")};
-  run.spans.push_back({"plain", 0, Role::kMeasure, start_ms * kMs, end_ms * kMs, bytes, 0, "", {}});
+  run.spans.push_back({"plain",
+                       0,
+                       Role::kMeasure,
+                       start_ms * kAggregateMs,
+                       end_ms * kAggregateMs,
+                       bytes,
+                       0,
+                       "",
+                       {}});
   return run;
 }
 
@@ -54,10 +62,24 @@ TEST(AggregateRanks, ThroughputIsAllBytesOverTheWallTimeAsIorCountsIt) {
 
 TEST(AggregateRanks, EachTrialIsAggregatedOnItsOwnThenSummarised) {
   std::vector<RankRun> runs = {Rank(0, 0, 1000, 100'000'000), Rank(1, 0, 1000, 100'000'000)};
-  runs[0].spans.push_back(
-      {"plain", 1, Role::kMeasure, 5000 * kMs, 5500 * kMs, 100'000'000, 0, "", {}});
-  runs[1].spans.push_back(
-      {"plain", 1, Role::kMeasure, 5000 * kMs, 5500 * kMs, 100'000'000, 0, "", {}});
+  runs[0].spans.push_back({"plain",
+                           1,
+                           Role::kMeasure,
+                           5000 * kAggregateMs,
+                           5500 * kAggregateMs,
+                           100'000'000,
+                           0,
+                           "",
+                           {}});
+  runs[1].spans.push_back({"plain",
+                           1,
+                           Role::kMeasure,
+                           5000 * kAggregateMs,
+                           5500 * kAggregateMs,
+                           100'000'000,
+                           0,
+                           "",
+                           {}});
   const ExperimentResult agg = AggregateRanks(runs, {});
   const Figure& f = FigureOf(agg.rows[0], "mb_s");
   EXPECT_EQ(f.value.n, 2);

@@ -137,8 +137,8 @@ bool NamesUnit(const std::string& label, const std::string& unit) {
 }
 
 // A column's header: the figure's label, with its unit where the label lacks it.
-std::string ColumnHeader(const ExperimentResult& e, const std::string& key,
-                         const ReportHooks* hooks) {
+std::string HtmlColumnHeader(const ExperimentResult& e, const std::string& key,
+                             const ReportHooks* hooks) {
   std::string label = key, unit;  // a figure no row has: its label from the definition
   if (hooks)
     for (const FigureSpec& s : hooks->figures)
@@ -154,7 +154,7 @@ std::string FigureTable(const ExperimentResult& e, const ReportHooks* hooks) {
   const std::vector<std::string> columns = TableColumns(e);
   std::string out = "<table><tr><th>" + EscapeHtml(e.row_label) + "</th>";
   for (const std::string& key : columns)
-    out += "<th>" + EscapeHtml(ColumnHeader(e, key, hooks)) + "</th>";
+    out += "<th>" + EscapeHtml(HtmlColumnHeader(e, key, hooks)) + "</th>";
   out += "</tr>\n";
   for (const Row& r : e.rows) {
     out += "<tr><td>" + EscapeHtml(r.name) + "</td>";

@@ -11,7 +11,7 @@ namespace writelab {
 namespace {
 
 constexpr uint32_t kDisk = 254 << 20, kFs = (254 << 20) | 1;
-constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kBlameMs = 1'000'000;
 
 trace_charge Charge(uint32_t tgid, uint64_t bytes, const char* comm, uint16_t cause = 0) {
   trace_charge c{};
@@ -28,7 +28,7 @@ ChargeWindow Window(uint64_t t0_ms, uint64_t t1_ms, bool flush, std::vector<trac
   w.kind = kind;
   w.dev = kind == TRACE_CHARGE_WINDOW ? kDisk : kFs;
   w.flush = flush;
-  w.t0 = t0_ms * kMs, w.t1 = t1_ms * kMs;
+  w.t0 = t0_ms * kBlameMs, w.t1 = t1_ms * kBlameMs;
   w.charges = std::move(c);
   return w;
 }
@@ -37,10 +37,10 @@ TraceCall Call(uint64_t start_ms, uint64_t ms, int part, uint64_t part_ms) {
   TraceCall c{};
   c.tgid = 7;
   c.dev = kFs;
-  c.start_ns = start_ms * kMs;
-  c.ns = ms * kMs;
-  c.part_ns[part] = part_ms * kMs;
-  c.part_ns[SPLIT_CPU] = (ms - part_ms) * kMs;
+  c.start_ns = start_ms * kBlameMs;
+  c.ns = ms * kBlameMs;
+  c.part_ns[part] = part_ms * kBlameMs;
+  c.part_ns[SPLIT_CPU] = (ms - part_ms) * kBlameMs;
   return c;
 }
 
@@ -121,8 +121,8 @@ TEST(Blame, ThrottlingIsChargedToWhoDirtiedPagesOnItsFileSystemLately) {
 
 TEST(Blame, ThrottlingWithNoPageDirtiedAndOtherSleepAreSaidNotCharged) {
   TraceCall c = Call(0, 10, SPLIT_THROTTLE, 3);
-  c.part_ns[SPLIT_OTHER] = 2 * kMs;
-  c.part_ns[SPLIT_CPU] -= 2 * kMs;
+  c.part_ns[SPLIT_OTHER] = 2 * kBlameMs;
+  c.part_ns[SPLIT_CPU] -= 2 * kBlameMs;
   const CallBlame b = BlameIndex({}).Of(c, kDisk);
   EXPECT_DOUBLE_EQ(b.blocked_ms, 5);
   EXPECT_DOUBLE_EQ(b.unattributed_ms, 5);
