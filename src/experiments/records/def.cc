@@ -71,15 +71,16 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   }
   const Row* lib = e.FindRow("library");
   rec.text = fmt::format(
-      "small records ({} of lines per method, sync {}): gather them — {} wrote {:.3g} lines/s, "
-      "{:.0f}x one write() per line ({:.3g} lines/s){}",
+      "small records ({} of lines per method, sync {}): gather them — {} wrote {} lines/s, "
+      "{:.0f}x one write() per line ({} lines/s){}",
       FormatBytes(static_cast<double>(ParamInt(e, "total"))),
       ParamString(e, "sync").empty() ? "none" : ParamString(e, "sync"), best->name,
-      *MedianOf(*best, kLinesS), *MedianOf(*best, kLinesS) / *MedianOf(*write, kLinesS),
-      *MedianOf(*write, kLinesS),
-      lib && MedianOf(*lib, kLinesS)
-          ? fmt::format("; writelab::RecordWriter: {:.3g} lines/s", *MedianOf(*lib, kLinesS))
-          : "");
+      FormatValue(*MedianOf(*best, kLinesS), ""),
+      *MedianOf(*best, kLinesS) / *MedianOf(*write, kLinesS),
+      FormatValue(*MedianOf(*write, kLinesS), ""),
+      lib && MedianOf(*lib, kLinesS) ? fmt::format("; writelab::RecordWriter: {} lines/s",
+                                                   FormatValue(*MedianOf(*lib, kLinesS), ""))
+                                     : "");
   return rec;
 }
 
