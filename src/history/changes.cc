@@ -108,7 +108,7 @@ Status ChangesOfFigure(const HistoryStore& store, const ChangesQuery& q, const s
   for (const std::vector<size_t>& series : SplitSeries(*points)) {
     std::vector<double> values;
     for (size_t i : series) values.push_back((*points)[i].median);
-    ++found.series;
+    ++found.series;  // this series is found.series - 1
     for (const ChangePoint& cp : FindChangePoints(values, q.options)) {
       const TrendPoint &a = (*points)[series[cp.index - 1]], &b = (*points)[series[cp.index]];
       auto before = RunOf(store, a.run_id, runs);
@@ -118,7 +118,7 @@ Status ChangesOfFigure(const HistoryStore& store, const ChangesQuery& q, const s
       found.changes.push_back({q.experiment, figure, b.figure_label, b.unit, b.hostname, b.row,
                                series.size(), cp, a.run_id, b.run_id,
                                WhatChanged(**before, a, **after, b),
-                               DisturbedAround(*points, series, cp, disturbed)});
+                               DisturbedAround(*points, series, cp, disturbed), found.series - 1});
     }
   }
   return {};
@@ -160,9 +160,9 @@ namespace {
 
 // Of each series' changes, the last, where it is recent as q asks.
 void KeepRecent(const RecentChangesQuery& q, std::vector<SeriesChange>& changes) {
-  std::map<std::tuple<std::string, std::string, std::string>, SeriesChange> last;
+  std::map<size_t, SeriesChange> last;  // by series
   for (SeriesChange& c : changes) {
-    auto [at, added] = last.try_emplace({c.figure, c.host, c.row}, c);
+    auto [at, added] = last.try_emplace(c.series, c);
     if (!added && c.run_at > at->second.run_at) at->second = std::move(c);
   }
   changes.clear();

@@ -41,6 +41,9 @@ struct SeriesChange {
   // Runs among those tested each side that were made on a disturbed machine,
   // by their noise canary: "run 14: CPU loop 1.6x this host's median".
   std::vector<std::string> disturbed;
+  // Which series of the search it is in (its figure's series in SplitSeries'
+  // order, figure after figure): a row twice in a run is two series.
+  size_t series = 0;
 };
 
 struct ChangesFound {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/document_json.h"
@@ -157,6 +158,36 @@ TEST(HistoryChanges, CheckFindsAChangeUpToTheRunCheckedWhileItIsRecent) {
   EXPECT_TRUE(at(24, 13).empty()) << "the baseline is already past the change";
   q.host = "another-host";
   EXPECT_TRUE(at(16).empty());
+}
+
+// Two series of one row (the run has it on two test beds), each with its
+// step: check keeps the last change of each, not one for the row.
+TEST(HistoryChanges, CheckKeepsTheChangeOfEachSeriesOfARow) {
+  TempDir dir("changes-two");
+  auto store = HistoryStore::Open({dir.path() + "/history.sqlite", false}, true);
+  ASSERT_OK(store);
+  uint64_t state = 7;
+  for (int i = 0; i < 16; ++i) {
+    Document doc = RunWith(i, Noisy(i >= 12 ? 700 : 1000, state), "ext4:data=ordered");
+    ExperimentResult other = doc.experiments[0];
+    other.testbed = "ext4:data=journal";
+    const double v = Noisy(i >= 10 ? 400 : 600, state);
+    other.rows[0].figures[0].value = Summarize({v * 0.99, v, v * 1.01});
+    doc.experiments.push_back(other);
+    ASSERT_OK(store->Append(ToJson(doc), doc, "run"));
+  }
+  RecentChangesQuery q;
+  q.experiments = {"stream"};
+  q.host = FixedDocument().host.hostname;
+  q.up_to_run = 16;
+  q.recent = 8;
+  auto found = RecentChanges(*store, q);
+  ASSERT_OK(found);
+  std::vector<int64_t> at;
+  for (const SeriesChange& c : found->changes)
+    if (c.figure == "mb_s") at.push_back(c.run_at);
+  std::sort(at.begin(), at.end());
+  EXPECT_EQ(at, (std::vector<int64_t>{11, 13})) << "one change per series";
 }
 
 TEST(HistoryChanges, ARowTwiceInARunContinuesTwoSeries) {
