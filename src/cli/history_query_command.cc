@@ -217,13 +217,8 @@ std::expected<size_t, std::string> CheckSeries(const HistoryStore& store, const 
       q.after_run > 0 ? fmt::format(", after run {}", q.after_run)
                       : fmt::format(", in the last {} runs", q.recent),
       q.options.max_p, std::max<size_t>(q.options.min_segment, 2));
-  RunFilter same_host;
-  same_host.host = q.host;
-  same_host.up_to_run = checked.id;
-  auto disturbed = DisturbedRuns(store, same_host);
-  if (!disturbed) return std::unexpected(disturbed.error().Message());
   for (const StoredRun* run : {&base, &checked})
-    if (auto d = disturbed->find(run->id); d != disturbed->end())
+    if (auto d = found->disturbed.find(run->id); d != found->disturbed.end())
       out += fmt::format(
           "canary: run {} was made on a disturbed machine ({}): its figures may say more about "
           "the machine than about a change\n",

@@ -136,9 +136,10 @@ Result<ChangesFound> FindChanges(const HistoryStore& store, const ChangesQuery& 
   auto disturbed = DisturbedRuns(store, q.runs);
   if (!disturbed) return std::unexpected(disturbed.error());
   ChangesFound found;
+  found.disturbed = std::move(*disturbed);
   std::map<int64_t, StoredRun> runs;
   for (const std::string& figure : figures)
-    if (Status s = ChangesOfFigure(store, q, figure, *disturbed, runs, found); !s)
+    if (Status s = ChangesOfFigure(store, q, figure, found.disturbed, runs, found); !s)
       return std::unexpected(s.error());
   return found;
 }
@@ -184,6 +185,7 @@ Result<ChangesFound> RecentChanges(const HistoryStore& store, const RecentChange
     auto found = FindChanges(store, one);
     if (!found) return std::unexpected(found.error());
     KeepRecent(q, found->changes);
+    all.disturbed = std::move(found->disturbed);  // the same runs for every experiment
     all.series += found->series;
     all.figures += found->figures;
     for (SeriesChange& c : found->changes) all.changes.push_back(std::move(c));

@@ -49,6 +49,9 @@ struct SeriesChange {
 struct ChangesFound {
   std::vector<SeriesChange> changes;
   size_t series = 0, figures = 0;  // how many were looked at
+  // The runs the search looked at that were made on a disturbed machine
+  // (DisturbedRuns below): run id -> why.
+  std::map<int64_t, std::string> disturbed;
 };
 
 // Every change of every series the query selects, in figure, host, row and
