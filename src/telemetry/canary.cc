@@ -55,8 +55,9 @@ Canary MeasureCanary(const std::string& dir) {
   std::vector<double> cpu;
   for (int i = 0; i < kCanaryLoops; ++i) cpu.push_back(CpuLoopMs());
   c.figures.push_back(kCanaryFigures[0].Make(Summarize(std::move(cpu))));
-  // No name in the directory: nothing of the user's can be met or left.
-  const int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  // No name in the directory: nothing of the user's can be met or left; a
+  // symlink planted at the directory's own name is not followed.
+  const int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     c.note = "no fdatasync part: an unnamed file in " + dir + ": " + std::strerror(errno);
     return c;

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "core/document_json.h"
@@ -37,6 +39,16 @@ TEST(Canary, WithoutADirectoryOnlyTheCpuPartAndWhy) {
   ASSERT_EQ(c.figures.size(), 1u);
   EXPECT_EQ(c.figures[0].key, "cpu_loop_ms");
   EXPECT_NE(c.note.find("no fdatasync part: an unnamed file in /dev/null: "), std::string::npos)
+      << c.note;
+}
+
+TEST(Canary, ASymlinkAtTheDirectoryIsNotFollowed) {
+  TempDir dir("canary-link"), elsewhere("canary-target");
+  const std::string link = dir.path() + "/link";
+  ASSERT_EQ(symlink(elsewhere.path().c_str(), link.c_str()), 0);
+  const Canary c = MeasureCanary(link);
+  ASSERT_EQ(c.figures.size(), 1u) << "the CPU part only";
+  EXPECT_NE(c.note.find("no fdatasync part: an unnamed file in " + link + ": "), std::string::npos)
       << c.note;
 }
 
