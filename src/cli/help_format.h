@@ -13,12 +13,11 @@
 #include <cstddef>
 #include <string>
 
+#include "core/wrap.h"  // WrapText
+
 namespace writelab {
 
 std::size_t HelpWidth();
-
-// text broken at spaces into lines of at most width characters.
-std::string WrapText(const std::string& text, std::size_t width);
 
 class WrappingFormatter : public CLI::Formatter {
  public:
