@@ -203,6 +203,13 @@ std::string FormatValue(double v, const std::string& unit) {
     const double a = std::fabs(v);
     return fmt::format("{:.{}f}{}", v, a >= 100 ? 0 : a >= 10 ? 1 : 2, kPrefixes[at]);
   }
+  // Below a thousandth, three significant digits written out (0.0000302,
+  // not 3.02e-05); below 1e-12, nothing a reader could use: 0.
+  if (std::isfinite(v) && v != 0 && std::fabs(v) < 1e-3) {
+    if (std::fabs(v) < 1e-12) return "0";
+    const int decimals = 2 - static_cast<int>(std::floor(std::log10(std::fabs(v))));
+    return fmt::format("{:.{}f}", v, decimals);
+  }
   return fmt::format("{:.3g}", v);
 }
 

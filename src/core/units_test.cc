@@ -114,6 +114,9 @@ TEST(Units, FormatValueUsesSiPrefixesNotExponents) {
   EXPECT_EQ(FormatValue(12345.6, "us"), "12.3 ms");
   EXPECT_EQ(FormatValue(93.5, "us"), "93.5 us");
   EXPECT_EQ(FormatValue(0.25, "x"), "0.25");
+  EXPECT_EQ(FormatValue(3.018e-05, "calls"), "0.0000302");  // io_uring's syscalls per line
+  EXPECT_EQ(FormatValue(-0.000456, ""), "-0.000456");
+  EXPECT_EQ(FormatValue(1e-15, ""), "0");
 }
 
 TEST(Units, ListInWordsJoinsWithTheLastWordGiven) {
