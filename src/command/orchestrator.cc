@@ -157,9 +157,11 @@ Status RunSteps(const Running& r, const std::string& dir, const std::string& whe
     }
     const size_t before = doc.experiments.size();
     Status st = RunOneStep(r, s, dir, where, device, ctx, doc);
-    if (plan.survey && !r.without.empty())
-      for (size_t k = before; k < doc.experiments.size(); ++k)
+    for (size_t k = before; plan.survey && k < doc.experiments.size(); ++k) {
+      doc.experiments[k].purpose = s.what;  // what tells its sections apart
+      if (!r.without.empty())
         doc.experiments[k].notes.push_back("ran without attribution (--explain): " + r.without);
+    }
     if (!plan.survey) return st;
     if (!st) {
       doc.errors.push_back(s.name + ": " + st.error().Message());

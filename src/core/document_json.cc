@@ -111,6 +111,7 @@ void to_json(json& j, const ExperimentResult& e) {
        {"notes", e.notes},
        {"compare_figure", e.compare_figure},
        {"compare_targets_as_rows", e.compare_targets_as_rows}};
+  if (!e.purpose.empty()) j["purpose"] = e.purpose;
   if (e.rank >= 0) j["rank"] = e.rank;
   if (e.ranks > 0) j["ranks"] = e.ranks;
 }

@@ -332,6 +332,7 @@ ExperimentResult ReadExperiment(const Node& n) {
   ExperimentResult e;
   n.IfPresent("name", [&](const Node& v) { e.name = v.String(); });
   n.IfPresent("reproduces", [&](const Node& v) { e.reproduces = v.String(); });
+  n.IfPresent("purpose", [&](const Node& v) { e.purpose = v.String(); });
   n.IfPresent("testbed", [&](const Node& v) { e.testbed = v.String(); });
   n.IfPresent("loop_direct_io", [&](const Node& v) { e.loop_direct_io = v.Bool(); });
   n.IfPresent("scheduler", [&](const Node& v) { e.scheduler = v.String(); });

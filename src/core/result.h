@@ -189,6 +189,7 @@ struct Target {
 struct ExperimentResult {
   std::string name;               // "stream"
   std::string reproduces;         // one line naming the original experiment
+  std::string purpose;            // the survey's step: "streaming past the writeback threshold"
   std::string testbed;            // --testbed SPEC this run was on ("" for the user's directory)
   bool loop_direct_io = false;    // the test bed's loop device ran with direct I/O
   std::string row_label = "row";  // what a row is: "strategy", "step"...

@@ -246,8 +246,8 @@ std::string TargetOnce(const ExperimentResult& e, const std::string& anchor,
 std::string RunHtml(const RunPlan& p, const std::string& anchor, int& next,
                     std::map<std::string, std::string>& targets) {
   const ExperimentResult& e = *p.run;
-  std::string out =
-      "<h3 id=\"" + anchor + "\">" + EscapeHtml(e.name + " on " + p.label) + "</h3>\n";
+  std::string out = "<h3 id=\"" + anchor + "\">" +
+                    EscapeHtml(e.name + (e.purpose.empty() ? " on " : ": ") + p.label) + "</h3>\n";
   if (!e.testbed.empty() || !e.scheduler.empty())
     out += "<dl>" + HtmlItem("test bed", e.testbed) +
            HtmlItem("scheduler switched to", e.scheduler) + "</dl>\n";

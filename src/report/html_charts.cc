@@ -284,7 +284,11 @@ bool ComparesRuns(const std::vector<const RunPlan*>& runs) {
 }
 
 std::string RunLabel(const ExperimentResult& e, const std::vector<Document>& docs, size_t doc) {
-  std::string label = e.testbed.empty() ? e.target.path : e.testbed;
+  // A survey's step by its purpose (two stream runs on one directory, or
+  // stride's files of random names, would read alike by their path).
+  std::string label = !e.purpose.empty() ? e.purpose + (e.testbed.empty() ? "" : " on " + e.testbed)
+                      : e.testbed.empty() ? e.target.path
+                                          : e.testbed;
   if (!e.scheduler.empty()) label += "/" + e.scheduler;
   if (e.ranks > 0) label += " (" + std::to_string(e.ranks) + (e.ranks == 1 ? " rank)" : " ranks)");
   if (e.rank >= 0) label += " (rank " + std::to_string(e.rank) + ")";

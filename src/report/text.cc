@@ -206,6 +206,7 @@ std::string RenderExperimentText(const ExperimentResult& e) {
   std::string out = e.reproduces.empty()
                         ? fmt::format("writelab {}:\n", e.name)  // one of a run's results
                         : fmt::format("writelab {}: reproduces {}\n", e.name, e.reproduces);
+  if (!e.purpose.empty()) out += "step: " + e.purpose + "\n";
   if (e.ranks > 0)
     out +=
         fmt::format("ranks: the aggregate of {} measuring rank{} (each rank's own rows follow)\n",
@@ -289,7 +290,9 @@ std::string HostLine(const Host& h) {
 namespace {
 
 std::string TargetLabel(const ExperimentResult& e) {
-  std::string label = e.testbed.empty() ? e.target.path : e.testbed;
+  std::string label = !e.purpose.empty()  ? e.purpose
+                      : e.testbed.empty() ? e.target.path
+                                          : e.testbed;
   if (e.ranks > 0) label += fmt::format(" ({} rank{})", e.ranks, e.ranks == 1 ? "" : "s");
   return e.scheduler.empty() ? label : label + "/" + e.scheduler;
 }
