@@ -82,7 +82,8 @@ std::vector<Recommendation> Recommendations(const Document& doc, Definitions def
     lines.push_back(!runs.empty() ? def->recommend(runs)
                                   : Recommendation{std::string(def->report.name),
                                                    {},
-                                                   std::string(def->report.name) + ": not run"});
+                                                   std::string(def->report.name) + ": not run",
+                                                   ""});
     std::vector<std::string>& read = lines.back().figures;  // each once, in the order read
     for (size_t i = 0; i < read.size(); ++i)
       read.erase(std::remove(read.begin() + static_cast<long>(i) + 1, read.end(), read[i]),
@@ -105,7 +106,8 @@ std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc, Defi
                      {},
                      ListInWords(alone) + ": not run under MPI: they measure one machine's " +
                          ListInWords(measures) +
-                         " (run writelab survey without mpirun on a machine for them)"});
+                         " (run writelab survey without mpirun on a machine for them)",
+                     ""});
   std::set<std::string> hosts;
   for (const RankInfo& r : doc.ranks) hosts.insert(r.host.hostname);
   if (doc.ranks.size() > 1 && hosts.size() == 1)
@@ -113,7 +115,8 @@ std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc, Defi
                      {},
                      "every rank ran on " + *hosts.begin() +
                          ": the clients shared one machine's CPUs, page cache and device, so a "
-                         "limit above may be that machine's rather than the storage's"});
+                         "limit above may be that machine's rather than the storage's",
+                     ""});
   return lines;
 }
 

@@ -126,6 +126,7 @@ void to_json(json& j, const RankInfo& r) {
 
 void to_json(json& j, const Recommendation& r) {
   j = {{"experiment", r.experiment}, {"figures", r.figures}, {"text", r.text}};
+  if (!r.verdict.empty()) j["verdict"] = r.verdict;
 }
 
 void to_json(json& j, const Document& d) {

@@ -261,8 +261,10 @@ Series ReadSeries(const Node& n) {
 // {experiment, figures, text}; a bare string in documents before 0.3,
 // about no experiment in particular.
 Recommendation ReadRecommendation(const Node& n) {
-  if (n.raw().is_string()) return {"", {}, n.String()};
-  return {n["experiment"].String(), n["figures"].Strings(), n["text"].String()};
+  if (n.raw().is_string()) return {"", {}, n.String(), ""};
+  Recommendation r{n["experiment"].String(), n["figures"].Strings(), n["text"].String(), ""};
+  n.IfPresent("verdict", [&](const Node& v) { r.verdict = v.String(); });
+  return r;
 }
 
 RowStatus ReadStatus(const Node& n) {

@@ -227,6 +227,9 @@ struct Recommendation {
   std::string experiment;            // "stream"; "" for one about the run as a whole
   std::vector<std::string> figures;  // keys of the figures it read: "mb_s", "probe_p99_ms"
   std::string text;
+  // The finding in one short line, as a colleague would say it, with its
+  // numbers: what the survey prints first ("" : the text).
+  std::string verdict;
 };
 
 // The noise canary: a short fixed measurement taken before a run's first

@@ -243,6 +243,19 @@ std::string StreamLine(const Row& row, double throttled) {
 
 }  // namespace
 
+std::string LargestWait(const Row& row, bool probe) {
+  const SplitKeys& k = probe ? kProbeSplit : kCallSplit;
+  int largest = -1;
+  double share = 0;
+  for (int i = 0; i < SPLIT_PARTS; ++i)
+    if (const Figure* fig = row.FindFigure(k.parts[i].name); fig && fig->value.median > share)
+      largest = i, share = fig->value.median;
+  if (largest < 0) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f%% %s", share, SplitPartName(largest));
+  return buf;
+}
+
 std::string WhereTheTimeWent(const Row& row) {
   auto value = [&](FigureKey key) -> const double* {
     const Figure* fig = row.FindFigure(key.name);

@@ -173,6 +173,10 @@ Series RequestSizeSeries(const ExplainCounters& d);
 std::vector<std::string> ExplainNotes(const Explainer& e,
                                       std::initializer_list<ExplainProbe> groups);
 
+// The largest share of a row's call split ("92% cache flush"), of the
+// bystander probe's calls when probe; "" without attribution.
+std::string LargestWait(const Row& row, bool probe);
+
 // "where the time went" for a row, one line ("" when the row has no
 // attribution): the shares that add up to the measured time.
 std::string WhereTheTimeWent(const Row& row);

@@ -44,7 +44,7 @@ const ExperimentResult* Aggregate(const Document& doc, std::string_view name, in
 
 Recommendation ScalingRecommendation(const Document& doc, std::string_view experiment,
                                      const char* what, FigureKey key, const std::string& unit) {
-  Recommendation r{std::string(experiment), {key.name}, ""};
+  Recommendation r{std::string(experiment), {key.name}, "", ""};
   const ExperimentResult* one = Aggregate(doc, experiment, 1);
   const ExperimentResult* all = Aggregate(doc, experiment, 0);
   if (!one || !all || all->ranks < 2) {

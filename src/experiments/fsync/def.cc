@@ -106,7 +106,7 @@ std::string Mitigations(const ExperimentResult& e) {
 Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   const ExperimentResult& e = *runs.front();
   const FigureKey key = TotalKey(e);
-  Recommendation rec{"fsync", {key.name, kBgMbS.name, kDeviceMbS.name}, ""};
+  Recommendation rec{"fsync", {key.name, kBgMbS.name, kDeviceMbS.name}, "", ""};
   const Row* idle = nullptr;
   const Row* worst = nullptr;
   std::vector<std::string> in_cache;  // rows whose background never reached the device
@@ -137,6 +137,13 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
       key.name == kTotalP99.name ? "p99" : "at worst", ValueOf(*idle, key, "ms"),
       ValueOf(*worst, key, "ms"), worst->name, ValueOf(*worst, kBgMbS, "MB/s"),
       ValueOf(*worst, kDeviceMbS, "MB/s"));
+  const std::string wait = LargestWait(*worst, false);
+  rec.verdict = fmt::format(
+      "fsync: a 1 MiB write+sync {} {} alone, {} beside the {} background ({:.0f}x, {}{})",
+      key.name == kTotalP99.name ? "p99" : "at worst", ValueOf(*idle, key, "ms"),
+      ValueOf(*worst, key, "ms"), worst->name.substr(0, worst->name.find('/')),
+      *MedianOf(*worst, key) / *MedianOf(*idle, key), worst->name,
+      wait.empty() ? "" : "; " + wait + " of its time");
   if (auto pct = MedianOf(*worst, kBgDevicePct)) {
     rec.figures.push_back(kBgDevicePct.name);
     rec.text += fmt::format(" (its background reached the device: {:.0f}% of its bytes)", *pct);
@@ -155,9 +162,9 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
 
 Recommendation RecommendAcrossRanks(const Document& doc) {
   if (doc.ranks.size() <= 1)
-    return {"fsync", {}, "fsync across clients: one rank, so no other client wrote beside it"};
+    return {"fsync", {}, "fsync across clients: one rank, so no other client wrote beside it", ""};
   const ExperimentResult* e = Aggregate(doc, "fsync", 0);
-  if (!e) return {"fsync", {}, "fsync across clients: not run"};
+  if (!e) return {"fsync", {}, "fsync across clients: not run", ""};
   FigureKey key = kRanksTotalP99;
   for (const Row& r : e->rows)
     if (MedianOf(r, kRanksTotalMax) && !MedianOf(r, kRanksTotalP99)) key = kRanksTotalMax;
@@ -169,7 +176,7 @@ Recommendation RecommendAcrossRanks(const Document& doc) {
       alone = &r;
     if (!worst || *MedianOf(r, key) > *MedianOf(worst, key)) worst = &r;
   }
-  if (!alone || !worst) return {"fsync", {}, "fsync across clients: not enough rows measured"};
+  if (!alone || !worst) return {"fsync", {}, "fsync across clients: not enough rows measured", ""};
   const bool p99 = key.name == kRanksTotalP99.name;
   return {"fsync",
           {key.name, kRanksBgMbS.name},
@@ -183,7 +190,8 @@ Recommendation RecommendAcrossRanks(const Document& doc) {
                                     : fmt::format("ranks 1-{} run", doc.ranks.size() - 1),
               doc.ranks.size() == 2 ? "its" : "their",
               MedianOf(worst, kRanksBgMbS) ? FormatValue(*MedianOf(worst, kRanksBgMbS), "MB/s")
-                                           : "n/a")};
+                                           : "n/a"),
+          ""};
 }
 
 }  // namespace fsync_def

@@ -39,7 +39,7 @@ std::vector<SurveyStep> Survey(const SurveySizes& z) {
 // one, with the conversions and commits --explain counted.
 Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   const ExperimentResult& e = *runs.front();
-  Recommendation rec{"prealloc", {kWorkload.name, kUnwrittenAfter.name}, ""};
+  Recommendation rec{"prealloc", {kWorkload.name, kUnwrittenAfter.name}, "", ""};
   const Row* falloc = e.FindRow("fallocate");
   const Row* zero = e.FindRow("zero-fill");
   if (!falloc || !zero || !MedianOf(*falloc, kWorkload) || !MedianOf(*zero, kWorkload)) {
@@ -51,6 +51,11 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
                            ? "for small synchronous writes into a preallocated file, write zeros "
                              "first (or FALLOC_FL_WRITE_ZEROES where the device offers it)"
                            : "fallocate costs little here";
+  rec.verdict = fmt::format(
+      "preallocation: {} sync direct writes took {} into a fallocate'd file, {} into a zero-filled "
+      "one ({:.1f}x): {}",
+      ParamInt(e, "writes"), ValueOf(*falloc, kWorkload, "s"), ValueOf(*zero, kWorkload, "s"),
+      ratio, ratio > 1.5 ? "write zeros first" : "fallocate costs little here");
   std::string cause;
   if (auto conv = MedianOf(*falloc, kConversionsPerWrite)) {
     rec.figures.insert(rec.figures.end(), {kConversionsPerWrite.name, kCommits.name});

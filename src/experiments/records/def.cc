@@ -59,7 +59,7 @@ std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
 // The fastest method against one write() per line, and the library's.
 Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   const ExperimentResult& e = *runs.front();
-  Recommendation rec{"records", {kLinesS.name}, ""};
+  Recommendation rec{"records", {kLinesS.name}, "", ""};
   const Row* write = e.FindRow("write");
   const Row* best = nullptr;
   for (const Row& r : e.rows)
@@ -70,6 +70,12 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
     return rec;
   }
   const Row* lib = e.FindRow("library");
+  rec.verdict = fmt::format(
+      "small records: gather them: {} wrote {} lines/s, {:.0f}x one write() "
+      "per line ({}/s)",
+      best->name, FormatValue(*MedianOf(*best, kLinesS), ""),
+      *MedianOf(*best, kLinesS) / *MedianOf(*write, kLinesS),
+      FormatValue(*MedianOf(*write, kLinesS), ""));
   rec.text = fmt::format(
       "small records ({} of lines per method, sync {}): gather them — {} wrote {} lines/s, "
       "{:.0f}x one write() per line ({} lines/s){}",

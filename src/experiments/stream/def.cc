@@ -145,12 +145,32 @@ std::string PressureText(const ExperimentResult& p, Recommendation& rec) {
 // provoked, the one that kept the bystander's worst lowest; else the
 // fastest. Speed and cache from the short trials, the stall from the
 // trials past the writeback threshold, each with its condition.
+// The finding in one line: the pick against plain, and the bystander's
+// worst past the threshold when it was provoked.
+std::string StreamVerdict(const Row& pick, const Row& plain, const ExperimentResult* pressure,
+                          const Row* calmest) {
+  std::string line =
+      fmt::format("streaming: use {}: {} against plain's {}, leaving {} cached (plain {})",
+                  pick.name, ValueOf(pick, kMbS, "MB/s"), ValueOf(plain, kMbS, "MB/s"),
+                  ValueOf(pick, kCached, "bytes"), ValueOf(plain, kCached, "bytes"));
+  const Row* plain_past = pressure ? pressure->FindRow("plain") : nullptr;
+  if (!calmest || !plain_past || !MedianOf(*plain_past, kProbeMax))
+    return line + (pressure ? "; the bystander's stall was not provoked" : "");
+  if (*MedianOf(*calmest, kProbeMax) >= *MedianOf(*plain_past, kProbeMax))
+    return line + fmt::format("; no strategy calmed the bystander (worst fdatasync {}, plain {})",
+                              ValueOf(*calmest, kProbeMax, "ms"),
+                              ValueOf(*plain_past, kProbeMax, "ms"));
+  return line + fmt::format("; the bystander's worst fdatasync {} (plain {})",
+                            ValueOf(*calmest, kProbeMax, "ms"),
+                            ValueOf(*plain_past, kProbeMax, "ms"));
+}
+
 Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   const ExperimentResult& e = *runs.front();
   const ExperimentResult* pressure = nullptr;
   for (const ExperimentResult* r : runs)
     if (r != &e && ParamInt(*r, "writeback_threshold") && r->FindRow("plain")) pressure = r;
-  Recommendation rec{"stream", {kMbS.name, kCached.name}, ""};
+  Recommendation rec{"stream", {kMbS.name, kCached.name}, "", ""};
   const Row* fastest = Best(e);
   const Row* calmest = pressure && Provoked(*pressure) ? Best(*pressure, &kProbeMax) : nullptr;
   const Row* best = calmest && e.FindRow(calmest->name) ? e.FindRow(calmest->name) : fastest;
@@ -169,6 +189,7 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
       calmest ? calmest->name : best->name,
       calmest ? " (the bystander's calmest past the writeback threshold)" : "",
       FormatBytes(static_cast<double>(ParamInt(e, "size"))), short_side(*best), short_side(*plain));
+  rec.verdict = StreamVerdict(*best, *plain, pressure, calmest);
   rec.text += pressure ? "; " + PressureText(*pressure, rec)
                        : "; the bystander's stall was not measured past the writeback threshold";
   if (auto throttled = MedianOf(pressure ? pressure->FindRow("plain") : plain, kThrottledPct)) {

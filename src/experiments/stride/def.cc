@@ -58,39 +58,70 @@ std::vector<SurveyStep> Survey(const SurveySizes& z) {
 }
 
 // One run's contiguous step against its most scattered, at its depth.
-std::string DepthText(const ExperimentResult& e, bool* merges_help) {
-  const int64_t contiguous_step = ParamInt(e, "block") / std::max<int64_t>(ParamInt(e, "unit"), 1);
+// A depth's back-to-back row (step = block / unit) and its most scattered
+// (the last: rows go up in step), or nulls.
+struct StepPair {
   const Row* contiguous = nullptr;
   const Row* scattered = nullptr;
+  std::string depth;        // "psync at queue depth 1"
+  std::string short_depth;  // "psync qd1"
+};
+
+StepPair PairOf(const ExperimentResult& e) {
+  StepPair p;
+  const int64_t contiguous_step = ParamInt(e, "block") / std::max<int64_t>(ParamInt(e, "unit"), 1);
   for (const Row& r : e.rows) {
     if (!MedianOf(r, kMbS)) continue;
     if (r.name == std::to_string(contiguous_step) ||
         r.name.starts_with(std::to_string(contiguous_step) + " "))
-      contiguous = &r;
-    scattered = &r;  // rows go up in step: the last is the largest
+      p.contiguous = &r;
+    p.scattered = &r;
   }
-  const std::string engine = ParamString(e, "engine");
-  const std::string depth = engine == "io_uring" ? "io_uring at queue depth " + ParamString(e, "qd")
-                                                 : "psync at queue depth 1";
-  if (!contiguous || !scattered || scattered == contiguous) return depth + ": not measured";
-  const double ratio = *MedianOf(*contiguous, kMbS) / *MedianOf(*scattered, kMbS);
+  if (p.scattered == p.contiguous) p.scattered = nullptr;
+  const bool uring = ParamString(e, "engine") == "io_uring";
+  p.depth = uring ? "io_uring at queue depth " + ParamString(e, "qd") : "psync at queue depth 1";
+  p.short_depth = uring ? "io_uring qd" + ParamString(e, "qd") : "psync qd1";
+  return p;
+}
+
+std::string DepthText(const ExperimentResult& e, bool* merges_help) {
+  const StepPair p = PairOf(e);
+  if (!p.contiguous || !p.scattered) return p.depth + ": not measured";
+  const double ratio = *MedianOf(*p.contiguous, kMbS) / *MedianOf(*p.scattered, kMbS);
   *merges_help |= ratio > 1.5;
   return fmt::format(
       "{}: back to back (step {}) {}, scattered (step {}) {} ({:.1f}x; {} vs {} KiB "
       "per device write)",
-      depth, contiguous->name, ValueOf(*contiguous, kMbS, "MB/s"), scattered->name,
-      ValueOf(*scattered, kMbS, "MB/s"), ratio, ValueOf(*contiguous, kKibPerWrite, ""),
-      ValueOf(*scattered, kKibPerWrite, ""));
+      p.depth, p.contiguous->name, ValueOf(*p.contiguous, kMbS, "MB/s"), p.scattered->name,
+      ValueOf(*p.scattered, kMbS, "MB/s"), ratio, ValueOf(*p.contiguous, kKibPerWrite, ""),
+      ValueOf(*p.scattered, kKibPerWrite, ""));
+}
+
+// "psync qd1 75 vs 101 MB/s": scattered against back to back, for the verdict.
+std::string DepthVerdict(const ExperimentResult& e) {
+  const StepPair p = PairOf(e);
+  if (!p.contiguous || !p.scattered) return p.short_depth + " not measured";
+  return fmt::format("{} {} vs {} MB/s", p.short_depth, ValueOf(*p.scattered, kMbS, ""),
+                     ValueOf(*p.contiguous, kMbS, ""));
 }
 
 // Contiguous (step x unit == block: each write starts where the last ended)
 // against the most scattered step measured, at every depth the survey ran.
 Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
-  Recommendation rec{"stride", {kMbS.name, kKibPerWrite.name}, ""};
+  Recommendation rec{"stride", {kMbS.name, kKibPerWrite.name}, "", ""};
   bool merges_help = false;
-  std::string parts;
-  for (const ExperimentResult* e : runs)
+  std::string parts, verdicts;
+  for (const ExperimentResult* e : runs) {
     parts += (parts.empty() ? "" : "; ") + DepthText(*e, &merges_help);
+    verdicts += (verdicts.empty() ? "" : ", ") + DepthVerdict(*e);
+  }
+  const StepPair first = PairOf(*runs.front());
+  rec.verdict = fmt::format(
+      "access pattern: scattered 4 KiB direct writes (step {}) against back "
+      "to back (step {}): {}; {}",
+      first.scattered ? first.scattered->name : "?",
+      first.contiguous ? first.contiguous->name : "?", verdicts,
+      merges_help ? "keep writes contiguous" : "the device does not mind");
   rec.text = "access pattern, 4 KiB direct writes: " + parts + "; " +
              (merges_help ? "keep writes contiguous so the block layer can merge them"
                           : "this device absorbs scattered writes about as well as contiguous "
