@@ -106,6 +106,7 @@ void CheckPageInBrowser(const std::string& page, const json& doc, const std::str
   EXPECT_EQ(all["errors"], json::array()) << all["errors"].dump();
   EXPECT_EQ(all["folded"], 0);
   EXPECT_EQ(all["rendered"].size(), check["charts"].get<size_t>()) << "every chart drawn";
+  ExpectReaderFirstPage(all);
   for (const json& c : all["rendered"]) {
     ExpectReadable(c, names);
     EXPECT_GT(c["pixels"].get<int>(), 1000) << c["title"] << " is blank (opened)";
@@ -211,7 +212,21 @@ TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
     EXPECT_TRUE(named) << "no condition in: " << s;
   }
   EXPECT_NE(r.out.find("[7/7] stride"), std::string::npos) << "no progress lines";
-  EXPECT_NE(r.out.find("Recommendations"), std::string::npos);
+  // Issue 45: the brief output, at most 60 lines, its findings first after
+  // the plan and progress: each verdict, short, with its numbers.
+  EXPECT_LE(CountLines(r.out), 60) << r.out;
+  const size_t done = r.out.find("survey done in"), findings = r.out.find("\nFindings:\n");
+  ASSERT_NE(findings, std::string::npos) << r.out;
+  EXPECT_LT(done, findings);
+  EXPECT_LT(findings, r.out.find("Each step's headline figure"));
+  EXPECT_EQ(r.out.find("Each cell: median"), std::string::npos) << "a legend in the brief output";
+  for (const json& line : doc["recommendations"]) {
+    const std::string verdict = line.value("verdict", "");
+    EXPECT_FALSE(verdict.empty()) << line["text"];
+    EXPECT_LE(verdict.size(), 200u) << verdict;
+    EXPECT_NE(verdict.find_first_of("0123456789"), std::string::npos) << verdict;
+    EXPECT_NE(r.out.find(verdict.substr(0, 40)), std::string::npos) << verdict;
+  }
   if (FindChromium().empty())
     WRITELAB_SKIP_WITHOUT_PART(
         "the page in a browser: chromium is not installed (scripts/setup.sh installs it)");
@@ -238,7 +253,7 @@ TEST(Survey, OnADirtyLimitedDeviceTheStallIsProvokedAndConcludedOn) {
     TestFs fs(work.path() + "-fs", "data=ordered", 64u << 20);
     if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
     const std::string bdi = "/sys/block/" + fs.DeviceName() + "/bdi/";
-    r = RunWritelab({"survey", "--dir", fs.Dir(), "--json", json_path, "-o", ""});
+    r = RunWritelab({"survey", "--verbose", "--dir", fs.Dir(), "--json", json_path, "-o", ""});
     // Read back while the loop device is still the test's: once let go,
     // a test running beside this one may take it and set a limit of its own.
     fs.RestoreLimit();
@@ -251,6 +266,12 @@ TEST(Survey, OnADirtyLimitedDeviceTheStallIsProvokedAndConcludedOn) {
   ExpectTheBystanderRowPassedTheThreshold(doc);
   const std::string stream = doc["recommendations"][0]["text"];
   EXPECT_NE(stream.find("past the writeback threshold"), std::string::npos) << stream;
+  // --verbose: every table with its legend, and the recommendations in full.
+  EXPECT_NE(r.out.find("Recommendations (from the numbers above):\n- " + stream.substr(0, 60)),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Each cell: median of 5 trials"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step: streaming past the writeback threshold"), std::string::npos);
   std::map<std::string, std::map<std::string, double>> f;  // row -> figure -> median
   std::map<std::string, size_t> probes;                    // row -> the bystander's calls
   for (const json& e : doc["experiments"])

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "command/errors.h"
 #include "command/outputs.h"
 #include "command/survey.h"
@@ -38,9 +39,13 @@ void AddSurveyCommand(CLI::App& app, CommandAction* action) {
           "recommendations backed by the numbers just measured.");
   sub->add_option("--dir", o->dir, "Directory on the file system to survey")->capture_default_str();
   AddOutputOptions(*sub, o->out);
+  sub->add_flag("-v,--verbose", o->verbose,
+                "Print every step's full table, legend and notes (default: the findings and "
+                "each step's headline figure, in about 40 lines)");
   sub->add_option("-o,--html", o->html, "Write the HTML report with charts to FILE (\"\" for none)")
       ->capture_default_str();
   sub->callback([o, action] {
+    o->out.brief_width = o->verbose ? 0 : HelpWidth();
     *action = [o](const RunContext& ctx, Document& doc) {
       return RunSurvey(*o, Experiments(), Reports(), ctx, doc);
     };

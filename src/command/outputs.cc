@@ -111,7 +111,8 @@ int Finish(Document& doc, const OutputOptions& out, const Status& run) {
   doc.label = out.label;
   if (!run) doc.errors.push_back(run.error().Message());
   FILE* tables = ToStdout(out) || out.tables_to_stderr ? stderr : stdout;
-  std::fputs(RenderText(doc).c_str(), tables);
+  std::fputs((out.brief_width ? RenderBrief(doc, out.brief_width) : RenderText(doc)).c_str(),
+             tables);
   std::fflush(tables);
   int code = run ? kExitOk : kExitRunFailed;
   // One text for the file and the history: `history export` gives back the

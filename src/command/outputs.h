@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,9 @@ struct OutputOptions {
   // Not an option: the command's stdout belongs to another program (`run`
   // passes CMD's through unchanged), so writelab's tables go to stderr.
   bool tables_to_stderr = false;
+  // Not an option: the survey without --verbose prints its brief output
+  // (RenderBrief) wrapped to this many columns instead of every table.
+  std::size_t brief_width = 0;
 };
 void AddOutputOptions(CLI::App& sub, OutputOptions& out);
 // Before a run: "--json: directory '/x' does not exist", or "'/x' is a

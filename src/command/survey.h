@@ -82,6 +82,7 @@ std::vector<Recommendation> RecommendationsAcrossRanks(const Document& doc, Defi
 struct SurveyOptions {
   std::string dir = ".";
   std::string html = "writelab-survey.html";
+  bool verbose = false;  // every table (out.brief_width 0), not the brief output
   OutputOptions out;
 };
 

@@ -34,30 +34,6 @@ std::string TextCell(const Figure& f) {
   return text + " (" + lo + "-" + hi + ")";
 }
 
-// A column's header: the figure's label, and its unit where the cells do not
-// print one ("journal commit (%)", "bytes (MB)").
-std::string ColumnHeader(const Figure& f) {
-  const bool cells_say_it = f.unit == "bytes" || f.unit == "s" || f.unit == "ms";
-  if (cells_say_it || f.unit.empty() || f.label.find(f.unit) != std::string::npos) return f.label;
-  return f.label + " (" + f.unit + ")";
-}
-
-std::string TargetLine(const Target& t) {
-  std::string line = t.path + ": " + (t.fs_type.empty() ? "unknown file system" : t.fs_type);
-  if (!t.mount_source.empty()) line += " from " + t.mount_source;
-  if (!t.device.empty()) {
-    line += ", device " + t.device;
-    if (!t.model.empty()) line += " (" + t.model + ")";
-    if (!t.scheduler.empty()) line += ", scheduler " + t.scheduler;
-    if (t.rotational) line += *t.rotational ? ", rotational" : ", non-rotational";
-    if (t.logical_block_size)
-      line += fmt::format(", {}-byte logical blocks", *t.logical_block_size);
-  } else {
-    line += ", no block device";
-  }
-  return line;
-}
-
 std::string ParamText(const Param& p) {
   std::string v = std::visit(
       [&](const auto& x) -> std::string {
@@ -147,6 +123,30 @@ std::string IterationListing(const ExperimentResult& e) {
 }
 
 }  // namespace
+
+// A column's header: the figure's label, and its unit where the cells do not
+// print one ("journal commit (%)", "bytes (MB)").
+std::string ColumnHeader(const Figure& f) {
+  const bool cells_say_it = f.unit == "bytes" || f.unit == "s" || f.unit == "ms";
+  if (cells_say_it || f.unit.empty() || f.label.find(f.unit) != std::string::npos) return f.label;
+  return f.label + " (" + f.unit + ")";
+}
+
+std::string TargetLine(const Target& t) {
+  std::string line = t.path + ": " + (t.fs_type.empty() ? "unknown file system" : t.fs_type);
+  if (!t.mount_source.empty()) line += " from " + t.mount_source;
+  if (!t.device.empty()) {
+    line += ", device " + t.device;
+    if (!t.model.empty()) line += " (" + t.model + ")";
+    if (!t.scheduler.empty()) line += ", scheduler " + t.scheduler;
+    if (t.rotational) line += *t.rotational ? ", rotational" : ", non-rotational";
+    if (t.logical_block_size)
+      line += fmt::format(", {}-byte logical blocks", *t.logical_block_size);
+  } else {
+    line += ", no block device";
+  }
+  return line;
+}
 
 void TextTable::AddRow(std::vector<std::string> cells) {
   for (std::string& c : cells) c = Printable(c);
