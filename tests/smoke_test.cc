@@ -108,5 +108,39 @@ TEST_F(Smoke, TopWatchesTheMachineBesideAWriter) {
   EXPECT_GT(doc["experiments"][0]["rows"].size(), 0u);
 }
 
+// scripts/try.sh in a copy of the tree whose set-up and build are stubs
+// that talk as much as apt and cmake do: three status lines come before the
+// survey, and a failing step shows its log's tail and exits 1.
+TEST_F(Smoke, TryShSaysThreeLinesBeforeTheSurvey) {
+  const std::string tree = work.path() + "/tree",
+                    repo = std::string(WRITELAB_DOCS_IMG_DIR) + "/../..";
+  std::filesystem::create_directories(tree + "/scripts");
+  std::filesystem::copy_file(repo + "/scripts/try.sh", tree + "/scripts/try.sh");
+  auto stub = [&](const std::string& name, const std::string& body) {
+    WriteFile(tree + "/scripts/" + name, "#!/bin/sh\n" + body);
+    std::filesystem::permissions(tree + "/scripts/" + name, std::filesystem::perms::owner_all);
+  };
+  stub("setup.sh", "seq 1 300 | sed 's/^/apt: /'\n");
+  stub("build.sh",
+       "seq 1 500 | sed 's/^/cmake: /'\nmkdir -p build\n"
+       "printf '#!/bin/sh\\necho survey \"$@\"\\n' > build/writelab\nchmod +x build/writelab\n");
+  const std::string try_sh =
+      "cd " + work.path() + " && bash " + tree + "/scripts/try.sh --verbose 2>&1";
+  const std::string out = Shell(try_sh);
+  const size_t survey = out.find("survey --dir");
+  ASSERT_NE(survey, std::string::npos) << out;
+  EXPECT_LE(CountLines(out.substr(0, survey)), 5) << out;
+  EXPECT_NE(out.find("survey --dir " + work.path() + " --verbose"), std::string::npos) << out;
+  EXPECT_EQ(out.find("apt: "), std::string::npos) << out;
+  EXPECT_NE(Slurp(tree + "/build/try.log").find("cmake: 500"), std::string::npos);
+
+  stub("build.sh", "echo 'cmake: error: no compiler'\nexit 3\n");
+  RunResult failed = RunProgram("/bin/bash", {tree + "/scripts/try.sh"});
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_NE(failed.err.find("cmake: error: no compiler"), std::string::npos) << failed.err;
+  EXPECT_NE(failed.err.find("that step failed"), std::string::npos) << failed.err;
+  EXPECT_EQ((failed.out + failed.err).find("survey --dir"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace writelab::testing
