@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The building blocks of the experiments' pictures (each experiment draws its
 // own, src/experiments/NAME/picture.cc), and the page's call to them.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,26 +28,43 @@ std::string RunPrefix(const std::vector<const RunPlan*>& runs, const RunPlan& p)
   return runs.size() > 1 ? p.label + " " : "";
 }
 
-json RowBars(const RunPlan& p, const std::string& title, const std::vector<Bars>& figures,
-             const std::string& id, bool (*take)(const Row&)) {
+std::vector<json> RowBars(const RunPlan& p, const std::string& title,
+                          const std::vector<Bars>& figures, const std::string& id,
+                          bool (*take)(const Row&)) {
   const ExperimentResult& e = *p.run;
-  json c = Picture(title, "bar", Axis("x", e.row_label, "category"), id);
   std::vector<const Row*> rows;
   for (const Row& r : e.rows)
     if (!take || take(r)) rows.push_back(&r);
-  for (const Row* r : rows) c["labels"].push_back(RowLabel(c, *r));
+  // The figures some row has, grouped by unit in their order.
+  std::vector<std::pair<std::string, std::vector<std::pair<Bars, const Figure*>>>> units;
   for (const Bars& b : figures) {
     const Figure* shape = nullptr;
     for (const Row* r : rows)
       if (!shape) shape = FigureOf(*r, b.key);
     if (!shape) continue;
-    json d = Dataset(b.name, YAxisFor(c, shape->unit, "linear", b.name), json::array());
-    for (const Row* r : rows) AddValue(d, FigureOf(*r, b.key));
-    c["datasets"].push_back(std::move(d));
-    c["covers"].push_back(b.key);
+    auto at = std::find_if(units.begin(), units.end(),
+                           [&](const auto& u) { return u.first == shape->unit; });
+    if (at == units.end()) at = units.insert(units.end(), {shape->unit, {}});
+    at->second.push_back({b, shape});
   }
-  if (c["datasets"].empty() || rows.empty()) return nullptr;
-  return c;
+  std::vector<json> out;
+  if (rows.empty()) return out;
+  for (const auto& [unit, bars] : units) {
+    std::string names;
+    for (const auto& [b, shape] : bars) names += (names.empty() ? "" : ", ") + std::string(b.name);
+    json c = Picture(units.size() > 1 ? title + ": " + names : title, "bar",
+                     Axis("x", e.row_label, "category"), out.empty() ? id : "");
+    for (const Row* r : rows) c["labels"].push_back(RowLabel(c, *r));
+    const std::string y = YAxisFor(c, unit, "linear", bars.size() == 1 ? bars[0].first.name : "");
+    for (const auto& [b, shape] : bars) {
+      json d = Dataset(b.name, y, json::array());
+      for (const Row* r : rows) AddValue(d, FigureOf(*r, b.key));
+      c["datasets"].push_back(std::move(d));
+      c["covers"].push_back(b.key);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace spec

@@ -78,18 +78,20 @@ nlohmann::json Picture(const std::string& title, const std::string& kind, nlohma
                        const std::string& id);
 // "LABEL " before a dataset's name when several runs share the chart.
 std::string RunPrefix(const std::vector<const RunPlan*>& runs, const RunPlan& p);
-// A bar chart, a bar per row (those take accepts), of the given figures,
-// each on its own axis; null when nothing is drawn.
+// Bar charts, a bar per row (those take accepts), of the given figures: a
+// chart per unit (small multiples, never two units on one chart), the id on
+// the first; none when nothing is drawn.
 struct Bars {
   const char* key;
-  const char* name;  // the axis name: "throughput"
+  const char* name;  // the figure's name: "throughput"
 };
-nlohmann::json RowBars(const RunPlan& p, const std::string& title, const std::vector<Bars>& figures,
-                       const std::string& id, bool (*take)(const Row&) = nullptr);
+std::vector<nlohmann::json> RowBars(const RunPlan& p, const std::string& title,
+                                    const std::vector<Bars>& figures, const std::string& id,
+                                    bool (*take)(const Row&) = nullptr);
 }  // namespace spec
 
-// The top of the page: the hosts, the recommendations linking to their
-// experiments, a summary of each experiment's headline figure, and contents.
+// The top of the page: the findings, the hosts, the recommendations linking
+// to their experiments, a summary of each experiment's headline figure, and contents.
 std::string TopHtml(const std::vector<Document>& docs, const std::vector<GroupPlan>& groups);
 // compare -o: the comparison's table, significant changes first.
 std::string ComparisonHtml(const Comparison& c);

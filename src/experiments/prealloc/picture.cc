@@ -36,17 +36,17 @@ void PreallocPictures(const std::vector<const RunPlan*>& runs, std::vector<json>
   }
   out.push_back(std::move(c));
   for (const RunPlan* p : runs) {
-    json e = spec::RowBars(*p, "prealloc: extents before and after — " + p->label,
-                           {{PreallocKey("extents_before").name, "extents before"},
-                            {PreallocKey("unwritten_before").name, "unwritten before"},
-                            {PreallocKey("extents_after").name, "extents after"},
-                            {PreallocKey("unwritten_after").name, "unwritten after"}},
-                           "");
-    if (e.is_null()) continue;
-    e["caption"] =
-        "The file's extents before and after the workload (FIEMAP): unwritten ones are "
-        "converted as they are written, and many small ones are fragmentation.";
-    out.push_back(std::move(e));
+    for (json& e : spec::RowBars(*p, "prealloc: extents before and after — " + p->label,
+                                 {{PreallocKey("extents_before").name, "extents before"},
+                                  {PreallocKey("unwritten_before").name, "unwritten before"},
+                                  {PreallocKey("extents_after").name, "extents after"},
+                                  {PreallocKey("unwritten_after").name, "unwritten after"}},
+                                 "")) {
+      e["caption"] =
+          "The file's extents before and after the workload (FIEMAP): unwritten ones are "
+          "converted as they are written, and many small ones are fragmentation.";
+      out.push_back(std::move(e));
+    }
   }
 }
 

@@ -78,18 +78,19 @@ void StreamPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& 
       if (spec::FigureOf(r, StreamKey("probe_max_ms").name) &&
           !spec::FigureOf(r, StreamKey("probe_p99_ms").name))
         p99 = false;
-    json c = spec::RowBars(*p, "stream: the trade-off per strategy — " + p->label,
-                           {{StreamKey("mb_s").name, "throughput"},
-                            {StreamKey("cached_end").name, "page cache left"},
-                            {p99 ? StreamKey("probe_p99_ms").name : StreamKey("probe_max_ms").name,
-                             p99 ? "bystander fsync p99" : "bystander fsync max"}},
-                           out.empty() ? "stream" : "");
-    if (c.is_null()) continue;
-    c["caption"] =
-        "Per strategy: its throughput, the page cache it leaves behind and the bystander's "
-        "fsync. The one to pick keeps throughput near plain's while leaving little cache and "
-        "stalling the bystander little.";
-    out.push_back(std::move(c));
+    for (json& c :
+         spec::RowBars(*p, "stream: the trade-off per strategy — " + p->label,
+                       {{StreamKey("mb_s").name, "throughput"},
+                        {StreamKey("cached_end").name, "page cache left"},
+                        {p99 ? StreamKey("probe_p99_ms").name : StreamKey("probe_max_ms").name,
+                         p99 ? "bystander fsync p99" : "bystander fsync max"}},
+                       out.empty() ? "stream" : "")) {
+      c["caption"] =
+          "Per strategy, one chart per unit: its throughput, the page cache it leaves behind and "
+          "the bystander's fsync. The one to pick keeps throughput near plain's while leaving "
+          "little cache and stalling the bystander little.";
+      out.push_back(std::move(c));
+    }
   }
 }
 

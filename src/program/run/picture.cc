@@ -15,12 +15,12 @@ using nlohmann::json;
 void RunPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& out) {
   for (const RunPlan* p : runs) {
     if (p->run->name != kRunName) continue;  // run-files: the tables say it
-    json c = spec::RowBars(*p, "run: CMD under each strategy — " + p->label,
-                           {{RunKey("mb_s").name, "throughput"},
-                            {RunKey("cached_end").name, "page cache left"},
-                            {RunKey("probe_max_ms").name, "bystander fdatasync max"}},
-                           out.empty() ? "run" : "");
-    if (!c.is_null()) out.push_back(std::move(c));
+    for (json& c : spec::RowBars(*p, "run: CMD under each strategy — " + p->label,
+                                 {{RunKey("mb_s").name, "throughput"},
+                                  {RunKey("cached_end").name, "page cache left"},
+                                  {RunKey("probe_max_ms").name, "bystander fdatasync max"}},
+                                 out.empty() ? "run" : ""))
+      out.push_back(std::move(c));
   }
 }
 
