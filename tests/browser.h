@@ -69,4 +69,20 @@ inline RunResult Screenshot(const std::string& url, const std::string& png,
   return RunProgram("/usr/bin/timeout", args);
 }
 
+// What issue 45 asked of every report page, from its self-check (every
+// chart drawn: the page opened with #all): a Findings box before any other
+// section, no section title twice, no chart with more than two y axes, no
+// table column empty on every row, no number with an exponent.
+inline void ExpectReaderFirstPage(const nlohmann::json& check) {
+  EXPECT_TRUE(check["findings_first"].get<bool>()) << "no Findings box at the top";
+  EXPECT_EQ(check["repeated_titles"], nlohmann::json::array()) << "section titles said twice";
+  EXPECT_EQ(check["empty_columns"], nlohmann::json::array()) << "columns empty on every row";
+  EXPECT_EQ(check["exponents"], nlohmann::json::array()) << "numbers with an exponent";
+  for (const nlohmann::json& c : check["rendered"]) {
+    int y = 0;
+    for (const nlohmann::json& a : c["axes"]) y += a["id"].get<std::string>().starts_with("y");
+    EXPECT_LE(y, 2) << c["title"] << ": " << y << " y axes";
+  }
+}
+
 }  // namespace writelab::testing

@@ -63,6 +63,7 @@ TEST_F(ReportCli, EveryChartRendersInChromium) {
   int drawn = 0;
   EXPECT_EQ(check["folded"], 0);
   ASSERT_EQ(check["rendered"].size(), static_cast<size_t>(charts));
+  ExpectReaderFirstPage(check);
   for (const json& c : check["rendered"]) {
     EXPECT_GT(c["pixels"].get<int>(), 1000) << "chart " << c["chart"] << " is blank";
     EXPECT_GT(c["points"].get<int>(), 0) << "chart " << c["chart"] << " has no data";

@@ -163,7 +163,8 @@
       var max = 0;
       (s.ticks || []).forEach(function (t) { if (isFinite(t.value)) max = Math.max(max, Math.abs(t.value)); });
       return { id: k, title: (s.options.title && s.options.title.text) || "", max_tick: max,
-               type: s.type };
+               type: s.type,
+               ticks: (s.ticks || []).map(function (t) { return String(t.label); }) };
     });
   }
 
@@ -243,6 +244,52 @@
   var all = Array.prototype.slice.call(document.querySelectorAll("#recommendations, div[data-chart]"));
   check.recommendations_first = all.length > 0 && all[0].id === "recommendations";
   check.unsupported_marked = document.querySelectorAll(".unsupported").length;
+  // What a reader meets first and what must never be on the page: the
+  // Findings box before every other section, section titles said twice,
+  // table columns empty on every row, numbers with an exponent.
+  var firstH2 = document.querySelector("h2");
+  check.findings_first = !!firstH2 && firstH2.parentNode.id === "findings" &&
+    document.querySelectorAll("#findings li").length > 0;
+  var titles = {};
+  check.repeated_titles = [];
+  document.querySelectorAll("h2, h3").forEach(function (h) {
+    var t = h.textContent.trim();
+    if (titles[t]) check.repeated_titles.push(t);
+    titles[t] = true;
+  });
+  check.empty_columns = [];
+  document.querySelectorAll("table").forEach(function (table) {
+    var rows = Array.prototype.slice.call(table.querySelectorAll("tr")).filter(function (tr) {
+      return tr.querySelector("td");
+    });
+    var heads = table.querySelectorAll("tr th");
+    for (var c = 1; rows.length > 1 && c < heads.length; c++) {
+      var empty = rows.every(function (tr) {
+        var cell = tr.children[c];
+        var text = cell ? cell.textContent.trim() : "";
+        return text === "" || text === "\u2014";
+      });
+      if (empty) check.empty_columns.push(heads[c].textContent.trim());
+    }
+  });
+  // A word that is a number in scientific notation ("7.21e+05", "1e-19 s");
+  // a path or a hex name is one word with its dashes and slashes.
+  function hasExponent(text) {
+    return text.split(/[\s(),;]+/).some(function (word) {
+      return /^[-+]?\d+(\.\d+)?e[+-]?\d+[a-z/%]*$/i.test(word);
+    });
+  }
+  check.exponents = [];
+  document.querySelectorAll("td, th, li, figcaption, h2, h3, dd").forEach(function (el) {
+    if (hasExponent(el.textContent)) check.exponents.push(el.textContent.trim().slice(0, 80));
+  });
+  check.rendered.forEach(function (r) {
+    r.axes.forEach(function (a) {
+      (a.ticks || []).forEach(function (t) {
+        if (hasExponent(t)) check.exponents.push(r.title + ": tick " + t);
+      });
+    });
+  });
   // report.html#only=picture-stride: that picture alone (the screenshots in docs/img).
   var only = /#only=([\w-]+)/.exec(window.location.hash);
   if (only && document.getElementById(only[1])) {

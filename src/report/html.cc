@@ -42,6 +42,9 @@ details.more { margin: 1em 0; } details.more > summary { cursor: pointer; color:
 figcaption.unsupported, td.unsupported { color: #a33; font-size: 12px; }
 figcaption.changed { font-size: 12px; font-weight: 600; } tr.significant td { font-weight: 600; }
 ol.recommendations li { margin: .3em 0; } ol.recommendations a { color: inherit; }
+section.findings { border: 2px solid #2b6cb0; border-radius: 6px; padding: .2em 1em .6em;
+  background: #f0f6ff; }
+section.findings h2 { margin-top: .4em; } section.findings li { margin: .3em 0; }
 .error { color: #a33; }
 #writelab-check { display: none; }
 )";

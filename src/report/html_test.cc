@@ -329,12 +329,31 @@ TEST(Html, ExplainedRowsGetAStackedBarOfWhereTheTimeWent) {
   EXPECT_EQ(c["datasets"][5]["data"], json({1.0, 12.0}));
 }
 
+// Without a survey's verdicts, each run's finding: its headline on its first
+// row, then the rows furthest from it either way, as ratios of it.
+TEST(Html, FindingsWithoutASurveyCompareEachRunWithItsFirstRow) {
+  Document doc = FixedDocument();
+  Row window = doc.experiments[0].rows[0], direct = window;
+  window.name = "window-drop";
+  window.figures[0].value = Summarize({1942});
+  direct.name = "direct";
+  direct.figures[0].value = Summarize({247});
+  doc.experiments[0].rows.push_back(window);
+  doc.experiments[0].rows.push_back(direct);
+  std::string page = RenderHtml({doc}, kStubAssets, Reports());
+  EXPECT_NE(page.find("<li><a href=\"#run-stream-1\">stream</a>: /mnt/t, MB/s: plain 494 MB/s; "
+                      "highest window-drop 1942 MB/s (3.93x), lowest direct 247 MB/s (0.5x)</li>"),
+            std::string::npos)
+      << page.substr(page.find("id=\"findings\""), 600);
+}
+
 // What a reader wants first: recommendations linking to their experiment,
 // the headline figures, the contents; then each target described once.
 TEST(Html, TopHasRecommendationsSummaryAndContents) {
   Document doc = FixedDocument();
-  doc.recommendations = {{"stream", {"mb_s"}, "streaming: prefer window-drop"},
-                         {"fsync", {}, "fsync: not run"}};
+  doc.recommendations = {
+      {"stream", {"mb_s"}, "streaming: prefer window-drop", "streaming: use window-drop: 2 GB/s"},
+      {"fsync", {}, "fsync: not run", ""}};
   doc.experiments.push_back(doc.experiments[0]);  // the same target again
   doc.experiments[1].scheduler = "bfq";
   std::string page = RenderHtml({doc}, kStubAssets, Reports());
@@ -346,6 +365,14 @@ TEST(Html, TopHasRecommendationsSummaryAndContents) {
   EXPECT_NE(page.find("<a href=\"#exp-stream\">streaming: prefer window-drop</a>"),
             std::string::npos);
   EXPECT_NE(page.find("<li>fsync: not run</li>"), std::string::npos) << "no fsync section to link";
+  // Findings first, the verdict (or the text where there is none), linked.
+  const size_t findings = page.find("<section class=\"findings\" id=\"findings\">");
+  ASSERT_NE(findings, std::string::npos);
+  EXPECT_LT(findings, page.find("<h2"));
+  EXPECT_LT(findings, page.find("<dl>"));
+  EXPECT_NE(page.find("<li><a href=\"#exp-stream\">stream</a>: streaming: use window-drop: 2 GB/s"),
+            std::string::npos);
+  EXPECT_EQ(Count(page, "<li>fsync: not run</li>"), 2) << "in the findings and the details";
   EXPECT_NE(page.find("<section id=\"exp-stream\">"), std::string::npos);
   // Summary: plain is both best and worst (dontcache was not measured).
   EXPECT_NE(

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The top of the report page: what a reader wants first. The hosts, the
-// survey's recommendations (each linking to the experiment it comes from), a
-// table of each experiment's headline figure, and the contents.
+// The top of the report page: what a reader wants first. The findings (a
+// line each), the hosts, the survey's recommendations (each linking to the
+// experiment it comes from), a table of each experiment's headline figure,
+// and the contents.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -60,8 +61,9 @@ std::string RecommendationsHtml(const std::vector<Document>& docs,
     }
   }
   if (out.empty()) return "";
-  return "<h2 id=\"recommendations\">Recommendations</h2>\n<ol class=\"recommendations\">\n" + out +
-         "</ol>\n";
+  return "<h2 id=\"recommendations\">Recommendations in detail</h2>\n<ol "
+         "class=\"recommendations\">\n" +
+         out + "</ol>\n";
 }
 
 // The figure an experiment is judged by (its definition's rule), and
@@ -76,6 +78,71 @@ Headline HeadlineOf(const ExperimentResult& e, const ReportHooks* hooks) {
     if (const Figure* f = r.FindFigure(key))
       return {key, f->unit == "s" || f->unit == "ms" || f->unit == "ns"};
   return {key, false};
+}
+
+// A run's finding where no survey made one: its headline figure on its
+// first row (the baseline: plain, none/fsync, the smallest step) against
+// the rows furthest from it either way, each as a ratio of it.
+std::string RunFinding(const RunPlan& p) {
+  const ExperimentResult& e = *p.run;
+  const Headline h = HeadlineOf(e, p.hooks);
+  const Row* base = nullptr;
+  const Row* best = nullptr;
+  const Row* worst = nullptr;
+  auto value = [&](const Row* r) { return r->FindFigure(h.key)->value.median; };
+  for (const Row& r : e.rows) {
+    const Figure* f = r.status == RowStatus::kOk ? r.FindFigure(h.key) : nullptr;
+    if (!f || !std::isfinite(f->value.median)) continue;
+    if (!base) {
+      base = &r;
+      continue;
+    }
+    auto better = [&](const Row* o) {
+      return h.lower_is_better ? value(&r) < value(o) : value(&r) > value(o);
+    };
+    if (!best || better(best)) best = &r;
+    if (!worst || !better(worst)) worst = &r;
+  }
+  if (!base) return "";
+  const Figure& shape = *base->FindFigure(h.key);
+  auto side = [&](const char* what, const Row* r) {
+    const double ratio = value(base) != 0 ? value(r) / value(base) : 0;
+    return fmt::format("{} {} {} ({})", what, r->name, FormatValue(value(r), shape.unit),
+                       ratio > 0 ? FormatValue(ratio, "") + "x" : "—");
+  };
+  std::string line = fmt::format("{}, {}: {} {}", p.label, shape.label, base->name,
+                                 FormatValue(value(base), shape.unit));
+  if (best) line += "; " + side(h.lower_is_better ? "fastest" : "highest", best);
+  if (worst && worst != best) line += ", " + side(h.lower_is_better ? "slowest" : "lowest", worst);
+  return line;
+}
+
+// What a reader wants first, a line each: the survey's verdicts, else each
+// run's headline against its first row; each links to its section.
+std::string FindingsHtml(const std::vector<Document>& docs, const std::vector<GroupPlan>& groups) {
+  std::string out;
+  auto item = [](const std::string& anchor, const std::string& name, const std::string& text) {
+    return "<li><a href=\"#" + anchor + "\">" + EscapeHtml(name) + "</a>: " + EscapeHtml(text) +
+           "</li>\n";
+  };
+  bool verdicts = false;
+  for (size_t d = 0; d < docs.size(); ++d)
+    for (const Recommendation& r : docs[d].recommendations) {
+      verdicts = true;
+      std::string text = r.verdict.empty() ? r.text : r.verdict;
+      if (docs.size() > 1) text = DocLabel(docs, d) + ": " + text;
+      const bool linked = std::any_of(groups.begin(), groups.end(),
+                                      [&](const GroupPlan& g) { return g.name == r.experiment; });
+      out += linked ? item("exp-" + r.experiment, r.experiment, text)
+                    : "<li>" + EscapeHtml(text) + "</li>\n";
+    }
+  for (const GroupPlan& g : groups)
+    for (size_t i = 0; !verdicts && i < g.runs.size(); ++i)
+      if (std::string line = RunFinding(g.runs[i]); !line.empty())
+        out += item("run-" + g.name + "-" + std::to_string(i + 1), g.name, line);
+  if (out.empty()) return "";
+  return "<section class=\"findings\" id=\"findings\"><h2>Findings</h2>\n<ul>\n" + out +
+         "</ul></section>\n";
 }
 
 std::string SummaryRow(const RunPlan& p, const std::string& anchor) {
@@ -185,7 +252,7 @@ std::string DocLabel(const std::vector<Document>& docs, size_t d) {
 }
 
 std::string TopHtml(const std::vector<Document>& docs, const std::vector<GroupPlan>& groups) {
-  std::string out;
+  std::string out = FindingsHtml(docs, groups);
   std::set<std::string> hosts;
   for (size_t d = 0; d < docs.size(); ++d) {
     std::string host = HostHtml(docs[d], docs.size() > 1 ? DocLabel(docs, d) : docs[d].label);
