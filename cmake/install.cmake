@@ -4,7 +4,9 @@
 #   lib/cmake/writelab/ (find_package), lib/pkgconfig/writelab.pc;
 #   with the tool: bin/writelab, lib/writelab/libwritelab-run.so (`writelab
 #   run`'s preload), share/man/man1/writelab.1,
-#   share/bash-completion/completions/writelab, share/doc/writelab/.
+#   share/bash-completion/completions/writelab, share/zsh/site-functions/
+#   _writelab, share/fish/vendor_completions.d/writelab.fish,
+#   share/doc/writelab/.
 include(CMakePackageConfigHelpers)
 
 # Not CMAKE_INSTALL_DOCDIR: as a subproject that would be the parent's.
@@ -42,6 +44,12 @@ install(TARGETS writelab_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONE
 install(TARGETS writelab_run_shim LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/writelab COMPONENT tool)
 install(FILES completion/writelab.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
   RENAME writelab COMPONENT tool)
+# zsh and fish: thin wrappers that run the bash completion through bash,
+# found relative to where these land (../../bash-completion/completions).
+install(FILES completion/_writelab DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions
+  COMPONENT tool)
+install(FILES completion/writelab.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d
+  COMPONENT tool)
 install(DIRECTORY docs/ DESTINATION ${WRITELAB_DOC_DIR}/docs COMPONENT tool)
 install(FILES third_party/chartjs/LICENSE.md DESTINATION ${WRITELAB_DOC_DIR}/third_party
   RENAME LICENSE-chartjs.md COMPONENT tool)

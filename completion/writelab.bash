@@ -4,7 +4,8 @@
 # option lists in its help (--strategy, --sync...). All are read from the
 # binary's own --help, so they follow the binary. Enable it with
 #   source completion/writelab.bash
-# (installed, bash-completion loads it by itself).
+# (installed, bash-completion loads it by itself). zsh and fish use it too,
+# through bash (completion/_writelab, completion/writelab.fish).
 _writelab_subcommands() {  # the names under "Subcommands:" in a --help
   sed -n '/^Subcommands:/,$s/^  \([a-z][a-z]*\) .*/\1/p'
 }
@@ -78,5 +79,13 @@ _writelab() {
     return
   fi
   mapfile -t COMPREPLY < <(compgen -f -- "$cur")  # report, compare and history import take files
+}
+# For zsh and fish (completion/_writelab, completion/writelab.fish), which
+# run it through bash: the candidates for the words given (the binary first,
+# the word being completed last, "" for a new one), a line each.
+_writelab_candidates() {
+  local COMP_WORDS=("$@") COMP_CWORD=$(($# - 1)) COMPREPLY=()
+  _writelab "$1"
+  ((${#COMPREPLY[@]} == 0)) || printf '%s\n' "${COMPREPLY[@]}"
 }
 complete -o filenames -F _writelab writelab

@@ -24,6 +24,7 @@ test_packages=(
   chromium  # the HTML report's browser test (tests/report_test.cc)
   libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes for the fuzz targets (scripts/fuzz.sh)
   dpkg-dev file bash-completion  # the package test: dpkg-shlibdeps and file for cpack, the completion test
+  zsh fish  # the package test of their completion (completion/_writelab, writelab.fish)
   openmpi-bin libopenmpi-dev  # writelab under mpirun (docs/mpi.md) and its tests (tests/mpi_test.cc)
   sqlite3 rsync git xz-utils cpio zstd  # real programs under run (tests/run_programs_test.cc)
   procps  # pgrep and pkill, which stop the truth test's background dd (tests/explain_truth_test.cc)

@@ -12,7 +12,7 @@
 #     the same program with pkg-config and a plain g++ command line;
 #  5. the man page has a section per command, and bash completion completes
 #     commands, options and the values an option lists (--strategy), --dir
-#     with directories;
+#     with directories, and so do zsh's and fish's;
 #  6. `cpack -G DEB` makes a .deb whose dependencies and contents are right,
 #     which installs with `dpkg --root` and whose writelab and library work.
 # Prints one line per step; exits 1 at the first failure.
@@ -37,6 +37,7 @@ for f in bin/writelab $libdir/libwritelab.a include/writelab/record_writer.h \
   $libdir/cmake/writelab/writelabConfig.cmake $libdir/cmake/writelab/writelabConfigVersion.cmake \
   $libdir/cmake/writelab/writelabTargets.cmake $libdir/pkgconfig/writelab.pc \
   share/man/man1/writelab.1 share/bash-completion/completions/writelab \
+  share/zsh/site-functions/_writelab share/fish/vendor_completions.d/writelab.fish \
   share/doc/writelab/LICENSE share/doc/writelab/third_party/LICENSE-chartjs.md \
   $libdir/writelab/libwritelab-run.so; do
   [ -f "$prefix/$f" ] || fail "cmake --install did not install $f"
@@ -144,6 +145,24 @@ grep -qx plain,window-drop <<<"$(complete_words writelab stream --strategy plain
 mkdir -p "$work/complete-dir" && touch "$work/complete-file"
 [ "$(complete_words writelab stream --dir "$work/complete-")" = "$work/complete-dir" ] ||
   fail "completion of --dir offers directories only: $(complete_words writelab stream --dir "$work/complete-")"
+# zsh (the installed function, autoloaded as compinit would, with compadd
+# standing in for the completion system) and fish (complete -C) offer what
+# bash offers: the strategies after --strategy, directories after --dir.
+zsh_words() {  # the words given, the last being completed
+  PATH=$prefix/bin:$PATH zsh -f -c '
+    fpath=("$1" $fpath); shift; autoload -U _writelab; zmodload zsh/parameter
+    compadd() { shift 2; print -l -- "$@"; }
+    words=("$@"); CURRENT=$#; _writelab' _ "$prefix/share/zsh/site-functions" "$@"
+}
+[ "$(zsh_words writelab stream --strategy w | sort | tr '\n' ' ')" = "window window-drop " ] ||
+  fail "zsh completion of 'stream --strategy w': $(zsh_words writelab stream --strategy w | tr '\n' ' ')"
+[ "$(zsh_words writelab stream --dir "$work/complete-")" = "$work/complete-dir" ] ||
+  fail "zsh completion of --dir: $(zsh_words writelab stream --dir "$work/complete-")"
+fish_line() { PATH=$prefix/bin:$PATH fish --no-config -c "source $prefix/share/fish/vendor_completions.d/writelab.fish; complete -C '$1'"; }
+grep -qx window-drop <<<"$(fish_line 'writelab run --strategy ')" ||
+  fail "fish completion of 'run --strategy ': $(fish_line 'writelab run --strategy ' | tr '\n' ' ')"
+[ "$(fish_line "writelab stream --dir $work/complete-")" = "$work/complete-dir" ] ||
+  fail "fish completion of --dir: $(fish_line "writelab stream --dir $work/complete-")"
 # The public headers compile with clang too, as C++20 and as C++2b (whose
 # libstdc++ <expected> clang 14 cannot use).
 for std in c++20 c++2b; do
@@ -151,7 +170,7 @@ for std in c++20 c++2b; do
     clang++ -std=$std -fsyntax-only -I"$prefix/include" tests/package/consumer/main.cc ||
     fail "the installed headers with clang++ -std=$std"
 done
-ok "bash completion of commands, options and option values"
+ok "bash, zsh and fish completion of commands, options and option values"
 
 rm -f "$build"/writelab_*.deb
 quiet cpack -G DEB -B "$build" --config "$build/CPackConfig.cmake"
