@@ -23,21 +23,6 @@ uint64_t FreeBytes(const std::string& dir) {
 
 }  // namespace
 
-// The random background must outgrow the dirty-background threshold, or it
-// never reaches the disk while we measure (docs/fsync.md).
-uint64_t RandomSpan(const Host& host, uint64_t free) {
-  uint64_t threshold =
-      host.vm.count("dirty_background_bytes") && host.vm.at("dirty_background_bytes")
-          ? static_cast<uint64_t>(host.vm.at("dirty_background_bytes"))
-          : host.memory_bytes / 100 *
-                static_cast<uint64_t>(host.vm.count("dirty_background_ratio")
-                                          ? host.vm.at("dirty_background_ratio")
-                                          : 10);
-  uint64_t span = threshold * 5 / 2;
-  span = std::clamp<uint64_t>(span, 256u << 20, std::max<uint64_t>(free / 4, 256u << 20));
-  return span / 4096 * 4096;
-}
-
 SurveySizes SizeSurvey(const std::string& dir, const Host& host, int ranks) {
   return {dir, host, ranks, FreeBytes(dir) / static_cast<uint64_t>(ranks),
           BackgroundThreshold(IdentifyTarget(dir).device).bytes};

@@ -92,11 +92,6 @@ struct SurveyOptions {
 int RunSurvey(const SurveyOptions& options, Definitions defs, const ReportBook& book,
               const RunContext& ctx, Document& doc);
 
-// The random background's span: beyond the dirty-background threshold (so
-// it reaches the disk while fsync measures), at least 256 MiB, at most a
-// quarter of the free space.
-uint64_t RandomSpan(const Host& host, uint64_t free_bytes);
-
 // The step with spec validated first (an invalid survey spec fails the step).
 template <class Spec, class Validate, class Run>
 SurveyRun Validated(Spec spec, Validate validate, Run run) {

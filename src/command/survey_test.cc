@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The survey's plan: the random background outgrows the dirty-background
-// threshold where the free space allows, and every experiment is planned.
+// The survey's plan: every experiment is planned. (The random background's
+// span is fsync's --bg-span auto, AutoStreamSize's rule, tested with it.)
 #include "command/survey.h"
 
 #include "cli/commands.h"
@@ -17,19 +17,6 @@ Host HostWith(uint64_t memory, int64_t ratio, int64_t bytes) {
   h.vm["dirty_background_ratio"] = ratio;
   h.vm["dirty_background_bytes"] = bytes;
   return h;
-}
-
-TEST(SurveyPlan, RandomSpanOutgrowsTheDirtyBackgroundThreshold) {
-  const uint64_t gib = uint64_t{1} << 30;
-  uint64_t span = RandomSpan(HostWith(24 * gib, 10, 0), 1000 * gib);
-  EXPECT_GT(span, 24 * gib / 10);
-  EXPECT_EQ(span % 4096, 0u);
-  // dirty_background_bytes, when set, wins over the ratio.
-  EXPECT_GT(RandomSpan(HostWith(24 * gib, 10, 512 << 20), 1000 * gib), uint64_t{512} << 20);
-  EXPECT_LT(RandomSpan(HostWith(24 * gib, 10, 512 << 20), 1000 * gib), 3 * gib / 2);
-  // Little free space: at most a quarter of it, never under 256 MiB.
-  EXPECT_EQ(RandomSpan(HostWith(24 * gib, 10, 0), 4 * gib), gib);
-  EXPECT_EQ(RandomSpan(HostWith(24 * gib, 10, 0), 0), uint64_t{256} << 20);
 }
 
 // Stream twice (short trials, then past the dirty limit with the

@@ -26,8 +26,8 @@ struct FsyncOptions {
   std::string write_size = "1M";
   std::string interval = "500ms";
   std::string bg_size;  // default: computed from free space
-  std::string bg_span = "256M";
-  std::string bg_warmup = "2s";
+  std::string bg_span = "auto";
+  std::string bg_warmup = "auto";
   std::string sample_interval = "1s";
   std::vector<std::string> methods;
   std::vector<std::string> backgrounds;
@@ -85,7 +85,8 @@ std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, const Run
   FsyncSpec spec = o.spec;
   auto size = SizeOption("--write-size", o.write_size);
   auto interval = DurationOption("--interval", o.interval);
-  auto span = SizeOption("--bg-span", o.bg_span);
+  auto span = o.bg_span == "auto" ? std::expected<uint64_t, std::string>(0)
+                                  : SizeOption("--bg-span", o.bg_span);
   spec.bg_warmup_auto = o.bg_warmup == "auto";
   auto warmup = DurationOption("--bg-warmup", spec.bg_warmup_auto ? "2s" : o.bg_warmup);
   auto sample = DurationOption("--sample-interval", o.sample_interval);
@@ -189,11 +190,14 @@ void AddFsyncCommand(CLI::App& app, CommandAction* action) {
                   "Where the stream background starts over (default: twice the dirty background "
                   "threshold, within a quarter of the free space; the parameter bg_size_from "
                   "says how it was chosen)");
-  sub->add_option("--bg-span", o->bg_span, "File size the random background writes over")
+  sub->add_option("--bg-span", o->bg_span,
+                  "File size the random background writes over; auto: 2.5x the device's dirty "
+                  "background threshold, within a quarter of the free space (the parameter "
+                  "bg_span_from says how it was chosen; 256M was the default before)")
       ->capture_default_str();
   sub->add_option("--bg-warmup", o->bg_warmup,
                   "Background run time before measuring; auto: 2s, then until Dirty and "
-                  "Writeback reach the writeback threshold (at most 30s)")
+                  "Writeback reach the writeback threshold (at most 30s); or a duration, e.g. 2s")
       ->capture_default_str();
   sub->add_option("--sample-interval", o->sample_interval, "Telemetry sampling interval")
       ->capture_default_str();

@@ -52,7 +52,6 @@ FsyncSpec SurveySpec(const SurveySizes& z) {
   s.rounds = kSurveyTrials;
   s.interval_ns = 150'000'000;
   s.methods = {SyncMethod::kFsync, SyncMethod::kFdatasync};
-  s.bg_span = RandomSpan(z.host, z.free_bytes);
   s.bg_warmup_ns = 1'500'000'000;
   s.bg_warmup_auto = true;  // a background that has not reached the device says nothing
   return s;

@@ -22,6 +22,7 @@
 #include "core/significance.h"
 #include "core/units.h"
 #include "experiments/fsync/mitigation.h"
+#include "experiments/stream/stream.h"  // AutoStreamSize
 #include "explain/figures.h"
 #include "io/file.h"
 #include "io/own_files.h"
@@ -50,6 +51,19 @@ uint64_t WholeMiB(uint64_t bytes) { return bytes / (1u << 20) * (1u << 20); }
 // a dirty limit on its own device (kept in limits until the run ends); on
 // the user's own file system the stream may stay in the page cache, and
 // the rows say so. *from says which, for the parameters.
+// On a test bed whose room (a quarter of its free space) is too small for
+// a background to outgrow the dirty threshold that applies: its device gets
+// a dirty limit of its own for the run (kept in limits), a quarter of the
+// room within 16-256 MiB. Says what it did; "" when it did nothing.
+std::string LimitSmallTestBed(const std::string& device, uint64_t room, const RunContext& ctx,
+                              std::vector<ScopedChange>& limits) {
+  if (!ctx.testbed || !ctx.journal || device.empty() || !limits.empty()) return "";
+  const uint64_t limit = WholeMiB(std::clamp<uint64_t>(room / 4, 16u << 20, 256u << 20));
+  if (!LimitDeviceDirty(device, limit, *ctx.journal, limits)) return "";
+  return "the test bed's " + device + " limited to " + FormatBytes(static_cast<double>(limit)) +
+         " of dirty pages (bdi max_bytes, strict) for the run";
+}
+
 uint64_t SizeStream(const std::string& dir, const std::string& device, int ranks,
                     const RunContext& ctx, std::vector<ScopedChange>& limits, std::string* from) {
   const uint64_t room = WholeMiB(FreeSpace(dir) / 4 / static_cast<uint64_t>(ranks));
@@ -62,21 +76,40 @@ uint64_t SizeStream(const std::string& dir, const std::string& device, int ranks
     *from = "twice the dirty background threshold, " + threshold;
     return twice(t);
   }
-  if (ctx.testbed && ctx.journal && !device.empty()) {
-    const uint64_t limit = WholeMiB(std::clamp<uint64_t>(room / 4, 16u << 20, 256u << 20));
-    if (LimitDeviceDirty(device, limit, *ctx.journal, limits)) {
-      t = BackgroundThreshold(device);
-      *from = "the test bed's " + device + " limited to " +
-              FormatBytes(static_cast<double>(limit)) +
-              " of dirty pages (bdi max_bytes, strict) for the run, since twice the threshold of " +
-              threshold + " is more than a quarter of its free space; then twice " +
-              FormatBytes(static_cast<double>(t.bytes));
-      return std::min(room, twice(t));
-    }
+  if (std::string limited = LimitSmallTestBed(device, room, ctx, limits); !limited.empty()) {
+    t = BackgroundThreshold(device);
+    *from = limited + ", since twice the threshold of " + threshold +
+            " is more than a quarter of its free space; then twice " +
+            FormatBytes(static_cast<double>(t.bytes));
+    return std::min(room, twice(t));
   }
   *from = "a quarter of the free space, less than twice the dirty background threshold of " +
           threshold + ": the stream may stay in the page cache";
   return room;
+}
+
+// The random background's span, when --bg-span is auto: stream's
+// --size auto rule (AutoStreamSize: 2.5x the device's dirty background
+// threshold in whole 4 KiB pages, within a quarter of the free space, shared
+// by the ranks, and 30 GB), so that its dirty pages outgrow the threshold
+// and reach the device while the rows measure. *from says how.
+uint64_t SizeSpan(const std::string& dir, const std::string& device, int ranks,
+                  const RunContext& ctx, std::vector<ScopedChange>& limits, std::string* from) {
+  const uint64_t free_bytes = FreeSpace(dir) / static_cast<uint64_t>(ranks);
+  DirtyThreshold t = BackgroundThreshold(device);
+  std::string limited;
+  if (t.bytes && AutoStreamSize(t.bytes, free_bytes, 4096) < t.bytes * 5 / 2)
+    if (limited = LimitSmallTestBed(device, WholeMiB(free_bytes / 4), ctx, limits);
+        !limited.empty())
+      t = BackgroundThreshold(device);
+  *from = t.bytes ? "auto: 2.5x the dirty background threshold of " +
+                        FormatBytes(static_cast<double>(t.bytes)) + " (" + t.how +
+                        "), within a quarter of the free space (" +
+                        FormatBytes(static_cast<double>(free_bytes)) + ") and 30 GB"
+                  : "auto: the dirty background threshold is not known, so 1 GiB within a "
+                    "quarter of the free space";
+  if (!limited.empty()) *from += " (" + limited + ")";
+  return AutoStreamSize(t.bytes, free_bytes, 4096);
 }
 
 void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
@@ -97,6 +130,7 @@ void AddParams(const FsyncSpec& spec, ExperimentResult& out) {
       {"bg_size", static_cast<int64_t>(spec.bg_size), "bytes"},
       {"bg_size_from", spec.bg_size_from, ""},
       {"bg_span", static_cast<int64_t>(spec.bg_span), "bytes"},
+      {"bg_span_from", spec.bg_span_from, ""},
       {"bg_warmup", static_cast<double>(spec.bg_warmup_ns) / 1e9, "s"},
       {"bg_warmup_auto", spec.bg_warmup_auto, ""},
       {"sample_interval", static_cast<double>(spec.sample_interval_ns) / 1e9, "s"},
@@ -130,6 +164,13 @@ Status RunFsync(const FsyncSpec& given, const RunContext& ctx, ExperimentResult&
   if (spec.bg_size == 0 && streams)
     spec.bg_size = SizeStream(dir, out.target.device, ctx.team ? ctx.team->size() : 1, ctx, limits,
                               &spec.bg_size_from);
+  const bool random = std::find(spec.backgrounds.begin(), spec.backgrounds.end(),
+                                BackgroundKind::kRandom) != spec.backgrounds.end();
+  if (random && spec.bg_span == 0)
+    spec.bg_span = SizeSpan(dir, out.target.device, ctx.team ? ctx.team->size() : 1, ctx, limits,
+                            &spec.bg_span_from);
+  else if (random)
+    spec.bg_span_from = "--bg-span";
   if (spec.bg_warmup_auto) spec.warmup_threshold = BackgroundThreshold(out.target.device).bytes;
   out.row_label = mitigating ? "background/method/mitigation" : "background/method";
   out.table = KeyNames(KeysOf(

@@ -84,7 +84,8 @@ void NoteBackgroundInCache(Row& row) {
   // stream's wrap point, or the user's own command.
   const std::string bg = row.name.substr(0, row.name.find('/'));
   const std::string bigger =
-      bg == "random"   ? "give --bg-span above the dirty background threshold"
+      bg == "random"   ? "give --bg-span above the dirty background threshold (the parameter "
+                         "bg_span_from says how it was chosen) and --bg-warmup auto"
       : bg == "stream" ? "give --bg-size above the dirty background threshold (the parameter "
                          "bg_size_from says how it was chosen)"
                        : "make the background command write more than the dirty background "

@@ -62,8 +62,11 @@ struct FsyncSpec {
   std::string bg_command;
   uint64_t bg_size = 0;      // stream bound; 0: past the dirty background threshold (fsync.cc)
   std::string bg_size_from;  // how bg_size was chosen, for the parameters ("": no stream)
-  uint64_t bg_span = 256u << 20;
-  uint64_t bg_warmup_ns = 2'000'000'000;
+  // The random background's file; 0: auto, sized in RunFsync past the
+  // device's dirty background threshold (bg_span_from then says how).
+  uint64_t bg_span = 0;
+  std::string bg_span_from;  // "--bg-span", or how auto chose it ("": no random background)
+  uint64_t bg_warmup_ns = 2'000'000'000;  // with bg_warmup_auto (the command's default): at least
   // --bg-warmup auto: after bg_warmup_ns, go on warming up until Dirty and
   // Writeback together reach the device's dirty background threshold
   // (writeback has begun), for at most kAutoWarmupCap; the threshold is

@@ -131,7 +131,8 @@ std::expected<void, std::string> ValidateFsyncSpec(FsyncSpec& spec) {
   if (spec.rounds < 0 || spec.rounds > 1000) return std::unexpected("--rounds: between 1 and 1000");
   if (spec.sample_interval_ns < 10'000'000)
     return std::unexpected("--sample-interval: at least 10ms");
-  if (spec.bg_span < 4096) return std::unexpected("--bg-span: at least 4 KiB");
+  if (spec.bg_span != 0 && spec.bg_span < 4096)  // 0: auto
+    return std::unexpected("--bg-span: at least 4 KiB (or auto)");
   if (spec.methods.empty()) spec.methods = {SyncMethod::kFsync};
   if (spec.backgrounds.empty())
     spec.backgrounds = {BackgroundKind::kNone, BackgroundKind::kRandom, BackgroundKind::kStream};
