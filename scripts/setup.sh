@@ -28,6 +28,7 @@ test_packages=(
   openmpi-bin libopenmpi-dev  # writelab under mpirun (docs/mpi.md) and its tests (tests/mpi_test.cc)
   sqlite3 rsync git xz-utils cpio zstd  # real programs under run (tests/run_programs_test.cc)
   procps  # pgrep and pkill, which stop the truth test's background dd (tests/explain_truth_test.cc)
+  strace  # the observer of the paced streamer's calls (tests/stream_test.cc)
 )
 case $profile in
   run) packages=("${run_packages[@]}") ;;

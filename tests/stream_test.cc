@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 namespace {
@@ -36,7 +37,7 @@ TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
   std::vector<std::string> names;
   for (const json& row : e["rows"]) names.push_back(row["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"plain", "window", "window-drop", "dontcache",
-                                             "direct", "library"}));
+                                             "direct", "paced", "library"}));
   for (const json& row : e["rows"]) {
     std::string name = row["name"];
     if (row["status"] == "unsupported") {
@@ -87,6 +88,77 @@ TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
   EXPECT_NE(r.out.find("window-drop"), std::string::npos);
 }
 
+// Issue 44: the paced strategy as strace sees it, an observer of its own:
+// after its first write, its file's writes are at most a block, what lies
+// written but not flushed (fdatasync) never exceeds the largest window, and
+// it flushed as many times as its row says; then nothing is left cached.
+TEST_F(StreamCli, PacedFlushesEachWindowAsATraceShows) {
+  const std::string trace = work.path() + "/../writelab-stream-trace-" + std::to_string(getpid());
+  RunResult r = RunProgram("/usr/bin/strace", {"-f",
+                                               "-qq",
+                                               "-e",
+                                               "trace=pwrite64,fdatasync,fsync",
+                                               "-o",
+                                               trace,
+                                               WRITELAB_BINARY,
+                                               "stream",
+                                               "--dir",
+                                               work.path(),
+                                               "--strategy",
+                                               "paced",
+                                               "--size",
+                                               "256M",
+                                               "--rounds",
+                                               "1",
+                                               "--no-probe",
+                                               "--interval",
+                                               "100ms",
+                                               "--no-history",
+                                               "--json",
+                                               results + ".json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(Slurp(trace));
+  std::filesystem::remove(trace);
+  std::string line, fd;
+  uint64_t unflushed = 0, most = 0, largest_write = 0;
+  int flushes = 0;
+  while (std::getline(lines, line)) {
+    const size_t call = line.find(' ') + 1, open = line.find('(', call);
+    if (open == std::string::npos) continue;
+    const std::string name = line.substr(call, open - call);
+    const std::string this_fd = line.substr(open + 1, line.find_first_of(",)", open) - open - 1);
+    if (name == "pwrite64") {  // "pwrite64(5, "..."..., 8388608, 0) = 8388608"
+      const size_t eq = line.rfind(" = ");
+      const uint64_t size = std::stoull(line.substr(eq + 3));
+      if (fd.empty() && size > 4096)
+        fd = this_fd;  // the trial's first write (the canary's are 4 KiB)
+      if (this_fd != fd) continue;
+      unflushed += size;
+      most = std::max(most, unflushed);
+      largest_write = std::max(largest_write, size);
+    } else if (!fd.empty() && this_fd == fd && name == "fdatasync") {
+      ++flushes, unflushed = 0;
+    } else if (!fd.empty() && this_fd == fd && name == "fsync") {
+      break;  // the final sync
+    }
+  }
+  ASSERT_FALSE(fd.empty()) << "no write of the trial in the trace";
+  EXPECT_LE(largest_write, uint64_t{8} << 20) << "a write larger than --block";
+  EXPECT_LE(most, uint64_t{64} << 20) << "more unflushed than the largest window";
+  EXPECT_GE(flushes, 256 / 64);
+  json doc = json::parse(Slurp(results + ".json"));
+  const json& row = doc["experiments"][0]["rows"][0];
+  ASSERT_EQ(row["status"], "ok") << row["message"];
+  const std::string said = "paced flushed its own data " + std::to_string(flushes) + " times";
+  bool noted = false;
+  for (const json& n : row["notes"]) noted |= n.get<std::string>().find(said) != std::string::npos;
+  EXPECT_TRUE(noted) << row["notes"] << " against the trace's " << flushes;
+  for (const json& f : row["figures"]) {
+    if (f["key"] == "bytes") EXPECT_EQ(f["value"]["median"], 256.0 * 1024 * 1024);
+    if (f["key"] == "cached_end") EXPECT_LE(f["value"]["median"], 16.0 * 1024 * 1024);
+  }
+}
+
 TEST_F(StreamCli, KeepLeavesTheLastFile) {
   RunResult r = RunWritelab({"stream", "--dir", work.path(), "--size", "8M", "--block", "1M",
                              "--rounds", "1", "--strategy", "plain", "--no-probe", "--keep"});
@@ -108,7 +180,7 @@ TEST_F(StreamCli, InterruptedRunStillWritesResultsAndCleansUp) {
     json doc = json::parse(Slurp(results + ".json"));
     ASSERT_EQ(doc["errors"].size(), 1u);
     EXPECT_EQ(doc["errors"][0], "interrupted");
-    EXPECT_EQ(doc["experiments"][0]["rows"].size(), 6u);  // every row, measured or saying why not
+    EXPECT_EQ(doc["experiments"][0]["rows"].size(), 7u);  // every row, measured or saying why not
   }
 }
 

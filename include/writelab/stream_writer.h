@@ -18,6 +18,12 @@
 //                two windows are dirty at any time.
 //   kDirect      O_DIRECT through an internal aligned buffer of one window;
 //                the unaligned tail is written buffered at Finish().
+//   kPaced       buffered writes, fdatasync and DONTNEED after each window,
+//                the window sized from how long those flushes take so that
+//                other programs' fsync waits at most about pace_target_ns
+//                (docs/stream.md#paced). Not in the default preference: its
+//                flushes cost some throughput; ask for it where other
+//                programs' fsync latency matters more.
 //
 // A method is tried on the first Append(); if the kernel refuses it
 // (EOPNOTSUPP or EINVAL before any byte is written) the next one is tried, and
@@ -40,9 +46,9 @@
 
 namespace writelab {
 
-enum class StreamMethod { kDontcache, kWindowDrop, kDirect };
+enum class StreamMethod { kDontcache, kWindowDrop, kDirect, kPaced };
 
-// "dontcache", "window-drop", "direct".
+// "dontcache", "window-drop", "direct", "paced".
 const char* StreamMethodName(StreamMethod method);
 
 struct StreamWriterOptions {
@@ -54,6 +60,9 @@ struct StreamWriterOptions {
   // O_DIRECT alignment of memory, offsets and lengths. 4096 suits every
   // device whose logical block size is at most 4 KiB.
   size_t direct_alignment = 4096;
+  // kPaced: the latency other programs' fsync should stay under; the
+  // writer keeps its own flushes under half of it.
+  uint64_t pace_target_ns = 20'000'000;
 };
 
 struct StreamAttempt {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lib/paced_window.h"
 #include "lib/writeback_window.h"
 #include "port/classify_errno.h"
 #include "port/linux_compat.h"
@@ -24,6 +25,8 @@ const char* StreamMethodName(StreamMethod method) {
       return "window-drop";
     case StreamMethod::kDirect:
       return "direct";
+    case StreamMethod::kPaced:
+      return "paced";
   }
   return "?";
 }
@@ -37,6 +40,7 @@ struct StreamWriter::State {
   std::vector<StreamAttempt> attempts;
   uint64_t offset = 0;              // bytes handed to the kernel
   WritebackWindow window{0, true};  // window-drop; sized when the writer is made
+  PacedWindow paced{0, 0};          // paced; likewise
   std::unique_ptr<std::byte, decltype(&std::free)> buffer{nullptr, &std::free};
   size_t buffered = 0;  // bytes waiting in buffer (direct)
   bool failed = false;
@@ -47,6 +51,7 @@ struct StreamWriter::State {
   int TryFirstWrite(std::span<const std::byte> data);
   Status AfterWrite(uint64_t start, uint64_t len);
   Status AppendDirect(std::span<const std::byte> data);
+  Status AppendPaced(std::span<const std::byte> data);
   Status FlushDirect(bool final);
   int EnterDirect();
 };
@@ -63,13 +68,14 @@ int StreamWriter::State::WriteAll(const std::byte* p, size_t n, int rwf_flags) {
   return rc;
 }
 
-// Window-drop bookkeeping after [start, start+len) was written.
+// Window-drop's or paced's bookkeeping after [start, start+len) was written.
 Status StreamWriter::State::AfterWrite(uint64_t start, uint64_t len) {
-  if (method != StreamMethod::kWindowDrop) return {};
   const char* what = "";
   FdWindowCalls calls(fd.get());
-  if (int rc = window.AfterWrite(calls, start, len, &what); rc < 0) return Fail(-rc, what);
-  return {};
+  int rc = 0;
+  if (method == StreamMethod::kWindowDrop) rc = window.AfterWrite(calls, start, len, &what);
+  if (method == StreamMethod::kPaced) rc = paced.AfterWrite(calls, start + len, &what);
+  return rc < 0 ? Fail(-rc, what) : Status{};
 }
 
 int StreamWriter::State::EnterDirect() {
@@ -106,6 +112,10 @@ int StreamWriter::State::TryFirstWrite(std::span<const std::byte> data) {
         chosen = true;
         return 0;  // the caller buffers the data
       }
+    } else if (m == StreamMethod::kPaced) {
+      attempts.push_back({m, 0});
+      chosen = true;
+      return 0;  // the caller writes the data a window at a time
     } else {
       attempts.push_back({m, 0});
       chosen = true;
@@ -140,6 +150,19 @@ Status StreamWriter::State::FlushDirect(bool final) {
   return {};
 }
 
+// Paced: a window at most per write, so that no more than one window lies
+// unflushed whatever the size the caller appends.
+Status StreamWriter::State::AppendPaced(std::span<const std::byte> data) {
+  while (!data.empty()) {
+    const size_t n = std::min<uint64_t>(data.size(), paced.window());
+    const uint64_t start = offset;
+    if (int rc = WriteAll(data.data(), n, 0); rc != 0) return Fail(-rc, "write");
+    if (auto st = AfterWrite(start, n); !st) return st;
+    data = data.subspan(n);
+  }
+  return {};
+}
+
 Status StreamWriter::State::AppendDirect(std::span<const std::byte> data) {
   size_t capacity = options.window_bytes;
   while (!data.empty()) {
@@ -164,6 +187,7 @@ Result<StreamWriter> StreamWriter::Adopt(UniqueFd fd, std::string path,
                                          StreamWriterOptions options) {
   if (options.preference.empty()) return std::unexpected(PlainError("no stream method to try"));
   if (options.window_bytes == 0) return std::unexpected(PlainError("window_bytes is 0"));
+  if (options.pace_target_ns == 0) return std::unexpected(PlainError("pace_target_ns is 0"));
   size_t a = options.direct_alignment;
   if (a == 0 || (a & (a - 1)) != 0)
     return std::unexpected(PlainError("direct_alignment must be a power of two"));
@@ -172,6 +196,7 @@ Result<StreamWriter> StreamWriter::Adopt(UniqueFd fd, std::string path,
   state->path = std::move(path);
   state->options = std::move(options);
   state->window = WritebackWindow(state->options.window_bytes, true);
+  state->paced = PacedWindow(state->options.pace_target_ns, state->options.window_bytes);
   return StreamWriter(std::move(state));
 }
 
@@ -189,6 +214,7 @@ Status StreamWriter::Append(std::span<const std::byte> data) {
     int rc = s.TryFirstWrite(data);
     if (rc != 0) return s.Fail(-rc, "stream write");
     if (s.method == StreamMethod::kDirect) return s.AppendDirect(data);
+    if (s.method == StreamMethod::kPaced) return s.AppendPaced(data);
     return s.AfterWrite(start, s.offset - start);
   }
   switch (s.method) {
@@ -201,6 +227,8 @@ Status StreamWriter::Append(std::span<const std::byte> data) {
     case StreamMethod::kWindowDrop:
       if (int rc = s.WriteAll(data.data(), data.size(), 0); rc != 0) return s.Fail(-rc, "write");
       return s.AfterWrite(start, s.offset - start);
+    case StreamMethod::kPaced:
+      return s.AppendPaced(data);
   }
   return {};
 }
@@ -215,6 +243,7 @@ Status StreamWriter::Finish() {
   // After fsync every page is clean, so DONTNEED drops them all.
   posix_fadvise(s.fd.get(), 0, 0, POSIX_FADV_DONTNEED);
   s.window.MarkDropped(s.offset);
+  s.paced.MarkFlushed(s.offset);
   return {};
 }
 

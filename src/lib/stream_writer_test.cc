@@ -70,7 +70,7 @@ TEST_P(StreamWriterMethod, WritesExactlyTheBytesGiven) {
 
 INSTANTIATE_TEST_SUITE_P(AllMethods, StreamWriterMethod,
                          ::testing::Values(StreamMethod::kDontcache, StreamMethod::kWindowDrop,
-                                           StreamMethod::kDirect),
+                                           StreamMethod::kDirect, StreamMethod::kPaced),
                          [](const auto& info) {
                            std::string n = StreamMethodName(info.param);
                            std::erase(n, '-');
@@ -104,6 +104,9 @@ TEST(StreamWriter, RejectsBadOptions) {
   EXPECT_FALSE(StreamWriter::Open(TestPath("bad"), o).has_value());
   o = {};
   o.direct_alignment = 3000;
+  EXPECT_FALSE(StreamWriter::Open(TestPath("bad"), o).has_value());
+  o = {};
+  o.pace_target_ns = 0;
   EXPECT_FALSE(StreamWriter::Open(TestPath("bad"), o).has_value());
   std::filesystem::remove(TestPath("bad"));
   EXPECT_FALSE(StreamWriter::Open("/nonexistent/dir/file").has_value());

@@ -2,6 +2,7 @@
 #include "lib/writeback_window.h"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -17,9 +18,11 @@ namespace {
 // what was dropped before costs nothing.
 constexpr uint64_t kFolioAlign = 2u << 20;
 
-uint64_t DropFrom(uint64_t done) { return done - done % kFolioAlign; }
+uint64_t DropFrom(uint64_t done) { return FolioDropStart(done); }
 
 }  // namespace
+
+uint64_t FolioDropStart(uint64_t done) { return done - done % kFolioAlign; }
 
 int FdWindowCalls::SyncRange(uint64_t offset, uint64_t len, unsigned flags) {
   return sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(len), flags) == 0
@@ -32,6 +35,8 @@ int FdWindowCalls::DropCache(uint64_t offset, uint64_t len) {
   return -posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(len),
                         POSIX_FADV_DONTNEED);
 }
+
+int FdWindowCalls::Datasync() { return fdatasync(fd_) == 0 ? 0 : -errno; }
 
 int WritebackWindow::AfterWrite(WindowCalls& calls, uint64_t start, uint64_t len,
                                 const char** what) {

@@ -25,21 +25,27 @@ class WindowCalls {
  public:
   virtual int SyncRange(uint64_t offset, uint64_t len, unsigned flags) = 0;
   virtual int DropCache(uint64_t offset, uint64_t len) = 0;
+  virtual int Datasync() = 0;  // fdatasync(2): the paced window's flush (paced_window.h)
 
  protected:
   ~WindowCalls() = default;
 };
 
-// sync_file_range(2) and posix_fadvise(2) DONTNEED on fd.
+// sync_file_range(2), posix_fadvise(2) DONTNEED and fdatasync(2) on fd.
 class FdWindowCalls final : public WindowCalls {
  public:
   explicit FdWindowCalls(int fd) : fd_(fd) {}
   int SyncRange(uint64_t offset, uint64_t len, unsigned flags) override;
   int DropCache(uint64_t offset, uint64_t len) override;
+  int Datasync() override;
 
  private:
   int fd_;
 };
+
+// Where a drop of the pages from done on must start so that no large folio
+// is cut in two (the 2 MiB boundary at or below done; see the .cc).
+uint64_t FolioDropStart(uint64_t done);
 
 class WritebackWindow {
  public:

@@ -113,6 +113,7 @@ TEST_F(WindowTest, AFailedDropIsReturnedAndNamed) {
       return fd_calls.SyncRange(o, l, f);
     }
     int DropCache(uint64_t, uint64_t) override { return -EIO; }
+    int Datasync() override { return fd_calls.Datasync(); }
     FdWindowCalls fd_calls;
   } calls(fd_);
   WritebackWindow w(1 << 20, true);

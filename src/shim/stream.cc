@@ -91,6 +91,17 @@ class ShimCalls final : public WindowCalls {
                ? 0
                : -errno;
   }
+  // A flush, like a wait, goes through the shim's own descriptor (fdatasync
+  // reports and consumes a writeback error on the file it is called on);
+  // without one, nothing is flushed and the done record says no-wait.
+  int Datasync() override {
+    const int fd = Own();
+    if (fd < 0) {
+      s_.nowait = true;
+      return 0;
+    }
+    return fdatasync(fd) == 0 ? 0 : -errno;
+  }
   // POSIX_FADV_DONTNEED starts writeback and drops clean pages; it reports
   // no writeback error to anyone.
   int DropCache(uint64_t offset, uint64_t len) override {

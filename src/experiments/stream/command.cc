@@ -23,6 +23,7 @@ struct StreamOptions {
   std::string interval = "1s";
   std::string time_limit;  // none
   std::string min_time;    // none
+  std::string target = "20ms";
   std::vector<std::string> strategies;
   bool no_probe = false;
   OutputOptions out;
@@ -56,6 +57,10 @@ std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
     if (!least) return std::unexpected(least.error());
     spec.min_time_ns = *least;
   }
+  auto target = DurationOption("--target", o.target);
+  if (!target) return std::unexpected(target.error());
+  if (*target < 1'000'000) return std::unexpected("--target: at least 1ms");
+  spec.pace_target_ns = *target;
   spec.probe = !o.no_probe;
   auto strategies = ChoicesOption("--strategy", "strategy", kStreamStrategies, o.strategies);
   if (!strategies) return std::unexpected(strategies.error());
@@ -101,6 +106,10 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--strategy", o->strategies,
                   ListHelp("Strategies to run, comma-separated (default: all):", kStreamStrategies))
       ->delimiter(',');
+  sub->add_option("--target", o->target,
+                  "paced: the fsync latency it keeps other programs under, e.g. 10ms (its own "
+                  "flushes stay under half of it)")
+      ->capture_default_str();
   sub->add_option("--interval", o->interval, "Telemetry sampling interval, e.g. 500ms")
       ->capture_default_str();
   sub->add_option("--time-limit", o->time_limit,

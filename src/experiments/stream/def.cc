@@ -58,8 +58,8 @@ SurveyRun PressureRun(const SurveySizes& z) {
   return [z](const RunContext& ctx, ExperimentResult& e) {
     StreamSpec s;
     s.dir = z.dir;
-    s.strategies = {StreamStrategy::kPlain, StreamStrategy::kWindowDrop,
-                    StreamStrategy::kDontcache};
+    s.strategies = {StreamStrategy::kPlain, StreamStrategy::kWindowDrop, StreamStrategy::kDontcache,
+                    StreamStrategy::kPaced};
     s.rounds = 1;
     s.interval_ns = 250'000'000;
     s.time_limit_ns = kPressureLimit;
@@ -79,7 +79,7 @@ uint64_t SurveyBytes(const SurveySizes& z) {
 std::vector<SurveyStep> Survey(const SurveySizes& z) {
   return {{"stream", "streaming strategies", 7,
            Validated(SurveySpec(z), ValidateStreamSpec, RunStream), SurveyBytes(z)},
-          {"stream", "streaming past the writeback threshold, with a bystander", 25, PressureRun(z),
+          {"stream", "streaming past the writeback threshold, with a bystander", 33, PressureRun(z),
            3 * AutoStreamSize(z.threshold, z.free_bytes, StreamSpec{}.block)}};
 }
 
@@ -90,7 +90,7 @@ std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
            SurveyBytes(z) * static_cast<uint64_t>(z.ranks)}};
 }
 
-constexpr const char* kBounded[] = {"window-drop", "dontcache", "direct", "library"};
+constexpr const char* kBounded[] = {"window-drop", "dontcache", "direct", "paced", "library"};
 
 // Of the strategies that bound the page cache, the one with the lowest
 // `by` (the bystander's worst) or, with none given, the fastest; or null.

@@ -77,6 +77,14 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
   if (!t.library_choice.empty())
     acc.notes.push_back("round " + std::to_string(round + 1) + ": library picked " +
                         t.library_choice);
+  if (t.paced_flushes)
+    acc.notes.push_back(
+        "round " + std::to_string(round + 1) + ": paced flushed its own data " +
+        std::to_string(t.paced_flushes) + " times (fdatasync), its window between " +
+        FormatBytes(static_cast<double>(t.paced_window_min)) + " and " +
+        FormatBytes(static_cast<double>(t.paced_window_max)) + ", its slowest flush " +
+        FormatValue(static_cast<double>(t.paced_slowest_ns) / 1e6, "ms") + " (target " +
+        FormatValue(static_cast<double>(spec.pace_target_ns) / 1e6, "ms") + ")");
   if (!t.residency_error.empty()) acc.notes.push_back("page cache: " + t.residency_error);
   if (t.probe_error)
     acc.notes.push_back("probe: a write or fdatasync failed: " +

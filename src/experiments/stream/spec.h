@@ -15,7 +15,7 @@
 
 namespace writelab {
 
-enum class StreamStrategy { kPlain, kWindow, kWindowDrop, kDontcache, kDirect, kLibrary };
+enum class StreamStrategy { kPlain, kWindow, kWindowDrop, kDontcache, kDirect, kPaced, kLibrary };
 
 using StreamStrategyInfo = Choice<StreamStrategy>;
 
@@ -28,6 +28,9 @@ inline constexpr StreamStrategyInfo kStreamStrategies[] = {
      "Garzik: window plus posix_fadvise DONTNEED on each completed block"},
     {StreamStrategy::kDontcache, "dontcache", "pwritev2 RWF_DONTCACHE (Linux 6.14+)"},
     {StreamStrategy::kDirect, "direct", "O_DIRECT from aligned buffers"},
+    {StreamStrategy::kPaced, "paced",
+     "fdatasync + DONTNEED after each window, the window sized so that its flushes stay "
+     "under half of --target: other programs' fsync calm (issue 44)"},
     {StreamStrategy::kLibrary, "library",
      "writelab::StreamWriter: the first of dontcache, window-drop, direct the kernel accepts"},
 };
@@ -49,6 +52,8 @@ struct StreamSpec {
   bool probe = true;
   uint64_t probe_period_ns = 100'000'000;
   int rounds = 3;  // trials of each strategy
+  // paced: the latency other programs' fsync should stay under (--target).
+  uint64_t pace_target_ns = 20'000'000;
   // A trial stops writing after this long (0: never): the bytes written
   // are then fewer than size, and the row says so.
   uint64_t time_limit_ns = 0;

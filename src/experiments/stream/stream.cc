@@ -38,6 +38,7 @@ void AddParams(const StreamSpec& spec, const std::string& path, ExperimentResult
       {"block", static_cast<int64_t>(spec.block), "bytes"},
       {"strategies", names, ""},
       {"rounds", static_cast<int64_t>(spec.rounds), "trials"},
+      {"target", static_cast<double>(spec.pace_target_ns) / 1e6, "ms"},
       {"interval", static_cast<double>(spec.interval_ns) / 1e9, "s"},
       {"probe", spec.probe, ""},
       {"probe_period", static_cast<double>(spec.probe_period_ns) / 1e9, "s"},

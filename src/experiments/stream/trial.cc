@@ -13,6 +13,7 @@
 #include "explain/figures.h"
 #include "io/bystander.h"
 #include "io/own_files.h"
+#include "lib/paced_window.h"
 #include "lib/writeback_window.h"
 #include "port/linux_compat.h"
 #include "writelab/stream_writer.h"
@@ -76,6 +77,7 @@ class RunnerWindowCalls final : public WindowCalls {
   int DropCache(uint64_t offset, uint64_t len) override {
     return runner_.Advise({offset, len, POSIX_FADV_DONTNEED});
   }
+  int Datasync() override { return runner_.Sync({SyncKind::kFdatasync}); }
 
  private:
   WriteRunner& runner_;
@@ -95,21 +97,25 @@ void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibCl
   // Torvalds' window: start writeback of each block, wait for the one
   // before; Garzik's variant then drops it (the library's implementation).
   WritebackWindow window(block, s == StreamStrategy::kWindowDrop);
+  // Paced: writes of at most its window, flushed and dropped behind it.
+  PacedWindow paced(env.spec.pace_target_ns, block);
   RunnerWindowCalls calls(runner);
   uint64_t done = 0;  // bytes written in all passes
-  for (uint64_t off = 0;; off += block) {
+  for (uint64_t off = 0, n = 0;; off += n) {
     if (off >= size) {  // a pass is over: another while the minimum time lasts
-      if (!env.spec.min_time_ns || NowNs() - t0 >= env.spec.min_time_ns) return;
+      if (!env.spec.min_time_ns || NowNs() - t0 >= env.spec.min_time_ns) break;
       off = 0;
       ++r.passes;
       window = WritebackWindow(block, s == StreamStrategy::kWindowDrop);  // as the background
+      paced.MarkFlushed(0);  // the fsync at the end covers what is left of the pass
     }
     if (env.ctx.Interrupted()) {
       r.outcome.interrupted = true;
       return;
     }
-    if (PastLimit(env, t0, r)) return;
-    uint64_t n = std::min(block, size - off);
+    if (PastLimit(env, t0, r)) break;
+    n = std::min(block, size - off);
+    if (s == StreamStrategy::kPaced) n = std::min(n, paced.window());
     if (int rc = runner.WriteFully(env.data.data(), n, off); rc != 0) {
       // Only the first write can say the strategy's feature is not there.
       Feature first = s == StreamStrategy::kDontcache ? Feature::kRwfDontcache
@@ -119,14 +125,20 @@ void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibCl
       return r.outcome.Fail(-rc, what + " at " + std::to_string(off),
                             off == 0 ? first : Feature::kNone);
     }
-    if (s == StreamStrategy::kWindow || s == StreamStrategy::kWindowDrop) {
-      const char* what = "";
-      if (int rc = window.AfterWrite(calls, off, n, &what); rc < 0)
-        return r.outcome.Fail(-rc, std::string(what) + " at " + std::to_string(off));
-    }
+    const char* what = "";
+    int rc = 0;
+    if (s == StreamStrategy::kWindow || s == StreamStrategy::kWindowDrop)
+      rc = window.AfterWrite(calls, off, n, &what);
+    if (s == StreamStrategy::kPaced) rc = paced.AfterWrite(calls, off + n, &what);
+    if (rc < 0) return r.outcome.Fail(-rc, std::string(what) + " at " + std::to_string(off));
     done += n;
     gib.Advance(done);
   }
+  if (s != StreamStrategy::kPaced) return;
+  r.paced_flushes = paced.flushes();
+  r.paced_window_min = paced.smallest_window();
+  r.paced_window_max = paced.largest_window();
+  r.paced_slowest_ns = paced.slowest_flush_ns();
 }
 
 // The library strategy: the application's view, one Append() per block.
@@ -246,6 +258,10 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
     if (r.outcome.ok() && !r.outcome.interrupted) {
       if (int rc = runner.Sync({SyncKind::kFsync}); rc < 0) r.outcome.Fail(-rc, "fsync " + r.path);
       sync_ns = runner.last_ns();
+      // Paced leaves nothing cached: its last window, clean now, goes too.
+      if (s == StreamStrategy::kPaced && r.outcome.ok())
+        if (int rc = runner.Advise({0, 0, POSIX_FADV_DONTNEED}); rc < 0)
+          r.outcome.Fail(-rc, "posix_fadvise " + r.path);
     }
     r.counters = runner.counters();
   }

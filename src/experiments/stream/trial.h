@@ -56,6 +56,8 @@ struct TrialResult {
   std::string residency_error;
   bool library = false;  // measured through StreamWriter (no runner counters)
   std::string library_choice;
+  // paced: its own flushes, the window's range and the slowest flush.
+  uint64_t paced_flushes = 0, paced_window_min = 0, paced_window_max = 0, paced_slowest_ns = 0;
   std::string path;                         // the file written (kept only with keep_file)
   std::map<std::string, double> explained;  // --explain: keys of kExplainFigures
 

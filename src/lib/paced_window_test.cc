@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+#include "lib/paced_window.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <vector>
+
+namespace writelab {
+namespace {
+
+// Flushes that take as long as told, and every drop range kept.
+class SlowFlushCalls final : public WindowCalls {
+ public:
+  int SyncRange(uint64_t, uint64_t, unsigned) override { return 0; }
+  int DropCache(uint64_t offset, uint64_t len) override {
+    drops.push_back({offset, len});
+    return 0;
+  }
+  int Datasync() override {
+    ++datasyncs;
+    usleep(flush_us);
+    return fail;
+  }
+  useconds_t flush_us = 0;
+  int fail = 0;
+  int datasyncs = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> drops;
+};
+
+constexpr uint64_t kPacedMiB = uint64_t{1} << 20;
+
+// Writes 1 MiB at a time up to total; the largest unflushed span seen.
+uint64_t PacedWrite(PacedWindow& w, SlowFlushCalls& calls, uint64_t& end, uint64_t total) {
+  uint64_t worst = 0, flushed = 0;
+  const char* what = "";
+  for (; end < total; end += kPacedMiB) {
+    const size_t before = calls.drops.size();
+    EXPECT_EQ(w.AfterWrite(calls, end + kPacedMiB, &what), 0);
+    worst = std::max(worst, end + kPacedMiB - flushed);
+    if (calls.drops.size() > before) flushed = calls.drops.back().first + calls.drops.back().second;
+  }
+  return worst;
+}
+
+// Fast flushes grow the window a MiB at a time, up to 64 MiB; slow ones
+// (over half the target) halve it, down to 1 MiB; what lies unflushed never
+// exceeds the window; every byte flushed is dropped, in order.
+TEST(PacedWindow, GrowsWhileFlushesAreFastAndHalvesWhenSlow) {
+  SlowFlushCalls calls;
+  PacedWindow w(20'000'000, 8 * kPacedMiB);
+  uint64_t end = 0;
+  EXPECT_LE(PacedWrite(w, calls, end, 2048 * kPacedMiB), PacedWindow::kMaxWindow);
+  EXPECT_EQ(w.window(), PacedWindow::kMaxWindow);
+  EXPECT_EQ(w.smallest_window(), 8 * kPacedMiB);
+  calls.flush_us = 15'000;  // over half of 20 ms
+  const uint64_t flushes = w.flushes();
+  PacedWrite(w, calls, end, end + 200 * kPacedMiB);
+  EXPECT_EQ(w.window(), PacedWindow::kMinWindow) << "halved at each slow flush";
+  EXPECT_GE(w.slowest_flush_ns(), 15'000'000u);
+  EXPECT_GT(w.flushes(), flushes + 6);
+  uint64_t next = 0;  // each drop reaches back to the 2 MiB boundary below the last one's end
+  for (const auto& [offset, len] : calls.drops) {
+    EXPECT_EQ(offset, next - next % (2 * kPacedMiB));
+    next = offset + len;
+  }
+  EXPECT_EQ(next, end) << "everything written is dropped";
+  EXPECT_EQ(static_cast<int>(calls.drops.size()), calls.datasyncs);
+}
+
+TEST(PacedWindow, AFailedFlushIsReturnedWithItsCall) {
+  SlowFlushCalls calls;
+  calls.fail = -5;  // EIO
+  PacedWindow w(20'000'000, kPacedMiB);
+  const char* what = "";
+  EXPECT_EQ(w.AfterWrite(calls, kPacedMiB / 2, &what), 0) << "less than a window: no flush";
+  EXPECT_EQ(w.AfterWrite(calls, kPacedMiB, &what), -5);
+  EXPECT_STREQ(what, "fdatasync");
+  EXPECT_TRUE(calls.drops.empty()) << "nothing dropped that was not flushed";
+}
+
+}  // namespace
+}  // namespace writelab
