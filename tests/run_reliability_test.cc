@@ -26,7 +26,8 @@ namespace {
 using nlohmann::json;
 
 // "plain" is the shim counting only (--compare's plain runs).
-const char* const kStrategies[] = {"plain", "window", "window-drop", "dontcache", "drop-behind"};
+const char* const kStrategies[] = {"plain",     "window",      "window-drop",
+                                   "dontcache", "drop-behind", "paced"};
 
 struct Seen {
   int exit_code = -1;

@@ -16,6 +16,9 @@
 #include <string>
 #include <thread>
 
+#include <set>
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "figures.h"
@@ -105,6 +108,55 @@ TEST_F(RunCli, DdUnderWindowDropKeepsTwoWindowsAndWritesTheSameBytes) {
                  {"dd", "if=" + Path("src"), "of=" + Path("dst"), "bs=1M", "status=none"});
   ExpectHandled(doc, Path("dst"), "shim: window-drop");
   EXPECT_EQ(Sha256(Path("src")), Sha256(Path("dst")));
+}
+
+// Issue 44: paced through the shim, strace watching each process apart:
+// in dd's, every fdatasync is on a descriptor the shim opened read-only for
+// itself (/proc/self/fd/N), never on dd's own (a flush there would take the
+// writeback error dd's own fsync is owed), at least one per largest window
+// of dd's bytes; and nothing is left cached.
+TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
+  const std::string trace = work.path() + "-trace", path = Path("dst");
+  RunResult r = RunProgram(
+      "/usr/bin/strace", {"-ff", "-qq", "-e", "trace=openat,close,fdatasync", "-o", trace,
+                          WRITELAB_BINARY, "run", "--strategy", "paced", "--json", json_path, "--",
+                          "dd", "if=/dev/zero", "of=" + path, "bs=1M", "count=256", "status=none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(Slurp(json_path));
+  std::filesystem::remove(json_path);
+  ExpectHandled(doc, path, "shim: paced");
+  const json* row = FileRow(doc, path);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(Figures(*row).at("handled"), 256 << 20);
+  EXPECT_LE(Figures(*row).at("cached_end"), 16 << 20);
+  auto fd_of = [](const std::string& line, size_t open) {  // "fdatasync(3)" -> "3"
+    return line.substr(open, line.find_first_of(",)", open) - open);
+  };
+  int flushes = 0, not_its_own = 0, dds = 0;
+  for (const auto& file :
+       std::filesystem::directory_iterator(std::filesystem::path(trace).parent_path())) {
+    if (!file.path().string().starts_with(trace + ".")) continue;
+    std::istringstream lines(Slurp(file.path()));
+    std::filesystem::remove(file.path());
+    std::set<std::string> own;  // the shim's read-only descriptors, open now
+    bool dd = false;
+    for (std::string line; std::getline(lines, line);) {
+      const std::string result = line.substr(line.rfind(" = ") + 3);
+      if (line.starts_with("openat(") && line.find("\"" + path + "\"") != std::string::npos)
+        dd |= line.find("O_WRONLY") != std::string::npos;
+      else if (line.starts_with("openat(AT_FDCWD, \"/proc/self/fd/") &&
+               line.find("O_RDONLY") != std::string::npos)
+        own.insert(result);
+      else if (line.starts_with("close("))
+        own.erase(fd_of(line, 6));
+      else if (line.starts_with("fdatasync(") && dd)
+        ++flushes, not_its_own += !own.count(fd_of(line, 10));
+    }
+    dds += dd;
+  }
+  ASSERT_EQ(dds, 1) << "dd's open of " << path << " is not in one process's trace";
+  EXPECT_GE(flushes, 256 / 64) << "fewer flushes than the largest window allows";
+  EXPECT_EQ(not_its_own, 0) << "a flush on a descriptor the shim did not open for itself";
 }
 
 TEST_F(RunCli, DdUnderDontcacheWritesUncached) {
@@ -199,6 +251,19 @@ TEST_F(RunCli, AStaticWriterIsTheSupervisors) {
   ExpectHandled(doc, Path("out"), "supervisor: window-drop");
   const json& row = (*Result(doc, "run"))["rows"][0];
   EXPECT_NE(row["notes"].dump().find("ran without the shim"), std::string::npos) << row["notes"];
+}
+
+// Paced from outside: the supervisor flushes and drops behind a static
+// writer through its own descriptor, and leaves nothing cached.
+TEST_F(RunCli, AStaticWriterIsPacedByTheSupervisor) {
+  RunResult r;
+  json doc = Run({"--strategy", "paced"},
+                 {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectHandled(doc, Path("out"), "supervisor: paced");
+  const json* row = FileRow(doc, Path("out"));
+  ASSERT_TRUE(row);
+  EXPECT_LE(Figures(*row).at("cached_end"), 16 << 20) << "its last window flushed and dropped";
 }
 
 TEST_F(RunCli, AnIoUringWriterIsTheSupervisors) {

@@ -45,7 +45,7 @@ namespace writelab {
 // `writelab run`'s strategies, in the order --help lists them: one table for
 // the command (its option, --help, the rows) and the shim (which reads the
 // name from WRITELAB_RUN). Plain data: the shim needs nothing but libc.
-enum class RunStrategy : uint8_t { kPlain, kWindow, kWindowDrop, kDontcache, kDropBehind };
+enum class RunStrategy : uint8_t { kPlain, kWindow, kWindowDrop, kDontcache, kDropBehind, kPaced };
 
 struct RunStrategyInfo {
   RunStrategy id;
@@ -67,6 +67,10 @@ inline constexpr RunStrategyInfo kRunStrategies[] = {
     {RunStrategy::kDropBehind, "drop-behind",
      "POSIX_FADV_DONTNEED a window behind the writer, without waiting (nocache at close, done "
      "as the file grows)"},
+    {RunStrategy::kPaced, "paced",
+     "fdatasync a window behind the writer through writelab's own descriptor, then "
+     "POSIX_FADV_DONTNEED it, the window sized from those flushes to keep other programs' fsync "
+     "under --target (the stream experiment's paced)"},
     {RunStrategy::kPlain, "plain",
      "CMD as it is, its files only counted (what --compare sets the strategy beside)"},
 };

@@ -91,6 +91,8 @@ const char* Mechanism(const FdState& s) {
       return "window-drop";
     case RunStrategy::kDontcache:
       return "dontcache";
+    case RunStrategy::kPaced:
+      return "paced";
     default:
       return "drop-behind";
   }

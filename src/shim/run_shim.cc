@@ -273,7 +273,8 @@ __attribute__((constructor)) void Init() {
   if (!comma) return;
   char* rest = nullptr;
   const uint64_t window = strtoull(comma + 1, &rest, 10);
-  const uint64_t min_file = rest && *rest == ',' ? strtoull(rest + 1, nullptr, 10) : 0;
+  const uint64_t min_file = rest && *rest == ',' ? strtoull(rest + 1, &rest, 10) : 0;
+  const uint64_t target = rest && *rest == ',' ? strtoull(rest + 1, nullptr, 10) : 0;
   if (window == 0) return;
   const RunStrategyInfo* strategy = ParseStrategy(config, static_cast<size_t>(comma - config));
   if (!strategy) return;
@@ -282,6 +283,7 @@ __attribute__((constructor)) void Init() {
   if (const char* fd = getenv(proto::kFdEnv)) strncpy(g_report_spec, fd, sizeof g_report_spec - 1);
   g_config.window = window;
   g_config.min_file = min_file;
+  if (target) g_config.pace_target_ns = target;
   g_config.strategy = strategy->id;
   // Here, before any thread can hold a descriptor's lock: a fork while the
   // first write's thread held one and had not yet started the shim left the

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "lib/paced_window.h"
 #include "lib/writeback_window.h"
 #include "shim/protocol.h"
 #include "writelab/window.h"
@@ -26,6 +27,7 @@ struct Config {
   RunStrategy strategy = RunStrategy::kPlain;
   uint64_t window = kDefaultWindowBytes;
   uint64_t min_file = kDefaultWindowBytes;  // a stream shorter than this is left alone
+  uint64_t pace_target_ns = 20'000'000;     // paced: other programs' fsync under this
   char glob[1024] = {};
   int report = -1;  // writelab's socket, or -1
   dev_t report_dev = 0;
@@ -89,6 +91,7 @@ struct FdState {
   // without the lock (a race loses a count, never a byte of the file).
   std::atomic<uint64_t> stdio{0};
   WritebackWindow window{0, false};
+  PacedWindow paced{0, 0};  // paced: its own flushes, a window behind the writer
 };
 
 // fd's state where one was made, else null (an unknown descriptor): no

@@ -137,6 +137,8 @@ void BeginStream(FdState& s, uint64_t at) {
   s.dontcache.store(false, std::memory_order_relaxed);
   s.window = WritebackWindow(g_config.window, DropInWindow());
   s.window.MarkDropped(at);
+  s.paced = PacedWindow(g_config.pace_target_ns, g_config.window);
+  s.paced.MarkFlushed(at);
 }
 
 // Gives [s.pending, s.next) to the window (all of it with force). A call
@@ -162,6 +164,9 @@ void Pass(FdState& s, int fd, bool force) {
           s.dropped = s.next - g_config.window;
         }
         break;
+      case RunStrategy::kPaced:
+        rc = s.paced.AfterWrite(calls, s.next, &what);
+        break;
       case RunStrategy::kPlain:
         break;
     }
@@ -171,7 +176,9 @@ void Pass(FdState& s, int fd, bool force) {
 }
 
 // The end of a claimed stream: what is left waited for and dropped (or,
-// drop-behind, advised), nothing made durable beyond writeback. Under
+// drop-behind, advised), nothing made durable beyond writeback; but paced,
+// whose last window is flushed like every other (through the shim's own
+// descriptor: the program's fsync still gets any error) and dropped. Under
 // dontcache too: RWF_DONTCACHE starts each write's writeback but does not
 // wait for it, and what is still under writeback at close is still cached
 // (tens of MiB when the writer outruns the device).
@@ -183,6 +190,9 @@ void EndStream(FdState& s, int fd) {
   const char* what = "";
   if (g_config.strategy == RunStrategy::kDropBehind)
     s.failed = calls.DropCache(s.start, s.next - s.start) < 0;
+  else if (g_config.strategy == RunStrategy::kPaced)  // its last window, flushed and dropped
+    s.failed = calls.Datasync() < 0 ||
+               calls.DropCache(FolioDropStart(s.start), s.next - FolioDropStart(s.start)) < 0;
   else
     s.failed = s.window.Finish(calls, s.next, &what) < 0;
 }

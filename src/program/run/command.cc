@@ -30,6 +30,7 @@ struct RunOptions {
   std::string window = std::to_string(kDefaultWindowBytes >> 20) + "M";
   std::string min_file = window;
   std::string poll = "50ms";
+  std::string target = "20ms";
   bool path_given = false;
   int rounds = 0;  // 0: 3 with --compare (one round of each is not a comparison), else 1
   OutputOptions out;
@@ -65,9 +66,13 @@ std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
   auto window = SizeOption("--window", o.window);
   auto min_file = SizeOption("--min-file", o.min_file);
   auto poll = DurationOption("--poll", o.poll);
+  auto target = DurationOption("--target", o.target);
   for (const auto* e : {&window, &min_file})
     if (!*e) return Refuse(e->error());
-  if (!poll) return Refuse(poll.error());
+  for (const auto* e : {&poll, &target})
+    if (!*e) return Refuse(e->error());
+  if (*target < 1'000'000) return Refuse("--target: at least 1ms");
+  s.pace_target_ns = *target;
   if (*window < 4096 || *window > (1ull << 30) || *window % 4096)
     return Refuse("--window: from 4 KiB to 1 GiB, in whole pages (4 KiB)");
   if (*min_file == 0) return Refuse("--min-file: at least 1 byte (a file smaller is left alone)");
@@ -111,6 +116,9 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--window", o->window, "The window (default as StreamWriter's)")
       ->capture_default_str();
   sub->add_option("--min-file", o->min_file, "Files smaller than this are left alone")
+      ->capture_default_str();
+  sub->add_option("--target", o->target,
+                  "paced: the fsync latency it keeps other programs under, e.g. 10ms")
       ->capture_default_str();
   sub->add_option("--path", o->spec.path_glob,
                   "Only files whose path matches this glob (fnmatch), e.g. '/backup/*'")

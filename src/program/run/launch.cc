@@ -74,7 +74,8 @@ SpawnExtras ShimExtras(const RunSpec& spec, RunStrategy s, const std::string& sh
   fstat(report, &st);
   x.env = {"LD_PRELOAD=" + preload,
            std::string(proto::kConfigEnv) + "=" + NameOf(kRunStrategies, s) + "," +
-               std::to_string(spec.window) + "," + std::to_string(spec.min_file),
+               std::to_string(spec.window) + "," + std::to_string(spec.min_file) + "," +
+               std::to_string(spec.pace_target_ns),
            std::string(proto::kFdEnv) + "=" + std::to_string(fd_as) + ":" +
                std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)};
   if (!spec.path_glob.empty()) x.env.push_back(std::string(proto::kPathEnv) + "=" + spec.path_glob);

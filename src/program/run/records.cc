@@ -127,6 +127,7 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
                                                   "window-drop",
                                                   "dontcache",
                                                   "drop-behind",
+                                                  "paced",
                                                   "dontcache+window-drop",
                                                   "refused-dontcache",
                                                   "small",

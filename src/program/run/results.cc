@@ -181,6 +181,7 @@ std::vector<Param> Params(const RunSpec& spec) {
           {"strategy", std::string(NameOf(kRunStrategies, spec.strategy)), ""},
           {"window", static_cast<int64_t>(spec.window), "bytes"},
           {"min_file", static_cast<int64_t>(spec.min_file), "bytes"},
+          {"target", static_cast<double>(spec.pace_target_ns) / 1e6, "ms"},
           {"path", spec.path_glob, ""},
           {"user", spec.user, ""},
           {"measure", spec.measure, ""},

@@ -17,6 +17,7 @@ struct RunSpec {
   RunStrategy strategy = RunStrategy::kWindowDrop;
   uint64_t window = kDefaultWindowBytes;    // as StreamWriter's
   uint64_t min_file = kDefaultWindowBytes;  // files smaller than this are left alone
+  uint64_t pace_target_ns = 20'000'000;     // paced: other programs' fsync under this (--target)
   std::string path_glob;                    // only files whose path matches ("": all)
   std::string user;               // run CMD as ("": the invoking user, SUDO_USER under sudo)
   bool measure = false;           // the stream experiment's bystander probe beside CMD

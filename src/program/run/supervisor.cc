@@ -61,13 +61,28 @@ pid_t ParentOf(pid_t pid) {
 
 }  // namespace
 
-int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, uint64_t base,
-                   uint64_t from, uint64_t size, const char** what) {
+int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, PacedWindow& p,
+                   uint64_t base, uint64_t from, uint64_t size, const char** what) {
   FdWindowCalls calls(fd);
   *what = "posix_fadvise";
   if (s == RunStrategy::kDropBehind)
     return size > base + window ? calls.DropCache(base, size - window - base) : 0;
+  if (s == RunStrategy::kPaced) return p.AfterWrite(calls, size, what);
   return size > from ? w.AfterWrite(calls, from, size - from, what) : 0;
+}
+
+// The end of a file the supervisor drove: drop-behind advises all of CMD's
+// bytes; paced flushes and drops its last window; the windows wait for
+// what is left and drop it.
+static int FinishSupervised(RunStrategy s, FdWindowCalls& calls, WatchedFile& f,
+                            const char** what) {
+  const uint64_t base = std::min(f.base, f.size);
+  if (s == RunStrategy::kDropBehind) return calls.DropCache(base, f.size - base);
+  if (s != RunStrategy::kPaced) return f.window.Finish(calls, f.size, what);
+  *what = "fdatasync";
+  if (int rc = calls.Datasync(); rc < 0) return rc;
+  *what = "posix_fadvise";
+  return calls.DropCache(FolioDropStart(base), f.size - FolioDropStart(base));
 }
 
 int OpenRegularFile(const std::string& path, uint64_t dev, uint64_t ino, bool follow) {
@@ -122,6 +137,7 @@ WatchedFile* Supervisor::Add(uint64_t dev, uint64_t ino, const std::string& path
   WatchedFile& f = files_.emplace_back();
   f.dev = dev, f.ino = ino, f.path = path;
   f.window = WritebackWindow(spec_.window, spec_.strategy != RunStrategy::kWindow);
+  f.paced = PacedWindow(spec_.pace_target_ns, spec_.window);
   return &f;
 }
 
@@ -316,7 +332,7 @@ std::vector<std::string> Supervisor::Losses() const {
 void Supervisor::Supervise(WatchedFile& f) {
   if (!f.supervisor_error.empty() || FdOf(f) < 0) return;
   const char* what = "";
-  if (int rc = SuperviseRange(spec_.strategy, spec_.window, f.fd.get(), f.window, f.base,
+  if (int rc = SuperviseRange(spec_.strategy, spec_.window, f.fd.get(), f.window, f.paced, f.base,
                               f.supervised_bytes, f.size, &what);
       rc < 0) {
     f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
@@ -334,9 +350,7 @@ void Supervisor::Release(WatchedFile& f, bool deleted) {
   if (!deleted && f.supervised && f.supervisor_error.empty()) {
     FdWindowCalls calls(f.fd.get());
     const char* what = "";
-    const int rc = spec_.strategy == RunStrategy::kDropBehind
-                       ? calls.DropCache(f.base, f.size - std::min(f.base, f.size))
-                       : f.window.Finish(calls, f.size, &what);
+    const int rc = FinishSupervised(spec_.strategy, calls, f, &what);
     if (rc < 0) f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
   }
   f.fd.Reset();
@@ -401,9 +415,7 @@ void Supervisor::Finish() {
     if (!f.supervised || !f.supervisor_error.empty()) continue;
     FdWindowCalls calls(f.fd.get());
     const char* what = "";
-    const int rc = spec_.strategy == RunStrategy::kDropBehind
-                       ? calls.DropCache(f.base, f.size - f.base)
-                       : f.window.Finish(calls, f.size, &what);
+    const int rc = FinishSupervised(spec_.strategy, calls, f, &what);
     if (rc < 0) f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
   }
 }

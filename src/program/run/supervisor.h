@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "lib/paced_window.h"
 #include "lib/writeback_window.h"
 #include "program/run/records.h"
 #include "program/run/spec.h"
@@ -60,7 +61,8 @@ struct WatchedFile {
   bool supervised = false;
   uint64_t supervised_bytes = 0;  // up to where its window has been given the file
   WritebackWindow window{kDefaultWindowBytes, true};
-  std::string supervisor_error;  // a window call that failed
+  PacedWindow paced{20'000'000, kDefaultWindowBytes};  // paced, from outside
+  std::string supervisor_error;                        // a window call that failed
 };
 
 // What CMD wrote to f, as the supervisor can tell without the shim: what
@@ -139,9 +141,11 @@ class Supervisor {
 
 // The strategy's window over a file from outside: the bytes between what it
 // was given and size, then the wait (and drop) a window behind; drop-behind
-// advises from base (where CMD's bytes begin) to a window behind size.
-int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, uint64_t base,
-                   uint64_t from, uint64_t size, const char** what);
+// advises from base (where CMD's bytes begin) to a window behind size;
+// paced flushes (fdatasync on writelab's own descriptor) and drops each
+// window once written, p sizing the next.
+int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, PacedWindow& p,
+                   uint64_t base, uint64_t from, uint64_t size, const char** what);
 
 // A regular file that is dev:ino, opened read-only without its driver's
 // open ever running: first O_PATH (following the last component only with
