@@ -24,7 +24,14 @@ PacedWindow::PacedWindow(uint64_t target_ns, uint64_t window_bytes)
       largest_(window_) {}
 
 int PacedWindow::AfterWrite(WindowCalls& calls, uint64_t end, const char** what) {
-  if (end < flushed_ + window_) return 0;
+  return end < flushed_ + window_ ? 0 : FlushTo(calls, end, what);
+}
+
+int PacedWindow::Flush(WindowCalls& calls, uint64_t end, const char** what) {
+  return end <= flushed_ ? 0 : FlushTo(calls, end, what);
+}
+
+int PacedWindow::FlushTo(WindowCalls& calls, uint64_t end, const char** what) {
   *what = "fdatasync";
   const uint64_t start = PacedNowNs();
   if (int rc = calls.Datasync(); rc < 0) return rc;

@@ -38,6 +38,14 @@ class PacedWindow {
   // window lies unflushed behind end, flush it, drop it, and size the next.
   // 0, or -errno with *what naming the call ("fdatasync", "posix_fadvise").
   int AfterWrite(WindowCalls& calls, uint64_t end, const char** what);
+  // Flushes and drops what lies unflushed below end, however little (the
+  // end of a pass or a stream); nothing when nothing does.
+  int Flush(WindowCalls& calls, uint64_t end, const char** what);
+  // The most a write at end may add without leaving more than the window
+  // unflushed (at least 1 byte).
+  uint64_t Room(uint64_t end) const {
+    return flushed_ + window_ > end ? flushed_ + window_ - end : window_;
+  }
 
   // Everything below offset is flushed and dropped (a new pass, an fsync).
   void MarkFlushed(uint64_t offset) { flushed_ = offset; }
@@ -55,6 +63,8 @@ class PacedWindow {
   uint64_t flushes_ = 0;
   uint64_t smallest_, largest_;
   uint64_t slowest_ns_ = 0;
+
+  int FlushTo(WindowCalls& calls, uint64_t end, const char** what);
 };
 
 }  // namespace writelab

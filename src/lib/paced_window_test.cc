@@ -68,6 +68,25 @@ TEST(PacedWindow, GrowsWhileFlushesAreFastAndHalvesWhenSlow) {
   EXPECT_EQ(static_cast<int>(calls.drops.size()), calls.datasyncs);
 }
 
+// Room keeps a write within the window whatever its size; Flush takes what
+// is left (a pass's or a stream's tail), and nothing when nothing is.
+TEST(PacedWindow, RoomBoundsAWriteAndFlushTakesTheTail) {
+  SlowFlushCalls calls;
+  PacedWindow w(20'000'000, 8 * kPacedMiB);
+  EXPECT_EQ(w.Room(0), 8 * kPacedMiB);
+  EXPECT_EQ(w.Room(6 * kPacedMiB), 2 * kPacedMiB) << "a block of 8 would pass the window";
+  const char* what = "";
+  EXPECT_EQ(w.Flush(calls, 0, &what), 0);
+  EXPECT_EQ(calls.datasyncs, 0) << "nothing written, nothing flushed";
+  EXPECT_EQ(w.Flush(calls, 3 * kPacedMiB, &what), 0);
+  EXPECT_EQ(calls.datasyncs, 1);
+  ASSERT_EQ(calls.drops.size(), 1u);
+  EXPECT_EQ(calls.drops[0], std::make_pair(uint64_t{0}, 3 * kPacedMiB));
+  EXPECT_EQ(w.Flush(calls, 3 * kPacedMiB, &what), 0);
+  EXPECT_EQ(calls.datasyncs, 1) << "flushed already";
+  EXPECT_EQ(w.Room(3 * kPacedMiB), w.window());
+}
+
 TEST(PacedWindow, AFailedFlushIsReturnedWithItsCall) {
   SlowFlushCalls calls;
   calls.fail = -5;  // EIO

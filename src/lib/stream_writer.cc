@@ -154,7 +154,7 @@ Status StreamWriter::State::FlushDirect(bool final) {
 // unflushed whatever the size the caller appends.
 Status StreamWriter::State::AppendPaced(std::span<const std::byte> data) {
   while (!data.empty()) {
-    const size_t n = std::min<uint64_t>(data.size(), paced.window());
+    const size_t n = std::min<uint64_t>(data.size(), paced.Room(offset));
     const uint64_t start = offset;
     if (int rc = WriteAll(data.data(), n, 0); rc != 0) return Fail(-rc, "write");
     if (auto st = AfterWrite(start, n); !st) return st;

@@ -191,8 +191,7 @@ void EndStream(FdState& s, int fd) {
   if (g_config.strategy == RunStrategy::kDropBehind)
     s.failed = calls.DropCache(s.start, s.next - s.start) < 0;
   else if (g_config.strategy == RunStrategy::kPaced)  // its last window, flushed and dropped
-    s.failed = calls.Datasync() < 0 ||
-               calls.DropCache(FolioDropStart(s.start), s.next - FolioDropStart(s.start)) < 0;
+    s.failed = s.paced.Flush(calls, s.next, &what) < 0;
   else
     s.failed = s.window.Finish(calls, s.next, &what) < 0;
 }

@@ -107,7 +107,10 @@ void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibCl
       off = 0;
       ++r.passes;
       window = WritebackWindow(block, s == StreamStrategy::kWindowDrop);  // as the background
-      paced.MarkFlushed(0);  // the fsync at the end covers what is left of the pass
+      const char* what = "";  // paced: the pass's tail flushed before the next pass begins
+      if (int rc = s == StreamStrategy::kPaced ? paced.Flush(calls, size, &what) : 0; rc < 0)
+        return r.outcome.Fail(-rc, std::string(what) + " at " + std::to_string(size));
+      paced.MarkFlushed(0);
     }
     if (env.ctx.Interrupted()) {
       r.outcome.interrupted = true;
@@ -115,7 +118,7 @@ void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibCl
     }
     if (PastLimit(env, t0, r)) break;
     n = std::min(block, size - off);
-    if (s == StreamStrategy::kPaced) n = std::min(n, paced.window());
+    if (s == StreamStrategy::kPaced) n = std::min(n, paced.Room(off));
     if (int rc = runner.WriteFully(env.data.data(), n, off); rc != 0) {
       // Only the first write can say the strategy's feature is not there.
       Feature first = s == StreamStrategy::kDontcache ? Feature::kRwfDontcache

@@ -77,12 +77,10 @@ int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, P
 static int FinishSupervised(RunStrategy s, FdWindowCalls& calls, WatchedFile& f,
                             const char** what) {
   const uint64_t base = std::min(f.base, f.size);
-  if (s == RunStrategy::kDropBehind) return calls.DropCache(base, f.size - base);
-  if (s != RunStrategy::kPaced) return f.window.Finish(calls, f.size, what);
-  *what = "fdatasync";
-  if (int rc = calls.Datasync(); rc < 0) return rc;
   *what = "posix_fadvise";
-  return calls.DropCache(FolioDropStart(base), f.size - FolioDropStart(base));
+  if (s == RunStrategy::kDropBehind) return calls.DropCache(base, f.size - base);
+  if (s == RunStrategy::kPaced) return f.paced.Flush(calls, f.size, what);
+  return f.window.Finish(calls, f.size, what);
 }
 
 int OpenRegularFile(const std::string& path, uint64_t dev, uint64_t ino, bool follow) {
