@@ -72,8 +72,8 @@ int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, P
 }
 
 // The end of a file the supervisor drove: drop-behind advises all of CMD's
-// bytes; paced flushes and drops its last window; the windows wait for
-// what is left and drop it.
+// bytes; paced flushes and drops what is left unflushed; the windows wait
+// for what is left and drop it.
 static int FinishSupervised(RunStrategy s, FdWindowCalls& calls, WatchedFile& f,
                             const char** what) {
   const uint64_t base = std::min(f.base, f.size);
@@ -173,6 +173,7 @@ int Supervisor::FdOf(WatchedFile& f) {
   f.base = f.created ? 0 : std::min(f.first_size, f.size);
   f.supervised_bytes = f.base;
   f.window.MarkDropped(f.base);
+  f.paced.MarkFlushed(f.base);
   return fd;
 }
 
