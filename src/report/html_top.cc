@@ -122,8 +122,8 @@ std::string RunFinding(const RunPlan& p) {
 std::string FindingsHtml(const std::vector<Document>& docs, const std::vector<GroupPlan>& groups) {
   std::string out;
   auto item = [](const std::string& anchor, const std::string& name, const std::string& text) {
-    return "<li><a href=\"#" + anchor + "\">" + EscapeHtml(name) + "</a>: " + EscapeHtml(text) +
-           "</li>\n";
+    return "<li><a href=\"#" + EscapeHtml(anchor) + "\">" + EscapeHtml(name) +
+           "</a>: " + EscapeHtml(text) + "</li>\n";
   };
   bool verdicts = false;
   for (size_t d = 0; d < docs.size(); ++d)
