@@ -87,6 +87,8 @@ std::expected<FsyncSpec, std::string> BuildSpec(const FsyncOptions& o, const Run
   auto interval = DurationOption("--interval", o.interval);
   auto span = o.bg_span == "auto" ? std::expected<uint64_t, std::string>(0)
                                   : SizeOption("--bg-span", o.bg_span);
+  if (span && *span == 0 && o.bg_span != "auto")  // 0 stands for auto inside
+    return std::unexpected("--bg-span: at least 4 KiB (or auto)");
   spec.bg_warmup_auto = o.bg_warmup == "auto";
   auto warmup = DurationOption("--bg-warmup", spec.bg_warmup_auto ? "2s" : o.bg_warmup);
   auto sample = DurationOption("--sample-interval", o.sample_interval);
