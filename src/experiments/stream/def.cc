@@ -154,8 +154,9 @@ std::string StreamVerdict(const Row& pick, const Row& plain, const ExperimentRes
                   pick.name, ValueOf(pick, kMbS, "MB/s"), ValueOf(plain, kMbS, "MB/s"),
                   ValueOf(pick, kCached, "bytes"), ValueOf(plain, kCached, "bytes"));
   const Row* plain_past = pressure ? pressure->FindRow("plain") : nullptr;
+  if (pressure && !Provoked(*pressure)) return line + "; the bystander's stall was not provoked";
   if (!calmest || !plain_past || !MedianOf(*plain_past, kProbeMax))
-    return line + (pressure ? "; the bystander's stall was not provoked" : "");
+    return line + (pressure ? "; the bystander's stall was not measured" : "");
   if (*MedianOf(*calmest, kProbeMax) >= *MedianOf(*plain_past, kProbeMax))
     return line + fmt::format("; no strategy calmed the bystander (worst fdatasync {}, plain {})",
                               ValueOf(*calmest, kProbeMax, "ms"),
