@@ -11,12 +11,16 @@
 //   dontcache    writes become pwritev2(RWF_DONTCACHE) (Linux 6.14)
 //   drop-behind  POSIX_FADV_DONTNEED a window behind the newest, without
 //                waiting (what nocache does at close, done as the file grows)
+//   paced        fdatasync each window once written, through a read-only
+//                descriptor of the shim's own, and drop it; the window sized
+//                from those flushes (PacedWindow, src/lib)
 //
 // Only streams of at least MIN_FILE bytes to regular files are handled (a
 // stream: writes each beginning where the last ended); the rest is left
 // alone. At the end of a stream (a jump, close, fclose, exit) its tail is
 // waited for and dropped: nothing is made durable that writeback would not
-// have written (no fsync, no device cache flush). What it handled is told to
+// have written (no fsync, no device cache flush), but under paced, whose
+// flushes make the data durable earlier (never later). What it handled is told to
 // writelab (report.cc); writelab's supervisor handles what the shim cannot
 // see (static binaries, io_uring, raw system calls).
 //
