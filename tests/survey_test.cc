@@ -211,12 +211,14 @@ TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
     EXPECT_TRUE(named) << "no condition in: " << s;
   }
   EXPECT_NE(r.out.find("[7/7] stride"), std::string::npos) << "no progress lines";
-  // Issue 45: the brief output, at most 60 lines, its findings first after
-  // the plan and progress: each verdict, short, with its numbers.
+  // Issue 45: the brief output, at most 60 lines, its findings the first
+  // lines after the plan and progress: each verdict, short, with its numbers.
   EXPECT_LE(CountLines(r.out), 60) << r.out;
   const size_t done = r.out.find("survey done in"), findings = r.out.find("\nFindings:\n");
   ASSERT_NE(findings, std::string::npos) << r.out;
   EXPECT_LT(done, findings);
+  EXPECT_EQ(r.out.find_first_not_of('\n', r.out.find('\n', done)), findings + 1)
+      << "the findings come right after the survey's last progress line";
   EXPECT_LT(findings, r.out.find("Each step's headline figure"));
   EXPECT_EQ(r.out.find("Each cell: median"), std::string::npos) << "a legend in the brief output";
   for (const json& line : doc["recommendations"]) {

@@ -19,10 +19,10 @@ inline constexpr const char* kNotMeasured = "\u2014";
 std::string RenderText(const Document& doc);
 std::string RenderExperimentText(const ExperimentResult& e);
 
-// The survey's brief output (docs/survey.md): the host and target, its
-// findings first (each recommendation's verdict), then each step's headline
-// figure per row on a line or two, wrapped to width; every table is in
-// RenderText (`--verbose`), the JSON and the report.
+// The survey's brief output (docs/survey.md): its findings first (each
+// recommendation's verdict), then the host and target, then each step's
+// headline figure per row on a line or two, wrapped to width; every table
+// is in RenderText (`--verbose`), the JSON and the report.
 std::string RenderBrief(const Document& doc, std::size_t width);
 
 // A table column's header: the figure's label, and its unit where the cells

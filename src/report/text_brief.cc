@@ -68,8 +68,16 @@ std::string GlanceLine(const ExperimentResult& e) {
 
 }  // namespace
 
+// The findings first (what the survey was run for), then where it ran.
 std::string RenderBrief(const Document& doc, std::size_t width) {
-  std::string out = "host: " + ShortHost(doc.host) + "\n";
+  std::string out;
+  if (!doc.recommendations.empty()) {
+    out += "Findings:\n";
+    for (const Recommendation& r : doc.recommendations)
+      out += WrapText("  " + (r.verdict.empty() ? r.text : r.verdict), width) + "\n";
+    out += "\n";
+  }
+  out += "host: " + ShortHost(doc.host) + "\n";
   std::vector<std::string> targets;
   for (const ExperimentResult& e : doc.experiments) {
     if (e.rank >= 0 || e.target.fs_type.empty()) continue;
@@ -81,11 +89,6 @@ std::string RenderBrief(const Document& doc, std::size_t width) {
       targets.push_back(line);
   }
   for (const std::string& t : targets) out += WrapText("target: " + t, width) + "\n";
-  if (!doc.recommendations.empty()) {
-    out += "\nFindings:\n";
-    for (const Recommendation& r : doc.recommendations)
-      out += WrapText("  " + (r.verdict.empty() ? r.text : r.verdict), width) + "\n";
-  }
   out += WrapText(
              "\nEach step's headline figure per row (every table: --verbose, the JSON, the "
              "report):",
