@@ -87,8 +87,8 @@ namespace {
 // One step of the walk: the directory `name` under fd, made 0700 when
 // missing and create is set; *link holds a symbolic link's target instead
 // (fd unchanged) when name is a link.
-Result<UniqueFd> Step(int fd, const std::string& name, const std::string& at, bool create,
-                      std::string* link) {
+Result<UniqueFd> WalkStep(int fd, const std::string& name, const std::string& at, bool create,
+                          std::string* link) {
   constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   bool made = false;
   int next = openat(fd, name.c_str(), kFlags);
@@ -151,7 +151,7 @@ Result<UniqueFd> OpenTrustedDir(const std::string& dir, DirUse use, bool create)
     if (name == ".") continue;
     at += "/" + name;
     std::string link;
-    auto next = Step(fd.get(), name, at, create, &link);
+    auto next = WalkStep(fd.get(), name, at, create, &link);
     if (!next) return std::unexpected(next.error());
     if (!link.empty()) {
       if (++links > 40) return std::unexpected(ErrnoError(ELOOP, "resolve " + dir));
