@@ -13,7 +13,7 @@ namespace {
 using test_support::FigureMedian;
 
 // 1000 writes of 4 KiB in 0.5 s through 250 system calls.
-StepResult Step() {
+StepResult StrideStepResult() {
   StepResult r;
   r.ops = 1000;
   r.bytes = 1000 * 4096;
@@ -26,7 +26,7 @@ StepResult Step() {
 }
 
 TEST(StrideRows, AStepBecomesThroughputSyscallsAndPercentiles) {
-  StepResult r = Step();
+  StepResult r = StrideStepResult();
   Row row = StrideRow("8 qd32 batch4", r);
   EXPECT_EQ(row.name, "8 qd32 batch4");
   EXPECT_EQ(row.status, RowStatus::kOk);
@@ -45,12 +45,12 @@ TEST(StrideRows, AStepBecomesThroughputSyscallsAndPercentiles) {
 }
 
 TEST(StrideRows, DeviceFiguresOnlyWithADevice) {
-  StepResult r = Step();
+  StepResult r = StrideStepResult();
   Row without = StrideRow("1 qd1", r);
   EXPECT_EQ(without.FindFigure("device_writes"), nullptr);
   EXPECT_EQ(without.FindFigure("device_merges"), nullptr);
 
-  StepResult d = Step();
+  StepResult d = StrideStepResult();
   d.have_device = true;
   d.device_writes = 50;  // 1000 writes merged into 50 requests
   d.device_merges = 950;
@@ -62,7 +62,7 @@ TEST(StrideRows, DeviceFiguresOnlyWithADevice) {
 }
 
 TEST(StrideRows, NoDeviceWritesNoKibPerWriteAndNoOpsNoSyscallRatio) {
-  StepResult r = Step();
+  StepResult r = StrideStepResult();
   r.have_device = true;  // the device did nothing yet (all in its queue)
   r.ops = 0;
   Row row = StrideRow("s", r);
@@ -72,7 +72,7 @@ TEST(StrideRows, NoDeviceWritesNoKibPerWriteAndNoOpsNoSyscallRatio) {
 }
 
 TEST(StrideRows, AFailedStepHasItsErrnoAndNoFigures) {
-  StepResult r = Step();
+  StepResult r = StrideStepResult();
   r.outcome.Fail(EACCES, "io_uring_queue_init", Feature::kIoUring);
   Row row = StrideRow("8 qd32 batch4", r);
   EXPECT_EQ(row.status, RowStatus::kUnsupported);  // EACCES: a seccomp or LSM refusal
@@ -81,7 +81,7 @@ TEST(StrideRows, AFailedStepHasItsErrnoAndNoFigures) {
   EXPECT_TRUE(row.latencies.empty());
   EXPECT_TRUE(row.series.empty());
 
-  StepResult f = Step();
+  StepResult f = StrideStepResult();
   f.outcome.Fail(EIO, "pwrite");
   EXPECT_EQ(StrideRow("x", f).status, RowStatus::kFailed);
 }
@@ -90,9 +90,9 @@ TEST(StrideRows, AFailedStepHasItsErrnoAndNoFigures) {
 // the figures and timelines of the rounds before.
 TEST(StrideRows, ALaterFailureKeepsTheRoundsBefore) {
   std::vector<StepResult> trials;
-  trials.push_back(Step());
-  trials.push_back(Step());
-  trials.push_back(Step());
+  trials.push_back(StrideStepResult());
+  trials.push_back(StrideStepResult());
+  trials.push_back(StrideStepResult());
   trials[2].outcome.Fail(ErrnoError(EIO, "pwrite"));
   Row row = StrideRow("8", trials);
   EXPECT_EQ(row.status, RowStatus::kFailed);
