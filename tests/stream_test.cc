@@ -163,8 +163,11 @@ TEST_F(StreamCli, PacedFlushesEachWindowAsATraceShows) {
   EXPECT_LE(static_cast<double>(most), largest_mib * (1 << 20) + 0.5)
       << "more unflushed than its largest window: " << note;
   EXPECT_NE(row["notes"].dump().find("times over"), std::string::npos) << "no second pass";
-  for (const json& f : row["figures"])
-    if (f["key"] == "cached_end") EXPECT_LE(f["value"]["median"], 16.0 * 1024 * 1024);
+  for (const json& f : row["figures"]) {
+    if (f["key"] == "cached_end") {
+      EXPECT_LE(f["value"]["median"], 16.0 * 1024 * 1024);
+    }
+  }
 }
 
 TEST_F(StreamCli, KeepLeavesTheLastFile) {
