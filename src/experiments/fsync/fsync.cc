@@ -102,12 +102,7 @@ uint64_t SizeSpan(const std::string& dir, const std::string& device, int ranks,
     if (limited = LimitSmallTestBed(device, WholeMiB(free_bytes / 4), ctx, limits);
         !limited.empty())
       t = BackgroundThreshold(device);
-  *from = t.bytes ? "auto: 2.5x the dirty background threshold of " +
-                        FormatBytes(static_cast<double>(t.bytes)) + " (" + t.how +
-                        "), within a quarter of the free space (" +
-                        FormatBytes(static_cast<double>(free_bytes)) + ") and 30 GB"
-                  : "auto: the dirty background threshold is not known, so 1 GiB within a "
-                    "quarter of the free space";
+  *from = AutoStreamSizeFrom(t.bytes, t.how, free_bytes);
   if (!limited.empty()) *from += " (" + limited + ")";
   return AutoStreamSize(t.bytes, free_bytes, 4096);
 }

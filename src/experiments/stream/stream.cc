@@ -159,6 +159,16 @@ uint64_t AutoStreamSize(uint64_t threshold, uint64_t free_bytes, uint64_t block)
   return std::max<uint64_t>(std::min(want, room), block);
 }
 
+std::string AutoStreamSizeFrom(uint64_t threshold, const std::string& how, uint64_t free_bytes) {
+  if (!threshold)
+    return "auto: the dirty background threshold is not known, so 1 GiB within a quarter of the "
+           "free space";
+  return "auto: 2.5x the dirty background threshold of " +
+         FormatBytes(static_cast<double>(threshold)) + (how.empty() ? "" : " (" + how + ")") +
+         ", within a quarter of the free space (" + FormatBytes(static_cast<double>(free_bytes)) +
+         ") and 30 GB";
+}
+
 namespace {
 
 // --size auto, for the target now known: the size and how it was chosen.
@@ -168,13 +178,7 @@ void SizeForTarget(StreamSpec& spec, const std::string& dir) {
   const uint64_t free_bytes =
       statvfs(dir.c_str(), &v) == 0 ? static_cast<uint64_t>(v.f_bavail) * v.f_frsize : 0;
   spec.size = AutoStreamSize(spec.threshold, free_bytes, spec.block);
-  spec.size_from = spec.threshold
-                       ? "auto: 2.5x the dirty background threshold of " +
-                             FormatBytes(static_cast<double>(spec.threshold)) +
-                             ", within a quarter of the free space (" +
-                             FormatBytes(static_cast<double>(free_bytes)) + ") and 30 GB"
-                       : "auto: the dirty background threshold is not known, so 1 GiB within a "
-                         "quarter of the free space";
+  spec.size_from = AutoStreamSizeFrom(spec.threshold, "", free_bytes);
 }
 
 }  // namespace

@@ -28,6 +28,10 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec);
 // quarter of the free space and 30 GB; 1 GiB when the threshold is not
 // known (0). At least one block.
 uint64_t AutoStreamSize(uint64_t threshold, uint64_t free_bytes, uint64_t block);
+// How AutoStreamSize chose, for a parameter (size_from, fsync's
+// bg_span_from): "auto: 2.5x the dirty background threshold of 2.29 GiB
+// (how), within a quarter of the free space (…) and 30 GB"; how may be "".
+std::string AutoStreamSizeFrom(uint64_t threshold, const std::string& how, uint64_t free_bytes);
 inline constexpr uint64_t kAutoStreamLimit = 30'000'000'000;
 
 // Runs every strategy `rounds` times in rotated order and fills out. On a
