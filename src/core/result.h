@@ -230,6 +230,9 @@ struct Recommendation {
   // The finding in one short line, as a colleague would say it, with its
   // numbers: what the survey prints first ("" : the text).
   std::string verdict;
+
+  // The verdict, or the text where there is none (documents before it).
+  const std::string& Finding() const { return verdict.empty() ? text : verdict; }
 };
 
 // The noise canary: a short fixed measurement taken before a run's first

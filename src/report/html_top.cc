@@ -129,7 +129,7 @@ std::string FindingsHtml(const std::vector<Document>& docs, const std::vector<Gr
   for (size_t d = 0; d < docs.size(); ++d)
     for (const Recommendation& r : docs[d].recommendations) {
       verdicts = true;
-      std::string text = r.verdict.empty() ? r.text : r.verdict;
+      std::string text = r.Finding();
       if (docs.size() > 1) text = DocLabel(docs, d) + ": " + text;
       const bool linked = std::any_of(groups.begin(), groups.end(),
                                       [&](const GroupPlan& g) { return g.name == r.experiment; });

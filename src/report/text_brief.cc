@@ -74,7 +74,7 @@ std::string RenderBrief(const Document& doc, std::size_t width) {
   if (!doc.recommendations.empty()) {
     out += "Findings:\n";
     for (const Recommendation& r : doc.recommendations)
-      out += WrapText("  " + (r.verdict.empty() ? r.text : r.verdict), width) + "\n";
+      out += WrapText("  " + r.Finding(), width) + "\n";
     out += "\n";
   }
   out += "host: " + ShortHost(doc.host) + "\n";
