@@ -18,34 +18,56 @@
 namespace writelab {
 namespace {
 
-// The cgroup2 mount: its mount point and the cgroup it shows as its root.
-struct Cgroup2Mount {
+// A cgroup mount (v2, or a v1 hierarchy): its mount point and the cgroup it
+// shows as its root.
+struct CgroupMount {
   std::string target, fs_root;
 };
 
-std::optional<Cgroup2Mount> FindCgroup2Mount() {
+std::optional<CgroupMount> FindCgroupMount() {
   libmnt_table* tb = mnt_new_table_from_file("/proc/self/mountinfo");
   if (!tb) return std::nullopt;
   libmnt_iter* it = mnt_new_iter(MNT_ITER_FORWARD);
   libmnt_fs* fs = nullptr;
-  std::optional<Cgroup2Mount> out;
+  std::optional<CgroupMount> out;
   while (!out && it && mnt_table_next_fs(tb, it, &fs) == 0) {
     const char* type = mnt_fs_get_fstype(fs);
     if (!type || std::string_view(type) != "cgroup2" || !mnt_fs_get_target(fs)) continue;
     const char* root = mnt_fs_get_root(fs);
-    out = Cgroup2Mount{mnt_fs_get_target(fs), root ? root : "/"};
+    out = CgroupMount{mnt_fs_get_target(fs), root ? root : "/"};
   }
   mnt_free_iter(it);
   mnt_unref_table(tb);
   return out;
 }
 
-// The cgroup v2 path of pid ("0::/a/b" in /proc/PID/cgroup), "" if none.
-std::string CgroupOf(const std::string& pid) {
+// The cgroup of pid in the hierarchy whose /proc/PID/cgroup line has
+// controllers ("" for cgroup v2's "0::/a/b", "memory" for v1's
+// "4:memory:/a/b"), "" if none.
+std::string CgroupOf(const std::string& pid, std::string_view controller = "") {
   std::istringstream lines(ReadSmallFile("/proc/" + pid + "/cgroup").value_or(""));
-  for (std::string line; std::getline(lines, line);)
-    if (line.starts_with("0::")) return line.substr(3);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string names = "," + line.substr(a + 1, b - a - 1) + ",";
+    const bool match = controller.empty()
+                           ? line.starts_with("0::")
+                           : names.find("," + std::string(controller) + ",") != std::string::npos;
+    if (match) return line.substr(b + 1);
+  }
   return "";
+}
+
+// Whether the kernel places pid in the cgroup at dir, in any hierarchy.
+bool PlacedIn(const std::string& pid, const std::string& dir) {
+  std::istringstream lines(ReadSmallFile("/proc/" + pid + "/cgroup").value_or(""));
+  for (std::string line; std::getline(lines, line);) {
+    const size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string in = line.substr(b + 1);
+    if (in.size() > 1 && in.starts_with('/') && dir.ends_with(in)) return true;
+  }
+  return false;
 }
 
 Status WriteTo(const std::string& path, const std::string& value, int extra_flags = 0) {
@@ -68,8 +90,7 @@ void KillMembers(const std::string& dir) {
     if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
     const int id = std::stoi(pid);
     if (id <= 1 || id == getpid()) continue;
-    const std::string in = CgroupOf(pid);
-    if (in.size() > 1 && in.starts_with('/') && dir.ends_with(in)) kill(id, SIGKILL);
+    if (PlacedIn(pid, dir)) kill(id, SIGKILL);
   }
 }
 
@@ -95,7 +116,7 @@ bool ListsController(std::string_view list, std::string_view name) {
 }
 
 Result<CgroupPlace> FindCgroupPlace() {
-  auto mount = FindCgroup2Mount();
+  auto mount = FindCgroupMount();
   if (!mount) return std::unexpected(ErrnoError(ENOENT, "no cgroup v2 hierarchy is mounted"));
   std::string own = CgroupOf("self");
   if (own.empty())
@@ -111,17 +132,47 @@ Result<CgroupPlace> FindCgroupPlace() {
   return CgroupPlace{mount->target, own};
 }
 
+Result<CgroupPlace> FindV1CgroupPlace(std::string_view controller) {
+  libmnt_table* tb = mnt_new_table_from_file("/proc/self/mountinfo");
+  if (!tb) return std::unexpected(ErrnoError(ENOENT, "/proc/self/mountinfo cannot be read"));
+  libmnt_iter* it = mnt_new_iter(MNT_ITER_FORWARD);
+  libmnt_fs* fs = nullptr;
+  std::optional<CgroupMount> mount;
+  const std::string option(controller);
+  while (!mount && it && mnt_table_next_fs(tb, it, &fs) == 0) {
+    const char* type = mnt_fs_get_fstype(fs);
+    if (!type || std::string_view(type) != "cgroup" || !mnt_fs_get_target(fs)) continue;
+    if (mnt_fs_get_option(fs, option.c_str(), nullptr, nullptr) != 0) continue;
+    const char* root = mnt_fs_get_root(fs);
+    mount = CgroupMount{mnt_fs_get_target(fs), root ? root : "/"};
+  }
+  mnt_free_iter(it);
+  mnt_unref_table(tb);
+  if (!mount)
+    return std::unexpected(
+        ErrnoError(ENOENT, "no cgroup v1 hierarchy has the " + option + " controller"));
+  std::string own = CgroupOf("self", controller);
+  if (own.empty() || !own.starts_with(mount->fs_root))
+    return std::unexpected(
+        ErrnoError(ENOENT, "writelab's " + option + " cgroup is not under " + mount->target));
+  own = own.substr(mount->fs_root == "/" ? 0 : mount->fs_root.size());
+  if (own.empty()) own = "/";
+  return CgroupPlace{mount->target, own, true};
+}
+
 Result<std::unique_ptr<OwnCgroup>> OwnCgroup::Make(const CgroupPlace& place,
                                                    const std::vector<std::string>& controllers,
                                                    UndoJournal& journal) {
   static std::atomic<int> made{0};
   std::unique_ptr<OwnCgroup> g(new OwnCgroup(journal));
-  if (Status s = journal.LockDevice(kCgroupLock); !s) return std::unexpected(s.error());
-  g->locked_ = true;
+  if (!place.v1) {  // two runs never enable and disable a controller under each other
+    if (Status s = journal.LockDevice(kCgroupLock); !s) return std::unexpected(s.error());
+    g->locked_ = true;
+  }
   const std::string dir = place.dir();
   const std::string offered = ReadLine(dir + "/cgroup.controllers").value_or("");
   const std::string control = dir + "/cgroup.subtree_control";
-  for (const std::string& c : controllers) {
+  for (const std::string& c : place.v1 ? std::vector<std::string>{} : controllers) {
     if (!ListsController(offered, c))
       return std::unexpected(ErrnoError(ENOENT, "the cgroup " + place.own + " is not offered the " +
                                                     c + " controller (it is offered: '" + offered +

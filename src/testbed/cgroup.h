@@ -36,6 +36,9 @@ namespace writelab {
 struct CgroupPlace {
   std::string root;       // the cgroup2 mount point: "/sys/fs/cgroup"
   std::string own = "/";  // writelab's cgroup, from the root: "/", "/user.slice/x.scope"
+  // A cgroup v1 hierarchy (FindV1CgroupPlace): it has no subtree_control,
+  // its controllers are those it was mounted with.
+  bool v1 = false;
   std::string dir() const { return own == "/" ? root : root + own; }
 };
 
@@ -44,17 +47,24 @@ struct CgroupPlace {
 // mount).
 Result<CgroupPlace> FindCgroupPlace();
 
+// Where the cgroup v1 hierarchy of controller ("memory") is mounted and
+// writelab's cgroup in it (/proc/self/cgroup's "N:memory:/path"); ENOENT
+// when no v1 hierarchy has it.
+Result<CgroupPlace> FindV1CgroupPlace(std::string_view controller);
+
 // Whether a space-separated controller list ("cpu io memory") names name.
 bool ListsController(std::string_view list, std::string_view name);
 
-// The lock (UndoJournal::LockDevice) a run holds while it has a cgroup of
-// its own: two runs never enable and disable a controller under each other.
+// The lock (UndoJournal::LockDevice) a run holds while it has a cgroup v2
+// of its own: two runs never enable and disable a controller under each
+// other (a v1 hierarchy has no subtree_control: no lock).
 inline constexpr char kCgroupLock[] = "cgroup";
 
 class OwnCgroup {
  public:
   // Enables each of controllers in place's cgroup.subtree_control where it
-  // is not yet (each journaled first, so "-NAME" goes back), then makes
+  // is not yet (each journaled first, so "-NAME" goes back; none on a v1
+  // hierarchy, which has its controllers where it is mounted), then makes
   // place.dir()/writelab-PID-N (journaled first). An enabled controller
   // must be offered by place's cgroup.controllers. Errors keep their errno:
   // EBUSY when the parent holds processes of its own (cgroup v2 enables
