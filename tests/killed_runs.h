@@ -39,10 +39,12 @@ inline std::vector<json> JournalSteps(const std::string& dir) {
   return {};
 }
 
-// Starts writelab with args, SIGKILLs it once its journal has a sysfs step
-// for path_suffix (or after 60 s), and returns the journal's steps.
+// Starts writelab with args, SIGKILLs it once its journal has an op step
+// (sysfs, cgroup) for path_suffix (or after 60 s), and returns the
+// journal's steps.
 inline std::vector<json> KillOnceJournaled(const std::vector<std::string>& args,
-                                           const std::string& dir, const std::string& path_suffix) {
+                                           const std::string& dir, const std::string& path_suffix,
+                                           const std::string& op = "sysfs") {
   std::vector<char*> argv{const_cast<char*>(WRITELAB_BINARY)};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -60,7 +62,7 @@ inline std::vector<json> KillOnceJournaled(const std::vector<std::string>& args,
     steps = JournalSteps(dir);
     bool set = false;
     for (const json& s : steps)
-      set |= s.value("op", "") == "sysfs" && s.value("path", "").ends_with(path_suffix);
+      set |= s.value("op", "") == op && s.value("path", "").find(path_suffix) != std::string::npos;
     if (set) break;
   }
   usleep(300'000);  // the write that follows its journaling

@@ -16,6 +16,7 @@
 #include "program/run/def.h"
 #include "program/run/launch.h"
 #include "program/spawn.h"
+#include "testbed/memory_cgroup.h"
 
 namespace writelab {
 namespace {
@@ -26,7 +27,7 @@ constexpr int kCompareRounds = 3;
 
 struct RunOptions {
   RunSpec spec;
-  std::string strategy = "window-drop";
+  std::vector<std::string> strategies = {"window-drop"};
   std::string window = std::to_string(kDefaultWindowBytes >> 20) + "M";
   std::string min_file = window;
   std::string poll = "50ms";
@@ -55,14 +56,72 @@ std::optional<std::string> GlobProblem(const std::string& glob) {
   return std::nullopt;
 }
 
+// The smallest memcg:SIZE: CMD itself, its libraries and stack, must fit
+// beside its page cache.
+constexpr uint64_t kSmallestMemcg = uint64_t{16} << 20;
+
+// memcg:SIZE: CMD as it is, in a memory cgroup of that limit.
+std::expected<RunVariant, std::string> MemcgVariant(const std::string& item, size_t colon) {
+  if (colon == std::string::npos)
+    return std::unexpected("--strategy memcg: give the cgroup's limit, e.g. memcg:256M");
+  auto size = SizeOption("--strategy memcg", item.substr(colon + 1));
+  if (!size) return std::unexpected(size.error());
+  if (*size < kSmallestMemcg)
+    return std::unexpected("--strategy " + item + ": at least memcg:16M (CMD itself needs memory)");
+  if (geteuid() != 0)
+    return std::unexpected("--strategy " + item + ": needs root (it makes a cgroup)");
+  if (auto place = FindMemoryCgroupPlace(); !place)
+    return std::unexpected("--strategy " + item + ": " + place.error().Message());
+  return RunVariant{RunStrategy::kPlain, 0, *size, item};
+}
+
+// One item of --strategy: NAME, paced:TARGET or memcg:SIZE.
+std::expected<RunVariant, std::string> ParseVariant(const std::string& item, uint64_t target_ns) {
+  const size_t colon = item.find(':');
+  const std::string name = item.substr(0, colon);
+  if (name == "memcg") return MemcgVariant(item, colon);
+  const auto* strategy = FindChoice(kRunStrategies, name);
+  if (!strategy)
+    return std::unexpected(UnknownChoice("--strategy", "strategy", kRunStrategies, name) +
+                           " (or memcg:SIZE)");
+  RunVariant v{strategy->id, target_ns, 0, item};
+  if (colon == std::string::npos) return v;
+  if (strategy->id != RunStrategy::kPaced)
+    return std::unexpected("--strategy " + item +
+                           ": only paced:TARGET and memcg:SIZE take a value");
+  auto target = DurationOption("--strategy paced", item.substr(colon + 1));
+  if (!target) return std::unexpected(target.error());
+  if (*target < 1'000'000)
+    return std::unexpected("--strategy " + item + ": a target of at least 1ms");
+  v.pace_target_ns = *target;
+  return v;
+}
+
+// --strategy's list: one without --compare; with it, plain is first by
+// itself.
+std::expected<std::vector<RunVariant>, std::string> ParseVariants(const RunOptions& o,
+                                                                  uint64_t target_ns) {
+  std::vector<RunVariant> out;
+  for (const std::string& item : o.strategies) {
+    auto v = ParseVariant(item, target_ns);
+    if (!v) return std::unexpected(v.error());
+    for (const RunVariant& seen : out)
+      if (seen.label == v->label) return std::unexpected("--strategy: " + item + " is given twice");
+    out.push_back(std::move(*v));
+  }
+  if (out.empty()) return std::unexpected("--strategy: give one (window-drop)");
+  if (out.size() > 1 && !o.spec.compare)
+    return std::unexpected("--strategy: several are run side by side with --compare");
+  for (const RunVariant& v : out)
+    if (o.spec.compare && v.strategy == RunStrategy::kPlain && !v.memcg_bytes)
+      return std::unexpected(
+          "--compare: sets plain beside a strategy; give one (--strategy window-drop)");
+  return out;
+}
+
 std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
   RunSpec s = o.spec;
   if (s.command.empty()) return Refuse("run: give a command after -- (writelab run -- CMD ARGS)");
-  const auto* strategy = FindChoice(kRunStrategies, o.strategy);
-  if (!strategy) return Refuse(UnknownChoice("--strategy", "strategy", kRunStrategies, o.strategy));
-  s.strategy = strategy->id;
-  if (s.compare && s.strategy == RunStrategy::kPlain)
-    return Refuse("--compare: sets plain beside a strategy; give one (--strategy window-drop)");
   auto window = SizeOption("--window", o.window);
   auto min_file = SizeOption("--min-file", o.min_file);
   auto poll = DurationOption("--poll", o.poll);
@@ -72,7 +131,11 @@ std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
   for (const auto* e : {&poll, &target})
     if (!*e) return Refuse(e->error());
   if (*target < 1'000'000) return Refuse("--target: at least 1ms");
-  s.pace_target_ns = *target;
+  auto variants = ParseVariants(o, *target);
+  if (!variants) return Refuse(variants.error());
+  s.variants = std::move(*variants);
+  s.strategy = s.variants.front().strategy;
+  s.pace_target_ns = s.variants.front().pace_target_ns;
   if (*window < 4096 || *window > (1ull << 30) || *window % 4096)
     return Refuse("--window: from 4 KiB to 1 GiB, in whole pages (4 KiB)");
   if (*min_file == 0) return Refuse("--min-file: at least 1 byte (a file smaller is left alone)");
@@ -92,9 +155,10 @@ std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
   }
   if (auto as = ResolveUser(s.user); !as) return Refuse(as.error());
   if (auto shim = FindShim(); !shim) return Refuse("run: " + shim.error());
-  if (s.strategy == RunStrategy::kDontcache)
-    if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir))
-      return Refuse(*refused);
+  for (const RunVariant& v : s.variants)
+    if (v.strategy == RunStrategy::kDontcache)
+      if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir))
+        return Refuse(*refused);
   return s;
 }
 
@@ -110,9 +174,15 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
       "supervisor that handles from outside what the shim cannot see (static binaries, "
       "io_uring); says, per file, what it covered and the page cache left. CMD's output and "
       "exit status pass through; writelab's tables go to stderr. See docs/run.md.");
-  sub->add_option("--strategy", o->strategy,
-                  ListHelp("How CMD's streaming writes are handled:", kRunStrategies))
-      ->capture_default_str();
+  sub->add_option("--strategy", o->strategies,
+                  ListHelp("How CMD's streaming writes are handled (default window-drop; with "
+                           "--compare, a comma-separated list):",
+                           kRunStrategies) +
+                      "\n  paced:10ms: paced, with a target of its own (else --target's)\n"
+                      "  memcg:256M: an anchor, not a strategy: CMD as it is, in a memory cgroup "
+                      "of that limit (cgroup v2 memory.max, else v1 memory.limit_in_bytes; "
+                      "root)")
+      ->delimiter(',');
   sub->add_option("--window", o->window, "The window (default as StreamWriter's)")
       ->capture_default_str();
   sub->add_option("--min-file", o->min_file, "Files smaller than this are left alone")
@@ -135,7 +205,7 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
                 "List every file CMD wrote in run-files, those below --min-file too (by default "
                 "they are summed in one row: a shell's redirect, a log)");
   sub->add_flag("--compare", o->spec.compare,
-                "Run CMD twice, plain and with the strategy, and print both rows side by side");
+                "Run CMD plain and under each strategy, and print the rows side by side");
   sub->add_option("--rounds", o->rounds,
                   "With --compare: runs of each, the order rotating each round (default " +
                       std::to_string(kCompareRounds) + ")")

@@ -10,10 +10,15 @@ namespace writelab {
 inline constexpr FigureSpec kRunFigures[] = {
     {"mb_s", "MB/s", "MB/s",
      "bytes CMD and its descendants wrote to storage over CMD's wall time (from start to exit)"},
+    {"durable_mb_s", "MB/s until durable", "MB/s",
+     "the same bytes over CMD's wall time plus settle: until none of the pages it wrote to its "
+     "files of at least --min-file was dirty or under writeback (what was written is on the "
+     "disk, or at least in its cache)"},
     {"elapsed_s", "elapsed", "s", "CMD's wall time, start to exit"},
     {"settle_s", "settle", "s",
-     "--measure: after CMD exited, until the pages it left dirty were written back (the "
-     "bystander probes through it)"},
+     "after CMD exited, until the pages it left dirty in its files of at least --min-file "
+     "were written back (cachestat; with --measure the bystander probes through it; not "
+     "waited for in a lone plain run, without --compare or --measure)"},
     {"bytes", "written", "bytes",
      "bytes the scope wrote to storage (/proc/PID/io write_bytes of CMD, its reaped "
      "descendants included)"},
@@ -34,6 +39,11 @@ inline constexpr FigureSpec kRunFigures[] = {
      "--measure: bystander 4 KiB pwrite + fdatasync, 99th percentile"},
     {"probe_max_ms", "probe max", "ms", "--measure: bystander 4 KiB pwrite + fdatasync, worst"},
     {"exit_status", "exit status", "", "CMD's exit status (128 + N for a signal N)"},
+    {"memcg_peak", "memcg peak", "bytes",
+     "memcg:SIZE: the most memory its cgroup was charged, CMD's page cache included (v1 "
+     "memory.max_usage_in_bytes, v2 memory.peak)"},
+    {"oom_kills", "OOM kills", "processes",
+     "memcg:SIZE: processes the OOM killer ended in its cgroup (oom_kill)"},
 };
 
 // A row per file.

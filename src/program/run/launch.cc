@@ -33,6 +33,7 @@
 #include "telemetry/pagecache.h"
 #include "telemetry/procfs.h"
 #include "telemetry/sampler.h"
+#include "testbed/memory_cgroup.h"
 
 // Where `cmake --install` puts the shim (cmake/tool.cmake); a build that
 // does not say (the fuzz targets') looks under /usr/local.
@@ -175,27 +176,54 @@ void Quiesce(std::vector<WatchedFile>& files) {
 constexpr uint64_t kSettleCap = 60'000'000'000;
 constexpr const char* kNotSettled =
     "settle: the dirty pages of the files of at least --min-file were not all written back "
-    "within 60 s of CMD's exit (or the kernel has no cachestat to tell): the bystander stopped "
-    "there";
+    "within 60 s of CMD's exit: no MB/s until durable (with --measure, the bystander stopped "
+    "there)";
+constexpr const char* kSettleUnknown =
+    "settle: the kernel has no cachestat (Linux 6.5) to tell when CMD's files were written "
+    "back: no MB/s until durable";
+
+enum class Settled { kClean, kTimedOut, kUnknown };
 
 // Waits until no page of the files of at least min_file (the streams: a
 // small log CMD keeps open may stay dirty until it expires) is dirty or
-// under writeback (cachestat), at most kSettleCap; false if it came first
-// or cachestat cannot tell.
-bool Settle(std::vector<WatchedFile>& files, uint64_t min_file, const RunContext& ctx) {
+// under writeback (cachestat), at most kSettleCap.
+Settled Settle(std::vector<WatchedFile>& files, uint64_t min_file, const RunContext& ctx) {
   const uint64_t start = NowNs();
   while (!ctx.Interrupted() && NowNs() - start < kSettleCap) {
     bool clean = true;
     for (WatchedFile& f : files) {
-      if (!f.fd || f.size < f.base + min_file) continue;
+      if (!f.fd || std::max(GrowthOf(f), f.shim_written) < min_file) continue;
       auto r = MeasureResidency(f.fd.get(), f.path);
-      if (!r || !r->dirty_pages || !r->writeback_pages) return false;
+      if (!r || !r->dirty_pages || !r->writeback_pages) return Settled::kUnknown;
       clean &= *r->dirty_pages + *r->writeback_pages == 0;
     }
-    if (clean) return true;
+    if (clean) return Settled::kClean;
     usleep(50'000);
   }
-  return false;
+  return Settled::kTimedOut;
+}
+
+// A failed start of CMD in its memory cgroup: the child at its gate is
+// killed and reaped.
+void Abandon(Child& child) {
+  kill(child.pid, SIGKILL);
+  waitpid(child.pid, nullptr, 0);
+  close(child.gate);
+  close(child.error);
+}
+
+// What memcg:SIZE's row says of its cgroup after CMD exited.
+void MemcgNotes(const MemoryCgroup& g, RunTrial& t) {
+  t.memcg_peak = g.PeakBytes();
+  t.oom_kills = g.OomKills();
+  t.notes.push_back("memcg: CMD ran as it is in a memory cgroup of its own, limited to " +
+                    FormatBytes(g.limit()) + " (" + g.limit_file() +
+                    "): its page cache is charged there and reclaimed at the limit");
+  if (t.oom_kills && *t.oom_kills)
+    t.notes.push_back("memcg: the OOM killer ended " + std::to_string(*t.oom_kills) +
+                      " process(es) of CMD's in its cgroup (oom_kill): that is this run's "
+                      "outcome, its exit status " +
+                      std::to_string(t.exit_status) + " included");
 }
 
 // Reaps the processes writelab took in as their subreaper that have ended,
@@ -326,14 +354,23 @@ std::optional<std::string> DontcacheRefusal(const std::string& dir) {
   return "dontcache: a test write with RWF_DONTCACHE in " + dir + " failed: " + std::strerror(err);
 }
 
-RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& shim,
+RunTrial RunOnce(const RunSpec& spec, const RunVariant& variant, const std::string& shim,
                  const RunContext& ctx) {
   RunTrial t;
+  const RunStrategy strategy = variant.strategy;
   t.strategy = strategy;
   RunSpec run = spec;
-  run.strategy = strategy;  // the supervisor reads it
+  run.strategy = strategy;  // the supervisor and the shim read them
+  run.pace_target_ns = variant.pace_target_ns;
   auto as = ResolveUser(spec.user);
   if (!as) return t.outcome.Fail(PlainError(as.error())), t;
+  std::unique_ptr<MemoryCgroup> memcg;
+  if (variant.memcg_bytes) {
+    if (!ctx.journal) return t.outcome.Fail(PlainError("memcg: needs root (it makes a cgroup)")), t;
+    auto made = MemoryCgroup::Make(variant.memcg_bytes, *ctx.journal);
+    if (!made) return t.outcome.Fail(made.error()), t;
+    memcg = std::move(*made);
+  }
   // A message per record (SOCK_SEQPACKET): writers of several processes
   // never interleave, and a shim whose writelab is gone gets EPIPE, not
   // SIGPIPE. Both ends non-blocking: nobody waits for anybody.
@@ -348,7 +385,7 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
     return t.outcome.Fail(errno, "setsockopt SO_PASSCRED"), t;
   signal(SIGCHLD, SIG_DFL);  // waitid must see CMD's exit, whatever writelab inherited
   // plain too: the shim then counts and reports, and does nothing else.
-  const SpawnExtras extras = ShimExtras(spec, strategy, shim, report_write.get(), ReportFdNumber());
+  const SpawnExtras extras = ShimExtras(run, strategy, shim, report_write.get(), ReportFdNumber());
   std::unique_ptr<BystanderProbe> probe;
   if (spec.measure) {
     auto made = BystanderProbe::Create(spec.probe_dir.empty() ? "." : spec.probe_dir, 100'000'000);
@@ -358,6 +395,11 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   prctl(PR_SET_CHILD_SUBREAPER, 1);  // a process CMD leaves behind stays in its scope
   auto child = Spawn(spec.command, *as, extras);
   if (!child) return t.outcome.Fail(child.error()), t;
+  if (memcg)
+    if (Status placed = memcg->Place(child->pid); !placed) {
+      Abandon(*child);
+      return t.outcome.Fail(placed.error()), t;
+    }
   report_write.Reset();  // CMD's copy is its own
   Supervisor sup(run, child->pid, report.get(), RealtimeNs(), *as);
   Sampler sampler("", spec.sample_interval_ns, nullptr);
@@ -383,16 +425,29 @@ RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& s
   t.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   ReapOrphans(0);  // what CMD left behind that ended (the rest goes on, then to init)
   sup.Finish();
+  if (memcg) MemcgNotes(*memcg, t);
   for (WatchedFile& f : sup.files()) t.files.push_back(Account(sup, f, run, strategy));
-  if (probe) {
-    // What CMD left dirty stalls the others after it exits too (plain's
-    // gigabytes): the bystander probes on until it is written back.
+  // What CMD left dirty is not yet on the disk, and stalls the others
+  // after it exits too (plain's gigabytes): the time until it is written
+  // back counts to durability, and the bystander probes on through it. A
+  // lone plain run (CMD merely counted) does not wait for the kernel's
+  // expiry: nothing is compared or probed.
+  if (spec.measure || spec.compare || strategy != RunStrategy::kPlain || variant.memcg_bytes) {
     const uint64_t exited = NowNs();
-    if (!Settle(sup.files(), spec.min_file, ctx)) t.notes.push_back(kNotSettled);
+    const Settled settled = Settle(sup.files(), spec.min_file, ctx);
+    if (settled != Settled::kClean)
+      t.notes.push_back(settled == Settled::kTimedOut ? kNotSettled : kSettleUnknown);
+    t.settled = settled == Settled::kClean;
     t.settle_s = static_cast<double>(NowNs() - exited) / 1e9;
+  }
+  if (probe) {
     t.probe = probe->Stop();
     t.probe_error = probe->error();
   }
+  if (memcg)
+    if (Status removed = memcg->Revert(); !removed)
+      t.notes.push_back("memcg: its cgroup could not be removed: " + removed.error().Message() +
+                        " (writelab cleanup retries)");
   for (const SamplePoint& p : sampler.Stop()) t.dirty_peak = std::max(t.dirty_peak, p.dirty);
   Notes(sup, strategy, t);
   if (interrupted) t.notes.push_back("interrupted: CMD was stopped with SIGINT");

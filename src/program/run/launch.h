@@ -36,11 +36,14 @@ struct RunTrial {
   RunStrategy strategy = RunStrategy::kPlain;
   int exit_status = -1;  // 128 + N for signal N
   double elapsed_s = 0;
-  double settle_s = 0;  // --measure: after CMD's exit, until its files were written back
-  uint64_t bytes = 0;   // /proc/PID/io write_bytes of the scope
+  double settle_s = 0;   // after CMD's exit, until its files were written back
+  bool settled = false;  // they were (cachestat said so, within 60 s)
+  uint64_t bytes = 0;    // /proc/PID/io write_bytes of the scope
   uint64_t dirty_peak = 0;
   std::vector<RunFile> files;
-  std::optional<Histogram> probe;  // --measure
+  std::optional<Histogram> probe;      // --measure
+  std::optional<uint64_t> memcg_peak;  // memcg: the most its cgroup was charged
+  std::optional<uint64_t> oom_kills;   // memcg: processes the OOM killer ended in it
   int probe_error = 0;
   std::vector<std::string> notes;  // processes without the shim, record errors, losses
 };
@@ -55,12 +58,13 @@ std::expected<std::string, std::string> FindShim();
 // error says why not (checked on a file no one sees: O_TMPFILE).
 std::optional<std::string> DontcacheRefusal(const std::string& dir);
 
-// Runs CMD once under strategy and measures it.
-RunTrial RunOnce(const RunSpec& spec, RunStrategy strategy, const std::string& shim,
+// Runs CMD once as variant says (memcg: in a cgroup journaled in
+// ctx.journal) and measures it, until its files were written back.
+RunTrial RunOnce(const RunSpec& spec, const RunVariant& variant, const std::string& shim,
                  const RunContext& ctx);
 
-// The whole command: every run (--compare: plain and the strategy, rotated
-// over --rounds), then the document's results "run" and "run-files".
+// The whole command: every run (--compare: plain and the strategies,
+// rotated over --rounds), then the document's results "run" and "run-files".
 // *exit_status: CMD's last status.
 Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int* exit_status);
 

@@ -10,19 +10,21 @@
 #include <filesystem>
 #include <map>
 
+#include "command/orchestrator.h"
 #include "command/trials.h"
 #include "core/units.h"
 #include "program/run/def.h"
 #include "program/run/figures.h"
 #include "program/run/launch.h"
 #include "telemetry/identify.h"
+#include "testbed/journal.h"
 
 namespace writelab {
 namespace {
 
 // A strategy's runs, gathered.
 struct RunRow {
-  RunStrategy strategy;
+  RunVariant variant;
   Outcome outcome;
   std::map<std::string, std::vector<double>> values;
   std::optional<Histogram> probe;
@@ -49,8 +51,10 @@ void Keep(RunTrial& t, RunRow& row) {
   }
   auto add = [&](FigureKey key, double v) { row.values[key.name].push_back(v); };
   add(RunKey("mb_s"), t.elapsed_s > 0 ? static_cast<double>(t.bytes) / t.elapsed_s / 1e6 : 0);
+  if (t.settled)
+    add(RunKey("durable_mb_s"), static_cast<double>(t.bytes) / (t.elapsed_s + t.settle_s) / 1e6);
   add(RunKey("elapsed_s"), t.elapsed_s);
-  if (t.probe) add(RunKey("settle_s"), t.settle_s);
+  if (t.settled || t.settle_s > 0) add(RunKey("settle_s"), t.settle_s);
   add(RunKey("bytes"), static_cast<double>(t.bytes));
   const auto [written, handled] = Covered(t.files);
   if (t.strategy != RunStrategy::kPlain && written)
@@ -81,6 +85,8 @@ void Keep(RunTrial& t, RunRow& row) {
     AddNote(row.notes,
             "probe: a write or fdatasync failed: " + ErrnoError(t.probe_error, "").Message());
   add(RunKey("exit_status"), t.exit_status);
+  if (t.memcg_peak) add(RunKey("memcg_peak"), static_cast<double>(*t.memcg_peak));
+  if (t.oom_kills) add(RunKey("oom_kills"), static_cast<double>(*t.oom_kills));
   for (const std::string& n : t.notes) AddNote(row.notes, n);
   if (!all_measured)
     AddNote(row.notes, "left cached: a file of at least --min-file could not be measured");
@@ -88,7 +94,7 @@ void Keep(RunTrial& t, RunRow& row) {
 }
 
 Row MakeRunRow(RunRow& r) {
-  Row row = MakeRow(NameOf(kRunStrategies, r.strategy), r.outcome);
+  Row row = MakeRow(r.variant.label, r.outcome);
   AddFigures(row.figures, kRunFigures, r.values);
   if (r.probe)
     row.latencies.push_back(Latency::From(
@@ -177,8 +183,10 @@ std::string BusiestDir(const std::vector<RunRow>& rows) {
 }
 
 std::vector<Param> Params(const RunSpec& spec) {
+  std::string strategies;
+  for (const RunVariant& v : spec.variants) strategies += (strategies.empty() ? "" : ",") + v.label;
   return {{"command", SpaceJoined(spec.command), ""},
-          {"strategy", std::string(NameOf(kRunStrategies, spec.strategy)), ""},
+          {"strategy", strategies, ""},
           {"window", static_cast<int64_t>(spec.window), "bytes"},
           {"min_file", static_cast<int64_t>(spec.min_file), "bytes"},
           {"target", static_cast<double>(spec.pace_target_ns) / 1e6, "ms"},
@@ -190,18 +198,29 @@ std::vector<Param> Params(const RunSpec& spec) {
           {"poll", static_cast<double>(spec.poll_ns) / 1e9, "s"}};
 }
 
+// The journal of a run with a memcg row (its cgroups), else none.
+Result<std::unique_ptr<UndoJournal>> JournalIfNeeded(const RunSpec& spec) {
+  for (const RunVariant& v : spec.variants)
+    if (v.memcg_bytes) return OpenRunJournal();
+  return std::unique_ptr<UndoJournal>();
+}
+
 }  // namespace
 
-Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int* exit_status) {
+Status RunCommand(const RunSpec& spec, const RunContext& outer, Document& doc, int* exit_status) {
   auto shim = FindShim();
   if (!shim) return Unexpected(PlainError(shim.error()));
+  auto journal = JournalIfNeeded(spec);
+  if (!journal) return Unexpected(journal.error());
+  RunContext ctx = outer;
+  if (*journal) ctx.journal = journal->get();
   std::vector<RunRow> rows;
-  if (spec.compare) rows.push_back({RunStrategy::kPlain, {}, {}, {}, {}, {}});
-  rows.push_back({spec.strategy, {}, {}, {}, {}, {}});
+  if (spec.compare) rows.push_back({{RunStrategy::kPlain, 0, 0, "plain"}, {}, {}, {}, {}, {}});
+  for (const RunVariant& v : spec.variants) rows.push_back({v, {}, {}, {}, {}, {}});
   TrialPlan plan;
   plan.cells = rows.size();
   plan.rounds = spec.rounds;
-  plan.name = [&](size_t cell) { return std::string(NameOf(kRunStrategies, rows[cell].strategy)); };
+  plan.name = [&](size_t cell) { return rows[cell].variant.label; };
   bool interrupted = false;
   std::optional<Error> not_run;  // CMD could not be run: no document
   Status st = RunTrials(
@@ -209,9 +228,8 @@ Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int
       [&](const TrialSlot& slot) {
         if (spec.compare)  // CMD's output of each run, labelled (stdout stays CMD's alone)
           std::fprintf(stderr, "writelab run: %s, round %d of %d:\n",
-                       NameOf(kRunStrategies, rows[slot.cell].strategy), slot.round + 1,
-                       spec.rounds);
-        return RunOnce(spec, rows[slot.cell].strategy, *shim, ctx);
+                       rows[slot.cell].variant.label.c_str(), slot.round + 1, spec.rounds);
+        return RunOnce(spec, rows[slot.cell].variant, *shim, ctx);
       },
       [&](const TrialSlot& slot, RunTrial t) {
         if (!t.started) not_run = PlainError(t.outcome.message);
@@ -226,9 +244,9 @@ Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int
   run.row_label = "strategy";
   run.target = IdentifyTarget(BusiestDir(rows));
   run.params = Params(spec);
-  run.table = KeyNames(
-      KeysOf(kRunFigures, {"mb_s", "elapsed_s", "bytes", "coverage_pct", "cached_end", "dirty_peak",
-                           "settle_s", "probe_p99_ms", "probe_max_ms", "exit_status"}));
+  run.table = KeyNames(KeysOf(
+      kRunFigures, {"mb_s", "durable_mb_s", "elapsed_s", "bytes", "coverage_pct", "cached_end",
+                    "dirty_peak", "settle_s", "probe_p99_ms", "probe_max_ms", "exit_status"}));
   run.compare_figure = RunKey("mb_s").name;
   files.name = kRunFilesName;
   files.reproduces = kRunReproduces;
@@ -238,12 +256,12 @@ Status RunCommand(const RunSpec& spec, const RunContext& ctx, Document& doc, int
   files.table = KeyNames(KeysOf(kRunFileFigures, {"written", "handled", "cached_end", "size"}));
   for (RunRow& r : rows) {
     run.rows.push_back(MakeRunRow(r));
-    const std::string prefix =
-        spec.compare ? std::string(NameOf(kRunStrategies, r.strategy)) + ": " : "";
+    const std::string prefix = spec.compare ? r.variant.label + ": " : "";
     AddFileRows(r.files, prefix, spec.all_files, files);
   }
   AddTrialNotes(ctx, RotationNote(spec.rounds), {}, run);
-  if (spec.strategy == RunStrategy::kDontcache)
+  if (std::any_of(spec.variants.begin(), spec.variants.end(),
+                  [](const RunVariant& v) { return v.strategy == RunStrategy::kDontcache; }))
     run.notes.push_back(
         "dontcache: files the shim could not reach (static binaries, io_uring, copy_file_range "
         "and stdio between fwrites) are windowed and dropped instead: RWF_DONTCACHE needs the "
