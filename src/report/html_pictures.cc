@@ -67,6 +67,35 @@ std::vector<json> RowBars(const RunPlan& p, const std::string& title,
   return out;
 }
 
+json TradeOff(const RunPlan& p, const std::string& title, const char* x_key, const char* y_key,
+              const std::string& id) {
+  json c;
+  std::string y;
+  for (const Row& r : p.run->rows) {
+    const Figure* x = FigureOf(r, x_key);
+    const Figure* v = FigureOf(r, y_key);
+    if (!x || !v || x->value.samples.size() != v->value.samples.size()) continue;
+    if (c.is_null()) {
+      c = Picture(title, "line", Axis("x", x->label + " (" + x->unit + ")", "logarithmic"), id);
+      y = YAxisFor(c, v->unit, "linear", v->label);
+      c["covers"] = json::array({x_key, y_key});
+    }
+    json pts = json::array();
+    for (size_t i = 0; i < x->value.samples.size(); ++i)
+      if (x->value.samples[i] > 0)
+        pts.push_back(json::array({x->value.samples[i], v->value.samples[i]}));
+    json d = Dataset(r.name, y, std::move(pts));
+    d["points"] = true;
+    c["datasets"].push_back(std::move(d));
+  }
+  if (!c.is_null())
+    c["caption"] =
+        "Each point one trial of a row: further left, the bystander's fsync was calmer; higher, "
+        "the writer was faster. A row whose points lie left of and above another's is better on "
+        "both.";
+  return c;
+}
+
 }  // namespace spec
 
 std::vector<json> ExperimentPictures(const std::vector<const RunPlan*>& runs) {

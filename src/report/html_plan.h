@@ -88,6 +88,12 @@ struct Bars {
 std::vector<nlohmann::json> RowBars(const RunPlan& p, const std::string& title,
                                     const std::vector<Bars>& figures, const std::string& id,
                                     bool (*take)(const Row&) = nullptr);
+// The trade-off of a streamer: one point per trial and row, the
+// bystander's fsync (x, figure x_key, a log axis) against the row's
+// throughput (y, figure y_key); the trials of a row are paired by their
+// order. Null when no row has both figures in every trial.
+nlohmann::json TradeOff(const RunPlan& p, const std::string& title, const char* x_key,
+                        const char* y_key, const std::string& id);
 }  // namespace spec
 
 // The top of the page: the findings, the hosts, the recommendations linking

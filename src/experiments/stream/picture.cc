@@ -91,6 +91,10 @@ void StreamPictures(const std::vector<const RunPlan*>& runs, std::vector<json>& 
           "little cache and stalling the bystander little.";
       out.push_back(std::move(c));
     }
+    if (json t = spec::TradeOff(*p, "stream: the trade-off, one point per trial — " + p->label,
+                                StreamKey("probe_p99_ms").name, StreamKey("mb_s").name, "");
+        !t.is_null() && t["datasets"].size() > 1)
+      out.push_back(std::move(t));
   }
 }
 
