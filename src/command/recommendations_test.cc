@@ -80,6 +80,58 @@ TEST(Recommendations, TheStallOnlyFromTrialsPastTheDirtyLimit) {
   EXPECT_EQ(line.find("444 ms"), std::string::npos) << "no conclusion from it: " << line;
 }
 
+// Issue 44: the bystander's verdict is a rank test over at least five
+// trials per strategy, never one trial's worst: a strategy beside which
+// every trial was calmer than every one of plain's is named with what it
+// cost; overlapping trials are no conclusion, said as such; one trial
+// each concludes nothing.
+TEST(Recommendations, TheBystandersVerdictIsARankTestOverFiveTrials) {
+  auto figure = [](const std::string& key, const std::string& unit, std::vector<double> v) {
+    return Figure{key, key, unit, "", Summarize(std::move(v))};
+  };
+  auto pressure = [&](std::vector<double> plain_p99, std::vector<double> paced_p99) {
+    ExperimentResult e;
+    e.name = "stream";
+    e.params = {{"writeback_threshold", int64_t{4000}, "bytes"}, {"size", int64_t{5000}, "bytes"}};
+    const size_t n = plain_p99.size();
+    e.rows = {Row{}, Row{}};
+    e.rows[0].name = "plain";
+    e.rows[1].name = "paced";
+    for (Row& r : e.rows) {
+      const bool plain = r.name == "plain";
+      r.figures = {figure("mb_s", "MB/s", std::vector<double>(n, plain ? 1200 : 900)),
+                   figure("bytes", "bytes", std::vector<double>(n, 6000)),
+                   figure("vs_threshold", "x", std::vector<double>(n, 1.5)),
+                   figure("probe_p99_ms", "ms", plain ? plain_p99 : paced_p99),
+                   figure("probe_max_ms", "ms", plain ? plain_p99 : paced_p99)};
+    }
+    return e;
+  };
+  ExperimentResult short_trials;
+  short_trials.name = "stream";
+  short_trials.rows = {MakeRow("plain", {{"mb_s", 1749}}), MakeRow("paced", {{"mb_s", 1000}}),
+                       MakeRow("window-drop", {{"mb_s", 2000}})};
+  Document doc;
+  doc.experiments = {short_trials, pressure({180, 190, 170, 200, 185}, {12, 15, 11, 14, 13})};
+  Recommendation rec = Recommendations(doc, Experiments())[0];
+  EXPECT_NE(rec.text.find("prefer paced (beside it the bystander was significantly calmer"),
+            std::string::npos)
+      << rec.text;
+  EXPECT_NE(rec.verdict.find("rank test p = 0.008, 5 trials each"), std::string::npos)
+      << rec.verdict;
+  EXPECT_NE(rec.verdict.find("p = 0.008: a cost"), std::string::npos) << "900 against 1200 MB/s";
+  doc.experiments = {short_trials, pressure({180, 12, 170, 14, 185}, {12, 190, 11, 200, 13})};
+  rec = Recommendations(doc, Experiments())[0];
+  EXPECT_NE(rec.text.find("prefer window-drop"), std::string::npos) << "the fastest: " << rec.text;
+  EXPECT_NE(rec.verdict.find("no strategy calmed the bystander significantly"), std::string::npos)
+      << rec.verdict;
+  doc.experiments = {short_trials, pressure({444}, {7.9})};
+  rec = Recommendations(doc, Experiments())[0];
+  EXPECT_NE(rec.verdict.find("fewer than the 5 a rank test needs"), std::string::npos)
+      << "one trial's worst is no verdict: " << rec.verdict;
+  EXPECT_EQ(rec.text.find("prefer paced"), std::string::npos) << rec.text;
+}
+
 // Issue 34: mitigation rows are quoted against none with their verdict,
 // but never one whose background stayed in the page cache.
 TEST(Recommendations, FsyncQuotesOnlyMitigationsWhoseBackgroundReachedTheDevice) {

@@ -9,6 +9,7 @@
 
 #include "command/survey.h"
 #include "command/trials.h"
+#include "core/significance.h"
 #include "core/units.h"
 #include "experiments/stream/figures.h"
 #include "experiments/stream/stream.h"
@@ -42,17 +43,26 @@ StreamSpec SurveySpec(const SurveySizes& z) {
   return s;
 }
 
-// The bystander's trial: one long trial of plain and the two strategies
-// that bound the page cache, each writing two and a half times the dirty
-// background threshold of the target's device, so that the kernel's
+// The bystander's trials: kCalmTrials rotated rounds of plain and the
+// strategies that bound the page cache, each trial writing one and a
+// quarter times the dirty background threshold of the target's device
+// (half of AutoStreamSize, stream's --size auto), so that the kernel's
 // writeback fills the device's queue while the bystander syncs (the 2009
-// stall; AutoStreamSize, as stream's --size auto), stopped after
-// kPressureLimit (ns) per trial. Sized when it runs (the device's
-// threshold), so that the parameters say what was found.
-constexpr uint64_t kPressureLimit = 30'000'000'000;
+// stall), stopped after kPressureLimit (ns) per trial. Five trials each,
+// because the verdict is a rank test over them (CalmVerdict), never one
+// trial's worst. Sized when it runs (the device's threshold), so that the
+// parameters say what was found.
+constexpr int kCalmTrials = 5;
+constexpr uint64_t kPressureLimit = 15'000'000'000;
 // ... and at least this long: on a fast device with a small threshold the
 // trial writes its file again, so that the bystander probes 30 times or so.
 constexpr uint64_t kPressureMinTime = 3'000'000'000;
+
+// What one of the bystander's trials writes: past the threshold, by a
+// quarter of it.
+uint64_t PressureSize(uint64_t threshold, uint64_t free_bytes, uint64_t block) {
+  return std::max(AutoStreamSize(threshold, free_bytes, block) / 2 / block * block, block);
+}
 
 SurveyRun PressureRun(const SurveySizes& z) {
   return [z](const RunContext& ctx, ExperimentResult& e) {
@@ -60,12 +70,12 @@ SurveyRun PressureRun(const SurveySizes& z) {
     s.dir = z.dir;
     s.strategies = {StreamStrategy::kPlain, StreamStrategy::kWindowDrop, StreamStrategy::kDontcache,
                     StreamStrategy::kPaced};
-    s.rounds = 1;
+    s.rounds = kCalmTrials;
     s.interval_ns = 250'000'000;
     s.time_limit_ns = kPressureLimit;
     s.min_time_ns = kPressureMinTime;
-    s.size = AutoStreamSize(BackgroundThreshold(TargetOf(ctx, z.dir).device).bytes, z.free_bytes,
-                            s.block);
+    s.size =
+        PressureSize(BackgroundThreshold(TargetOf(ctx, z.dir).device).bytes, z.free_bytes, s.block);
     if (auto ok = ValidateStreamSpec(s); !ok) return Status(Unexpected(PlainError(ok.error())));
     return RunStream(s, ctx, e);
   };
@@ -79,8 +89,8 @@ uint64_t SurveyBytes(const SurveySizes& z) {
 std::vector<SurveyStep> Survey(const SurveySizes& z) {
   return {{"stream", "streaming strategies", 7,
            Validated(SurveySpec(z), ValidateStreamSpec, RunStream), SurveyBytes(z)},
-          {"stream", "streaming past the writeback threshold, with a bystander", 33, PressureRun(z),
-           3 * AutoStreamSize(z.threshold, z.free_bytes, StreamSpec{}.block)}};
+          {"stream", "streaming past the writeback threshold, with a bystander", 60, PressureRun(z),
+           kCalmTrials * 4 * PressureSize(z.threshold, z.free_bytes, StreamSpec{}.block)}};
 }
 
 std::vector<SurveyStep> SurveyAcrossRanks(const SurveySizes& z) {
@@ -141,29 +151,100 @@ std::string PressureText(const ExperimentResult& p, Recommendation& rec) {
       FormatBytes(static_cast<double>(threshold)), sides);
 }
 
-// Of the strategies that bound the page cache: where the stall was
-// provoked, the one that kept the bystander's worst lowest; else the
-// fastest. Speed and cache from the short trials, the stall from the
-// trials past the writeback threshold, each with its condition.
-// The finding in one line: the pick against plain, and the bystander's
-// worst past the threshold when it was provoked.
+// The rank test of the bystander past the threshold: beside which
+// strategy that bounds the page cache its fdatasync was significantly
+// calmer than beside plain, over the trials (two-sided Mann-Whitney U, at
+// 0.05 split over the strategies compared), and what that strategy cost
+// in throughput (the same test on MB/s).
+struct Calm {
+  const Row* pick = nullptr;     // significantly calmer, the lowest median of those
+  const Row* closest = nullptr;  // else the lowest median, not significantly calmer
+  FigureKey probe = kProbeP99;   // p99 where every trial has one, else the worst
+  double p = 1, mbs_p = 1;       // pick's (or closest's) p-values against plain
+  size_t trials = 0;             // the fewest trials of any row compared
+  size_t compared = 0;           // strategies compared
+  double alpha = 0.05;           // what a p-value had to be under
+};
+
+const std::vector<double>* SamplesOf(const Row* r, FigureKey key) {
+  if (!r || r->status != RowStatus::kOk) return nullptr;
+  const Figure* f = r->FindFigure(key.name);
+  return f && !f->value.samples.empty() ? &f->value.samples : nullptr;
+}
+
+Calm CalmTest(const ExperimentResult& p) {
+  Calm c;
+  const Row* plain = p.FindRow("plain");
+  std::vector<const Row*> rows;
+  for (const char* name : kBounded)
+    if (const Row* r = p.FindRow(name); r && SamplesOf(r, kProbeMax)) rows.push_back(r);
+  if (!SamplesOf(plain, kProbeMax) || rows.empty()) return c;
+  for (const Row* r : rows)  // p99 only where every trial of every row has one
+    for (const Row* x : {r, plain})
+      if (!SamplesOf(x, kProbeP99) ||
+          SamplesOf(x, kProbeP99)->size() != SamplesOf(x, kProbeMax)->size())
+        c.probe = kProbeMax;
+  const auto& base = *SamplesOf(plain, c.probe);
+  c.trials = base.size();
+  c.compared = rows.size();
+  c.alpha = 0.05 / static_cast<double>(rows.size());
+  for (const Row* r : rows) {
+    const auto& v = *SamplesOf(r, c.probe);
+    c.trials = std::min(c.trials, v.size());
+    const double pv = MannWhitneyP(v, base);
+    const bool calmer = *MedianOf(*r, c.probe) < *MedianOf(*plain, c.probe) && pv < c.alpha;
+    const Row*& slot = calmer ? c.pick : c.closest;
+    if (!slot || *MedianOf(*r, c.probe) < *MedianOf(*slot, c.probe)) slot = r;
+  }
+  if (c.pick) c.closest = nullptr;
+  if (const Row* r = c.pick ? c.pick : c.closest) {
+    c.p = MannWhitneyP(*SamplesOf(r, c.probe), base);
+    if (SamplesOf(r, kMbS) && SamplesOf(plain, kMbS))
+      c.mbs_p = MannWhitneyP(*SamplesOf(r, kMbS), *SamplesOf(plain, kMbS));
+  }
+  if (c.trials < kCalmTrials) c.pick = nullptr;  // too few for a conclusion
+  return c;
+}
+
+std::string PValue(double p) { return p < 0.001 ? "< 0.001" : fmt::format("{:.3f}", p); }
+
+// The rank test's conclusion in words: the strategy beside which the
+// bystander was calmer and what it cost, or that none was, or that there
+// were too few trials to say.
+std::string CalmWords(const ExperimentResult& p, const Calm& c) {
+  const Row* plain = p.FindRow("plain");
+  const char* what = c.probe.name == kProbeP99.name ? "p99" : "worst";
+  if (!plain || (!c.pick && !c.closest)) return "the bystander's stall was not measured";
+  if (c.trials < kCalmTrials)
+    return fmt::format(
+        "{} trial(s) per strategy past the threshold, fewer than the {} a rank test needs: no "
+        "conclusion on the bystander's stall",
+        c.trials, kCalmTrials);
+  if (!c.pick)
+    return fmt::format(
+        "no strategy calmed the bystander significantly: its fdatasync {} {} beside {} against "
+        "{} beside plain (rank test p = {}, {} needed, {} trials each)",
+        what, ValueOf(*c.closest, c.probe, "ms"), c.closest->name, ValueOf(*plain, c.probe, "ms"),
+        PValue(c.p), PValue(c.alpha), c.trials);
+  return fmt::format(
+      "beside {} the bystander's fdatasync {} was {} against plain's {} (rank test p = {}, {} "
+      "trials each), the writer at {} against plain's {} ({})",
+      c.pick->name, what, ValueOf(*c.pick, c.probe, "ms"), ValueOf(*plain, c.probe, "ms"),
+      PValue(c.p), c.trials, ValueOf(*c.pick, kMbS, "MB/s"), ValueOf(*plain, kMbS, "MB/s"),
+      c.mbs_p < 0.05 ? "p = " + PValue(c.mbs_p) + ": a cost" : "not significantly different");
+}
+
+// The finding in one line: the pick against plain in the short trials,
+// then the rank test's conclusion past the threshold when it was provoked.
 std::string StreamVerdict(const Row& pick, const Row& plain, const ExperimentResult* pressure,
-                          const Row* calmest) {
+                          const Calm& calm) {
   std::string line =
       fmt::format("streaming: use {}: {} against plain's {}, leaving {} cached (plain {})",
                   pick.name, ValueOf(pick, kMbS, "MB/s"), ValueOf(plain, kMbS, "MB/s"),
                   ValueOf(pick, kCached, "bytes"), ValueOf(plain, kCached, "bytes"));
-  const Row* plain_past = pressure ? pressure->FindRow("plain") : nullptr;
-  if (pressure && !Provoked(*pressure)) return line + "; the bystander's stall was not provoked";
-  if (!calmest || !plain_past || !MedianOf(*plain_past, kProbeMax))
-    return line + (pressure ? "; the bystander's stall was not measured" : "");
-  if (*MedianOf(*calmest, kProbeMax) >= *MedianOf(*plain_past, kProbeMax))
-    return line + fmt::format("; no strategy calmed the bystander (worst fdatasync {}, plain {})",
-                              ValueOf(*calmest, kProbeMax, "ms"),
-                              ValueOf(*plain_past, kProbeMax, "ms"));
-  return line + fmt::format("; the bystander's worst fdatasync {} (plain {})",
-                            ValueOf(*calmest, kProbeMax, "ms"),
-                            ValueOf(*plain_past, kProbeMax, "ms"));
+  if (!pressure) return line;
+  if (!Provoked(*pressure)) return line + "; the bystander's stall was not provoked";
+  return line + "; " + CalmWords(*pressure, calm);
 }
 
 Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
@@ -173,7 +254,8 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
     if (r != &e && ParamInt(*r, "writeback_threshold") && r->FindRow("plain")) pressure = r;
   Recommendation rec{"stream", {kMbS.name, kCached.name}, "", ""};
   const Row* fastest = Best(e);
-  const Row* calmest = pressure && Provoked(*pressure) ? Best(*pressure, &kProbeMax) : nullptr;
+  const Calm calm = pressure && Provoked(*pressure) ? CalmTest(*pressure) : Calm{};
+  const Row* calmest = calm.pick;
   const Row* best = calmest && e.FindRow(calmest->name) ? e.FindRow(calmest->name) : fastest;
   const Row* plain = e.FindRow("plain");
   if (!best || !plain || !MedianOf(*plain, kMbS) || !MedianOf(*best, kMbS)) {
@@ -187,12 +269,17 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
   rec.text = fmt::format(
       "streaming: prefer {}{} — in short trials of {} (below the writeback threshold: speed and "
       "cache only): {}; {}",
-      calmest ? calmest->name : best->name,
-      calmest ? " (the bystander's calmest past the writeback threshold)" : "",
+      best->name,
+      calmest ? " (beside it the bystander was significantly calmer past the writeback threshold)"
+              : "",
       FormatBytes(static_cast<double>(ParamInt(e, "size"))), short_side(*best), short_side(*plain));
-  rec.verdict = StreamVerdict(*best, *plain, pressure, calmest);
-  rec.text += pressure ? "; " + PressureText(*pressure, rec)
-                       : "; the bystander's stall was not measured past the writeback threshold";
+  rec.verdict = StreamVerdict(*best, *plain, pressure, calm);
+  if (!pressure) {
+    rec.text += "; the bystander's stall was not measured past the writeback threshold";
+  } else {
+    rec.text += "; " + PressureText(*pressure, rec);
+    if (Provoked(*pressure)) rec.text += "; " + CalmWords(*pressure, calm);
+  }
   if (auto throttled = MedianOf(pressure ? pressure->FindRow("plain") : plain, kThrottledPct)) {
     rec.figures.push_back(kThrottledPct.name);
     rec.text += fmt::format(
