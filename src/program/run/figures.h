@@ -11,14 +11,15 @@ inline constexpr FigureSpec kRunFigures[] = {
     {"mb_s", "MB/s", "MB/s",
      "bytes CMD and its descendants wrote to storage over CMD's wall time (from start to exit)"},
     {"durable_mb_s", "MB/s until durable", "MB/s",
-     "the same bytes over CMD's wall time plus settle: until none of the pages it wrote to its "
+     "--compare or --measure: the same bytes over CMD's wall time plus settle: until none of the "
+     "pages it wrote to its "
      "files of at least --min-file was dirty or under writeback (what was written is on the "
      "disk, or at least in its cache)"},
     {"elapsed_s", "elapsed", "s", "CMD's wall time, start to exit"},
     {"settle_s", "settle", "s",
      "after CMD exited, until the pages it left dirty in its files of at least --min-file "
-     "were written back (cachestat; with --measure the bystander probes through it; not "
-     "waited for in a lone plain run, without --compare or --measure)"},
+     "were written back (cachestat; with --measure the bystander probes through it; only with "
+     "--compare or --measure)"},
     {"bytes", "written", "bytes",
      "bytes the scope wrote to storage (/proc/PID/io write_bytes of CMD, its reaped "
      "descendants included)"},

@@ -428,11 +428,12 @@ RunTrial RunOnce(const RunSpec& spec, const RunVariant& variant, const std::stri
   if (memcg) MemcgNotes(*memcg, t);
   for (WatchedFile& f : sup.files()) t.files.push_back(Account(sup, f, run, strategy));
   // What CMD left dirty is not yet on the disk, and stalls the others
-  // after it exits too (plain's gigabytes): the time until it is written
-  // back counts to durability, and the bystander probes on through it. A
-  // lone plain run (CMD merely counted) does not wait for the kernel's
-  // expiry: nothing is compared or probed.
-  if (spec.measure || spec.compare || strategy != RunStrategy::kPlain || variant.memcg_bytes) {
+  // after it exits too (plain's gigabytes): where runs are compared or the
+  // bystander probes, the time until it is written back counts to
+  // durability, and the bystander probes on through it. A lone run returns
+  // when CMD exits, as without writelab (drop-behind's and plain's pages
+  // may wait 30 s for the kernel's expiry).
+  if (spec.measure || spec.compare) {
     const uint64_t exited = NowNs();
     const Settled settled = Settle(sup.files(), spec.min_file, ctx);
     if (settled != Settled::kClean)
