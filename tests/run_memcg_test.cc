@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: MIT
-// `writelab run --strategy memcg:SIZE` (issue 44's anchor): CMD runs as it
-// is in a memory cgroup of writelab's own, with the limit CMD itself reads
-// back from inside it; the cgroup is gone after the row, and after a kill
-// -9 once `writelab cleanup` ran; a writer the OOM killer ends is the
-// row's outcome, said as such. And the time until durable beside the time
-// to exit.
+// The memcg:SIZE anchor (issue 44), in `writelab run` and in the stream
+// experiment: the writer runs in a memory cgroup of writelab's own, with
+// the limit CMD itself reads back from inside it; the cgroup is gone after
+// the row, and after a kill -9 once `writelab cleanup` ran; a writer the
+// OOM killer ends is the row's outcome, said as such. And run's time until
+// durable beside its time to exit.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "figures.h"
 #include "harness.h"
@@ -26,7 +30,7 @@ namespace {
 
 using nlohmann::json;
 
-class RunMemcg : public ::testing::Test {
+class Memcg : public ::testing::Test {
  protected:
   void SetUp() override {
     auto found = FindMemoryCgroupPlace();
@@ -79,7 +83,7 @@ std::string Notes(const json& row) {
 // Rows in --strategy's order after plain; CMD, inside the memcg row's
 // cgroup, reads the limit back; the cgroup is gone after the row; what the
 // file keeps cached is within the limit, plain's is the whole file.
-TEST_F(RunMemcg, CmdRunsInACgroupOfTheLimitGoneAfterTheRow) {
+TEST_F(Memcg, CmdRunsInACgroupOfTheLimitGoneAfterTheRow) {
   const std::string script = OwnCgroupTo(Path("cg")) + "; cat " + place.root + "\"$(cat " +
                              Path("cg") + ")\"/" + LimitFile() + " > " + Path("limit") +
                              "; dd if=/dev/zero of=" + Path("dst") + " bs=1M count=160 status=none";
@@ -112,7 +116,7 @@ TEST_F(RunMemcg, CmdRunsInACgroupOfTheLimitGoneAfterTheRow) {
 // A writer over its limit with memory it cannot give back (no swap, no
 // page cache: a shell's own string) is ended by the OOM killer: that is
 // the row's outcome, said as such, and the cgroup still goes.
-TEST_F(RunMemcg, AnOomKilledWriterIsTheRowsOutcome) {
+TEST_F(Memcg, AnOomKilledWriterIsTheRowsOutcome) {
   RunResult r;
   json doc = Run({"--strategy", "memcg:16M"},
                  {"sh", "-c", "x=$(head -c 96M /dev/zero | tr '\\0' a); echo ${#x}"}, &r);
@@ -128,7 +132,7 @@ TEST_F(RunMemcg, AnOomKilledWriterIsTheRowsOutcome) {
 
 // kill -9 while CMD runs in its cgroup: `writelab cleanup` kills what is
 // in it and removes it.
-TEST_F(RunMemcg, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
+TEST_F(Memcg, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
   const std::string marker = "61.4321";
   const std::string hierarchy = place.dir();
   auto steps = KillOnceJournaled({"run", "--strategy", "memcg:64M", "--", "sleep", marker},
@@ -150,7 +154,7 @@ TEST_F(RunMemcg, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
 // written back: plain's file, far below the background threshold, would
 // otherwise stay dirty until the kernel's expiry (30 s); its MB/s until
 // durable counts the wait.
-TEST_F(RunMemcg, AMeasuredRunWaitsUntilPlainsPagesAreWrittenBack) {
+TEST_F(Memcg, AMeasuredRunWaitsUntilPlainsPagesAreWrittenBack) {
   json doc = Run({"--strategy", "plain", "--measure", "--probe-dir", work.path()},
                  {"dd", "if=/dev/zero", "of=" + Path("dst"), "bs=1M", "count=16", "status=none"});
   UniqueFd fd(open(Path("dst").c_str(), O_RDONLY | O_CLOEXEC));
@@ -165,6 +169,83 @@ TEST_F(RunMemcg, AMeasuredRunWaitsUntilPlainsPagesAreWrittenBack) {
   EXPECT_NEAR(f.at("durable_mb_s"), f.at("bytes") / (f.at("elapsed_s") + f.at("settle_s")) / 1e6,
               f.at("durable_mb_s") / 100);
   EXPECT_LT(f.at("durable_mb_s"), f.at("mb_s")) << "the wait after the exit counts";
+}
+
+// The memory cgroups below dir that hold a process, while a run lasts.
+class CgroupWatch {
+ public:
+  explicit CgroupWatch(std::string dir)
+      : dir_(std::move(dir)), thread_([this] {
+          while (!stop_) {
+            std::error_code ec;
+            for (const auto& e : std::filesystem::directory_iterator(dir_, ec))
+              if (e.path().filename().string().starts_with("writelab-") &&
+                  !Slurp(e.path().string() + "/cgroup.procs").empty()) {
+                std::lock_guard lock(mu_);
+                seen_.insert(e.path().string());
+              }
+            usleep(20'000);
+          }
+        }) {}
+  std::set<std::string> Stop() {
+    stop_ = true;
+    thread_.join();
+    return seen_;
+  }
+
+ private:
+  std::string dir_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::set<std::string> seen_;
+  std::thread thread_;
+};
+
+// The stream experiment's memcg row: its writer is a process in a cgroup
+// of the limit while the row runs, the file's page cache stays within it
+// (plain's is the whole file), and the cgroup is gone after the row.
+TEST_F(Memcg, TheStreamExperimentsRowWritesFromACgroupGoneAfterIt) {
+  CgroupWatch watch(place.dir());
+  json doc = json::parse(Shell(std::string(WRITELAB_BINARY) + " stream --dir " + work.path() +
+                               " --strategy plain,memcg:64M --size 192M --rounds 1 --no-probe "
+                               "--json - 2>/dev/null"));
+  const std::set<std::string> seen = watch.Stop();
+  EXPECT_FALSE(seen.empty()) << "no cgroup of writelab's held a process during the run";
+  struct stat st;
+  for (const std::string& dir : seen) EXPECT_NE(stat(dir.c_str(), &st), 0) << dir << " left";
+  const json& rows = doc["experiments"][0]["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1]["name"], "memcg:64M");
+  if (rows[1]["status"] != "ok") {  // v1's reclaim may give up on dirty pages
+    EXPECT_NE(rows[1]["message"].get<std::string>().find("OOM killer"), std::string::npos)
+        << rows[1].dump();
+    return;
+  }
+  const auto m = Figures(rows[1]), p = Figures(rows[0]);
+  EXPECT_EQ(m.at("bytes"), 192 << 20);
+  EXPECT_LE(m.at("cached_end"), 64 << 20) << "its page cache is charged to the cgroup";
+  ASSERT_TRUE(m.count("memcg_peak"));
+  EXPECT_LE(m.at("memcg_peak"), 64 << 20);
+  EXPECT_GE(p.at("cached_end"), 150 << 20) << "plain keeps the whole file cached";
+  EXPECT_NE(Notes(rows[1]).find("limited to 64.0 MiB"), std::string::npos) << Notes(rows[1]);
+}
+
+// kill -9 of writelab in the stream experiment's memcg row: its writer
+// goes on in the cgroup; `writelab cleanup` kills it and removes the cgroup.
+TEST_F(Memcg, CleanupEndsAKilledStreamsWriterAndItsCgroup) {
+  const std::string hierarchy = place.dir();
+  auto steps = KillOnceJournaled({"stream", "--dir", work.path(), "--strategy", "memcg:64M",
+                                  "--size", "4G", "--rounds", "1", "--no-probe"},
+                                 hierarchy + "/writelab-", hierarchy + "/writelab-", "cgroup");
+  const std::string cgroup = StepPath(steps, "cgroup");
+  ASSERT_FALSE(cgroup.empty()) << "the cgroup was journaled before it was made";
+  EXPECT_FALSE(Slurp(cgroup + "/cgroup.procs").empty()) << "the writer outlived writelab";
+  RunResult c = RunWritelab({"cleanup"});
+  EXPECT_EQ(c.exit_code, 0) << c.err << c.out;
+  struct stat st;
+  EXPECT_NE(stat(cgroup.c_str(), &st), 0) << cgroup << " left behind, its writer with it";
+  for (const std::string& e : work.Entries())
+    EXPECT_EQ(e.find("writelab-"), std::string::npos) << e << ": the killed run's file left behind";
 }
 
 }  // namespace

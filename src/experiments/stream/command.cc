@@ -30,6 +30,27 @@ struct StreamOptions {
   TargetOptions targets;
 };
 
+// memcg:SIZE in --strategy: the limit into spec, the name left as memcg.
+std::expected<std::vector<std::string>, std::string> MemcgFromStrategies(
+    std::vector<std::string> names, StreamSpec& spec) {
+  for (std::string& name : names) {
+    if (name == "memcg")
+      return std::unexpected("--strategy memcg: give the cgroup's limit, e.g. memcg:256M");
+    if (!name.starts_with("memcg:")) continue;
+    auto limit = SizeOption("--strategy memcg", name.substr(6));
+    if (!limit) return std::unexpected(limit.error());
+    if (*limit < (uint64_t{16} << 20))
+      return std::unexpected("--strategy " + name +
+                             ": at least memcg:16M (the writer needs memory)");
+    if (spec.memcg_bytes && spec.memcg_bytes != *limit)
+      return std::unexpected("--strategy: one memcg:SIZE per run");
+    spec.memcg_bytes = *limit;
+    spec.memcg_size = name.substr(6);
+    name = "memcg";
+  }
+  return names;
+}
+
 std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   StreamSpec spec = o.spec;
   if (spec.dir.empty() && spec.file.empty()) spec.dir = ".";
@@ -62,7 +83,9 @@ std::expected<StreamSpec, std::string> BuildSpec(StreamOptions& o) {
   if (*target < 1'000'000) return std::unexpected("--target: at least 1ms");
   spec.pace_target_ns = *target;
   spec.probe = !o.no_probe;
-  auto strategies = ChoicesOption("--strategy", "strategy", kStreamStrategies, o.strategies);
+  auto names = MemcgFromStrategies(o.strategies, spec);
+  if (!names) return std::unexpected(names.error());
+  auto strategies = ChoicesOption("--strategy", "strategy", kStreamStrategies, *names);
   if (!strategies) return std::unexpected(strategies.error());
   spec.strategies = *strategies;
   if (auto ok = ValidateStreamSpec(spec); !ok) return std::unexpected(ok.error());
@@ -104,7 +127,8 @@ void AddStreamCommand(CLI::App& app, CommandAction* action) {
       ->capture_default_str();
   sub->add_option("--block", o->block, "Bytes per write call")->capture_default_str();
   sub->add_option("--strategy", o->strategies,
-                  ListHelp("Strategies to run, comma-separated (default: all):", kStreamStrategies))
+                  ListHelp("Strategies to run, comma-separated (default: all but memcg):",
+                           kStreamStrategies))
       ->delimiter(',');
   sub->add_option("--target", o->target,
                   "paced: the fsync latency it keeps other programs under, e.g. 10ms (its own "

@@ -30,6 +30,9 @@ inline constexpr FigureSpec kStreamFigures[] = {
     {"probe_p50_ms", "probe p50", "ms", "bystander 4 KiB pwrite + fdatasync, median"},
     {"probe_p99_ms", "probe p99", "ms", "bystander 4 KiB pwrite + fdatasync, 99th percentile"},
     {"probe_max_ms", "probe max", "ms", "bystander 4 KiB pwrite + fdatasync, worst"},
+    {"memcg_peak", "memcg peak", "bytes",
+     "memcg:SIZE: the most memory the writer's cgroup was charged, its page cache included (v1 "
+     "memory.max_usage_in_bytes, v2 memory.peak)"},
     {"vs_threshold", "written / writeback threshold", "x",
      "bytes written over the dirty background threshold where the kernel starts writing the "
      "device back (the parameter writeback_threshold): below 1 the trial met no writeback "

@@ -85,6 +85,8 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
         FormatBytes(static_cast<double>(t.paced_window_max)) + ", its slowest flush " +
         FormatValue(static_cast<double>(t.paced_slowest_ns) / 1e6, "ms") + " (target " +
         FormatValue(static_cast<double>(spec.pace_target_ns) / 1e6, "ms") + ")");
+  if (t.memcg_peak) add(StreamKey("memcg_peak"), static_cast<double>(*t.memcg_peak));
+  if (!t.memcg_note.empty() && round == 0) acc.notes.push_back(t.memcg_note);
   if (!t.residency_error.empty()) acc.notes.push_back("page cache: " + t.residency_error);
   if (t.probe_error)
     acc.notes.push_back("probe: a write or fdatasync failed: " +
@@ -100,8 +102,8 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
         ")");
 }
 
-Row StreamRow(StreamStrategy s, StreamAccumulator& acc) {
-  Row row = MakeRow(StreamStrategyName(s), acc.outcome);
+Row StreamRow(const std::string& name, StreamAccumulator& acc) {
+  Row row = MakeRow(name, acc.outcome);
   row.notes = std::move(acc.notes);
   AddFigures(row.figures, kStreamFigures, acc.figures);
   AddFigures(row.figures, kExplainFigures, acc.explained);

@@ -33,7 +33,8 @@ struct StreamAccumulator {
 void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
                     StreamAccumulator& acc);
 
-// The strategy's row; moves the accumulator's notes and series into it.
-Row StreamRow(StreamStrategy s, StreamAccumulator& acc);
+// A strategy's row, named (StreamRowName); moves the accumulator's notes
+// and series into it.
+Row StreamRow(const std::string& name, StreamAccumulator& acc);
 
 }  // namespace writelab

@@ -36,7 +36,7 @@ TEST(StreamRows, TrialsBecomeMediansWithTheirSpread) {
   AddStreamTrial(spec, 0, Trial(1'000'000'000, 1.5, 0.5), acc);  // 500 MB/s
   AddStreamTrial(spec, 1, Trial(1'000'000'000, 0.5, 0.5), acc);  // 1000 MB/s
   AddStreamTrial(spec, 2, Trial(1'000'000'000, 3.0, 1.0), acc);  // 250 MB/s
-  Row row = StreamRow(StreamStrategy::kWindow, acc);
+  Row row = StreamRow(StreamStrategyName(StreamStrategy::kWindow), acc);
   EXPECT_EQ(row.name, "window");
   EXPECT_EQ(row.status, RowStatus::kOk);
   const Figure* mb = row.FindFigure("mb_s");
@@ -67,7 +67,7 @@ TEST(StreamRows, FiguresFollowTheTableOrder) {
   StreamSpec spec;
   StreamAccumulator acc;
   AddStreamTrial(spec, 0, Trial(1 << 30, 1, 1), acc);
-  Row row = StreamRow(StreamStrategy::kPlain, acc);
+  Row row = StreamRow(StreamStrategyName(StreamStrategy::kPlain), acc);
   ASSERT_GE(row.figures.size(), 2u);
   EXPECT_EQ(row.figures[0].key, "mb_s");
   EXPECT_EQ(row.figures[1].key, "write_mb_s");
@@ -80,7 +80,7 @@ TEST(StreamRows, TheLibraryHasNoRunnerCountersAndNamesItsChoice) {
   t.library = true;
   t.library_choice = "dontcache";
   AddStreamTrial(spec, 0, t, acc);
-  Row row = StreamRow(StreamStrategy::kLibrary, acc);
+  Row row = StreamRow(StreamStrategyName(StreamStrategy::kLibrary), acc);
   EXPECT_EQ(row.FindFigure("short_writes"), nullptr);
   EXPECT_EQ(row.FindFigure("eintr_retries"), nullptr);
   ASSERT_EQ(row.notes.size(), 1u);
@@ -93,7 +93,7 @@ TEST(StreamRows, AnUnsupportedTrialMakesAnUnsupportedRowWithTheErrno) {
   TrialResult t;
   t.outcome.Fail(EOPNOTSUPP, "pwritev2 RWF_DONTCACHE", Feature::kRwfDontcache);
   AddStreamTrial(spec, 0, t, acc);
-  Row row = StreamRow(StreamStrategy::kDontcache, acc);
+  Row row = StreamRow(StreamStrategyName(StreamStrategy::kDontcache), acc);
   EXPECT_EQ(row.status, RowStatus::kUnsupported);
   EXPECT_EQ(row.error_code, EOPNOTSUPP);
   EXPECT_NE(row.message.find("pwritev2 RWF_DONTCACHE"), std::string::npos);
@@ -109,7 +109,7 @@ TEST(StreamRows, AProbeAddsItsPercentilesAndItsFailureANote) {
   t.probe_latency.Record(2'000'000);
   t.probe_error = EIO;
   AddStreamTrial(spec, 0, t, acc);
-  Row row = StreamRow(StreamStrategy::kPlain, acc);
+  Row row = StreamRow(StreamStrategyName(StreamStrategy::kPlain), acc);
   EXPECT_NEAR(FigureMedian(row, "probe_max_ms"), 2, 0.1);
   EXPECT_NE(row.FindLatency("probe"), nullptr);
   ASSERT_EQ(row.notes.size(), 1u);

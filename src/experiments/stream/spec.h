@@ -15,7 +15,16 @@
 
 namespace writelab {
 
-enum class StreamStrategy { kPlain, kWindow, kWindowDrop, kDontcache, kDirect, kPaced, kLibrary };
+enum class StreamStrategy {
+  kPlain,
+  kWindow,
+  kWindowDrop,
+  kDontcache,
+  kDirect,
+  kPaced,
+  kLibrary,
+  kMemcg
+};
 
 using StreamStrategyInfo = Choice<StreamStrategy>;
 
@@ -33,6 +42,9 @@ inline constexpr StreamStrategyInfo kStreamStrategies[] = {
      "under half of --target: other programs' fsync calm (issue 44)"},
     {StreamStrategy::kLibrary, "library",
      "writelab::StreamWriter: the first of dontcache, window-drop, direct the kernel accepts"},
+    {StreamStrategy::kMemcg, "memcg",
+     "memcg:SIZE, an anchor (not in the default set; root): plain's writes from a process of "
+     "their own in a memory cgroup of that limit, as users confine a copy"},
 };
 
 const char* StreamStrategyName(StreamStrategy s);
@@ -47,7 +59,10 @@ struct StreamSpec {
   bool size_auto = false;
   std::string size_from = "--size";
   uint64_t block = 8u << 20;
-  std::vector<StreamStrategy> strategies;  // empty: all, in table order
+  std::vector<StreamStrategy> strategies;  // empty: all but memcg, in table order
+  // memcg: the cgroup's limit, and as typed ("256M": the row is memcg:256M).
+  uint64_t memcg_bytes = 0;
+  std::string memcg_size;
   uint64_t interval_ns = 1'000'000'000;
   bool probe = true;
   uint64_t probe_period_ns = 100'000'000;
@@ -68,5 +83,8 @@ struct StreamSpec {
   uint64_t threshold = 0;
   std::string threshold_from;
 };
+
+// A strategy's row name: its name, memcg's with its size ("memcg:256M").
+std::string StreamRowName(const StreamSpec& spec, StreamStrategy s);
 
 }  // namespace writelab

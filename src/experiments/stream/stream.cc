@@ -30,7 +30,7 @@ std::string DirOf(const StreamSpec& spec) {
 void AddParams(const StreamSpec& spec, const std::string& path, ExperimentResult& out) {
   std::string names;
   for (StreamStrategy s : spec.strategies)
-    names += (names.empty() ? "" : ",") + std::string(StreamStrategyName(s));
+    names += (names.empty() ? "" : ",") + StreamRowName(spec, s);
   out.params = {
       {"path", path, ""},
       {"size", static_cast<int64_t>(spec.size), "bytes"},
@@ -56,6 +56,11 @@ const char* StreamStrategyName(StreamStrategy s) {
   for (const auto& info : kStreamStrategies)
     if (info.id == s) return info.name;
   return "?";
+}
+
+std::string StreamRowName(const StreamSpec& spec, StreamStrategy s) {
+  if (s == StreamStrategy::kMemcg) return "memcg:" + spec.memcg_size;
+  return StreamStrategyName(s);
 }
 
 std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
@@ -84,7 +89,11 @@ std::expected<void, std::string> ValidateStreamSpec(StreamSpec& spec) {
   if (spec.rounds < 1) return std::unexpected("--rounds: must be at least 1");
   if (spec.interval_ns < 10'000'000) return std::unexpected("--interval: at least 10ms");
   if (spec.strategies.empty())
-    for (const auto& info : kStreamStrategies) spec.strategies.push_back(info.id);
+    for (const auto& info : kStreamStrategies)
+      if (info.id != StreamStrategy::kMemcg) spec.strategies.push_back(info.id);
+  if (std::ranges::find(spec.strategies, StreamStrategy::kMemcg) != spec.strategies.end() &&
+      !spec.memcg_bytes)
+    return std::unexpected("--strategy memcg: give the cgroup's limit, e.g. memcg:256M");
   if (spec.min_time_ns &&
       std::ranges::find(spec.strategies, StreamStrategy::kLibrary) != spec.strategies.end())
     return std::unexpected("a minimum trial time is for the write loops, not the library");
@@ -108,9 +117,10 @@ struct RoundsEnv {
 };
 
 // Under MPI, what the aggregate needs of a trial (mpi/team.h).
-void RecordStreamTrial(const RunContext& ctx, StreamStrategy s, int round, const TrialResult& t) {
+void RecordStreamTrial(const RunContext& ctx, const std::string& row, int round,
+                       const TrialResult& t) {
   TrialSpan span;
-  span.row = StreamStrategyName(s);
+  span.row = row;
   span.trial = round;
   span.start_ns = t.start_ns;
   span.end_ns = t.end_ns;
@@ -127,7 +137,7 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
   TrialPlan plan;
   plan.cells = spec.strategies.size();
   plan.rounds = spec.rounds;
-  plan.name = [&](size_t i) { return std::string(StreamStrategyName(spec.strategies[i])); };
+  plan.name = [&](size_t i) { return StreamRowName(spec, spec.strategies[i]); };
   return RunTrials(
       r.ctx, plan,
       [&](const TrialSlot& t) {
@@ -138,13 +148,14 @@ Status RunRounds(const RoundsEnv& r, std::vector<StreamAccumulator>& acc) {
                      r.align,
                      r.data,
                      r.probe,
-                     std::string(StreamStrategyName(s)) + ", round " + std::to_string(t.round + 1) +
-                         "/" + std::to_string(spec.rounds),
+                     StreamRowName(spec, s) + ", round " + std::to_string(t.round + 1) + "/" +
+                         std::to_string(spec.rounds),
                      r.user_file_existed || (spec.keep && t.last)};
         return RunStreamTrial(s, env);
       },
       [&](const TrialSlot& t, TrialResult&& trial) {
-        if (trial.outcome.ok()) RecordStreamTrial(r.ctx, spec.strategies[t.cell], t.round, trial);
+        if (trial.outcome.ok())
+          RecordStreamTrial(r.ctx, StreamRowName(spec, spec.strategies[t.cell]), t.round, trial);
         AddStreamTrial(spec, t.round, trial, acc[t.cell]);
       });
 }
@@ -216,7 +227,7 @@ Status RunStream(const StreamSpec& given, const RunContext& ctx, ExperimentResul
   Status status = RunRounds(rounds, acc);
   for (size_t i = 0; i < n; ++i) {
     if (acc[i].outcome.ok() && acc[i].figures.empty()) acc[i].outcome = Unmeasured("strategy");
-    out.rows.push_back(StreamRow(spec.strategies[i], acc[i]));
+    out.rows.push_back(StreamRow(StreamRowName(spec, spec.strategies[i]), acc[i]));
   }
   AddTrialNotes(ctx, RotationNote(spec.rounds), spec.probe ? kStreamProbeExplains : kStreamExplains,
                 out);

@@ -308,6 +308,8 @@ TrialResult RunStreamTrial(StreamStrategy s, const TrialEnv& env) {
                    "O_DIRECT needs --block and --size in multiples of " + std::to_string(align) +
                        " bytes (the target's direct I/O alignment)",
                    Feature::kDirectIo);
+  } else if (s == StreamStrategy::kMemcg) {
+    MeasureInMemcg(fd->get(), env, r);
   } else {
     Measure(s, fd->get(), env, r);
   }

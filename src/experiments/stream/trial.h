@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,11 +61,19 @@ struct TrialResult {
   uint64_t paced_flushes = 0, paced_window_min = 0, paced_window_max = 0, paced_slowest_ns = 0;
   std::string path;                         // the file written (kept only with keep_file)
   std::map<std::string, double> explained;  // --explain: keys of kExplainFigures
+  std::optional<uint64_t> memcg_peak;       // memcg: the most its cgroup was charged
+  std::string memcg_note;                   // memcg: its limit, as the kernel read it back
 
   double total_s() const { return write_s + sync_s; }
 };
 
 TrialResult RunStreamTrial(StreamStrategy strategy, const TrialEnv& env);
+
+// The memcg anchor (memcg_trial.cc): plain's writes and final fsync from a
+// child process placed in a memory cgroup of spec.memcg_bytes before it
+// writes, while this process samples and probes; an OOM kill of the child
+// fails the trial, saying so. fd: the trial's file, opened as plain's.
+void MeasureInMemcg(int fd, const TrialEnv& env, TrialResult& r);
 
 // What --explain attributes in a stream trial's writes.
 inline constexpr std::initializer_list<ExplainProbe> kStreamExplains = {ExplainProbe::kThrottle,
