@@ -436,7 +436,7 @@ RunTrial RunOnce(const RunSpec& spec, const RunVariant& variant, const std::stri
   if (spec.measure || spec.compare) {
     const uint64_t exited = NowNs();
     const Settled settled = Settle(sup.files(), spec.min_file, ctx);
-    if (settled != Settled::kClean)
+    if (settled != Settled::kClean && !ctx.Interrupted())  // an interrupt says so itself
       t.notes.push_back(settled == Settled::kTimedOut ? kNotSettled : kSettleUnknown);
     t.settled = settled == Settled::kClean;
     t.settle_s = static_cast<double>(NowNs() - exited) / 1e9;
