@@ -55,8 +55,8 @@ StreamSpec SurveySpec(const SurveySizes& z) {
 constexpr int kCalmTrials = 5;
 constexpr uint64_t kPressureLimit = 15'000'000'000;
 // ... and at least this long: on a fast device with a small threshold the
-// trial writes its file again, so that the bystander probes 30 times or so.
-constexpr uint64_t kPressureMinTime = 3'000'000'000;
+// trial writes its file again, so that the bystander probes 20 times or so.
+constexpr uint64_t kPressureMinTime = 2'000'000'000;
 
 // What one of the bystander's trials writes: past the threshold, by a
 // quarter of it.
@@ -234,17 +234,36 @@ std::string CalmWords(const ExperimentResult& p, const Calm& c) {
       c.mbs_p < 0.05 ? "p = " + PValue(c.mbs_p) + ": a cost" : "not significantly different");
 }
 
+// The rank test's conclusion, short, for the verdict's line.
+std::string CalmShort(const ExperimentResult& p, const Calm& c) {
+  const Row* plain = p.FindRow("plain");
+  const char* what = c.probe.name == kProbeP99.name ? "p99" : "worst";
+  if (!plain || (!c.pick && !c.closest)) return "the bystander's stall was not measured";
+  if (c.trials < kCalmTrials)
+    return fmt::format("too few trials past the threshold to judge stalls ({}, {} needed)",
+                       c.trials, kCalmTrials);
+  if (!c.pick)
+    return fmt::format(
+        "no strategy calmed the bystander significantly ({} {} beside {}, {} "
+        "beside plain, p = {})",
+        what, ValueOf(*c.closest, c.probe, "ms"), c.closest->name, ValueOf(*plain, c.probe, "ms"),
+        PValue(c.p));
+  return fmt::format("the bystander's {} {} vs plain's {} (p = {}), at {} (plain {})", what,
+                     ValueOf(*c.pick, c.probe, "ms"), ValueOf(*plain, c.probe, "ms"), PValue(c.p),
+                     ValueOf(*c.pick, kMbS, "MB/s"), ValueOf(*plain, kMbS, "MB/s"));
+}
+
 // The finding in one line: the pick against plain in the short trials,
 // then the rank test's conclusion past the threshold when it was provoked.
 std::string StreamVerdict(const Row& pick, const Row& plain, const ExperimentResult* pressure,
                           const Calm& calm) {
   std::string line =
-      fmt::format("streaming: use {}: {} against plain's {}, leaving {} cached (plain {})",
-                  pick.name, ValueOf(pick, kMbS, "MB/s"), ValueOf(plain, kMbS, "MB/s"),
+      fmt::format("streaming: use {}: {} vs plain's {}, {} cached (plain {})", pick.name,
+                  ValueOf(pick, kMbS, "MB/s"), ValueOf(plain, kMbS, "MB/s"),
                   ValueOf(pick, kCached, "bytes"), ValueOf(plain, kCached, "bytes"));
   if (!pressure) return line;
   if (!Provoked(*pressure)) return line + "; the bystander's stall was not provoked";
-  return line + "; " + CalmWords(*pressure, calm);
+  return line + "; past the threshold " + CalmShort(*pressure, calm);
 }
 
 Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
