@@ -128,6 +128,10 @@ TEST(Recommendations, TheBystandersVerdictIsARankTestOverFiveTrials) {
   EXPECT_NE(rec.text.find("prefer window-drop"), std::string::npos) << "the fastest: " << rec.text;
   EXPECT_NE(rec.verdict.find("no strategy calmed the bystander significantly"), std::string::npos)
       << rec.verdict;
+  doc.experiments = {short_trials, pressure({180, 190, 170, 200}, {12, 15, 11, 14})};
+  rec = Recommendations(doc, Experiments())[0];
+  EXPECT_NE(rec.verdict.find("(4, 5 needed)"), std::string::npos)
+      << "four trials each, however apart, are too few: " << rec.verdict;
   doc.experiments = {short_trials, pressure({444}, {7.9})};
   rec = Recommendations(doc, Experiments())[0];
   EXPECT_NE(rec.verdict.find("too few trials past the threshold to judge stalls (1, 5 needed)"),

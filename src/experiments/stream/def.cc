@@ -49,7 +49,7 @@ StreamSpec SurveySpec(const SurveySizes& z) {
 // (half of AutoStreamSize, stream's --size auto), so that the kernel's
 // writeback fills the device's queue while the bystander syncs (the 2009
 // stall), stopped after kPressureLimit (ns) per trial. Five trials each,
-// because the verdict is a rank test over them (CalmVerdict), never one
+// because the verdict is a rank test over them (CalmTest), never one
 // trial's worst. Sized when it runs (the device's threshold), so that the
 // parameters say what was found.
 constexpr int kCalmTrials = 5;
@@ -158,7 +158,7 @@ std::string PressureText(const ExperimentResult& p, Recommendation& rec) {
 // in throughput (the same test on MB/s).
 struct Calm {
   const Row* pick = nullptr;     // significantly calmer, the lowest median of those
-  const Row* closest = nullptr;  // else the lowest median, not significantly calmer
+  const Row* closest = nullptr;  // the lowest median of all (without a pick: not significant)
   FigureKey probe = kProbeP99;   // p99 where every trial has one, else the worst
   double p = 1, mbs_p = 1;       // pick's (or closest's) p-values against plain
   size_t trials = 0;             // the fewest trials of any row compared
@@ -188,21 +188,20 @@ Calm CalmTest(const ExperimentResult& p) {
   c.trials = base.size();
   c.compared = rows.size();
   c.alpha = 0.05 / static_cast<double>(rows.size());
+  auto lower = [&](const Row* r, const Row* than) {
+    return !than || *MedianOf(*r, c.probe) < *MedianOf(*than, c.probe);
+  };
   for (const Row* r : rows) {
     const auto& v = *SamplesOf(r, c.probe);
     c.trials = std::min(c.trials, v.size());
-    const double pv = MannWhitneyP(v, base);
-    const bool calmer = *MedianOf(*r, c.probe) < *MedianOf(*plain, c.probe) && pv < c.alpha;
-    const Row*& slot = calmer ? c.pick : c.closest;
-    if (!slot || *MedianOf(*r, c.probe) < *MedianOf(*slot, c.probe)) slot = r;
-  }
-  if (c.pick) c.closest = nullptr;
-  if (const Row* r = c.pick ? c.pick : c.closest) {
-    c.p = MannWhitneyP(*SamplesOf(r, c.probe), base);
-    if (SamplesOf(r, kMbS) && SamplesOf(plain, kMbS))
-      c.mbs_p = MannWhitneyP(*SamplesOf(r, kMbS), *SamplesOf(plain, kMbS));
+    if (lower(r, c.closest)) c.closest = r;
+    if (lower(r, plain) && MannWhitneyP(v, base) < c.alpha && lower(r, c.pick)) c.pick = r;
   }
   if (c.trials < kCalmTrials) c.pick = nullptr;  // too few for a conclusion
+  const Row* r = c.pick ? c.pick : c.closest;
+  c.p = MannWhitneyP(*SamplesOf(r, c.probe), base);
+  if (SamplesOf(r, kMbS) && SamplesOf(plain, kMbS))
+    c.mbs_p = MannWhitneyP(*SamplesOf(r, kMbS), *SamplesOf(plain, kMbS));
   return c;
 }
 
@@ -214,7 +213,7 @@ std::string PValue(double p) { return p < 0.001 ? "< 0.001" : fmt::format("{:.3f
 std::string CalmWords(const ExperimentResult& p, const Calm& c) {
   const Row* plain = p.FindRow("plain");
   const char* what = c.probe.name == kProbeP99.name ? "p99" : "worst";
-  if (!plain || (!c.pick && !c.closest)) return "the bystander's stall was not measured";
+  if (!plain || !c.closest) return "the bystander's stall was not measured";
   if (c.trials < kCalmTrials)
     return fmt::format(
         "{} trial(s) per strategy past the threshold, fewer than the {} a rank test needs: no "
@@ -238,7 +237,7 @@ std::string CalmWords(const ExperimentResult& p, const Calm& c) {
 std::string CalmShort(const ExperimentResult& p, const Calm& c) {
   const Row* plain = p.FindRow("plain");
   const char* what = c.probe.name == kProbeP99.name ? "p99" : "worst";
-  if (!plain || (!c.pick && !c.closest)) return "the bystander's stall was not measured";
+  if (!plain || !c.closest) return "the bystander's stall was not measured";
   if (c.trials < kCalmTrials)
     return fmt::format("too few trials past the threshold to judge stalls ({}, {} needed)",
                        c.trials, kCalmTrials);
@@ -289,8 +288,9 @@ Recommendation Recommend(const std::vector<const ExperimentResult*>& runs) {
       "streaming: prefer {}{} — in short trials of {} (below the writeback threshold: speed and "
       "cache only): {}; {}",
       best->name,
-      calmest ? " (beside it the bystander was significantly calmer past the writeback threshold)"
-              : "",
+      calmest && calmest->name == best->name
+          ? " (beside it the bystander was significantly calmer past the writeback threshold)"
+          : "",
       FormatBytes(static_cast<double>(ParamInt(e, "size"))), short_side(*best), short_side(*plain));
   rec.verdict = StreamVerdict(*best, *plain, pressure, calm);
   if (!pressure) {
