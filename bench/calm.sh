@@ -42,8 +42,13 @@ fig() {
       select(.key == $k) | .value.median][0] // empty' "$1"
 }
 
-declare -A durable cached p99 worst
+declare -A durable cached p99 worst failed
 record() {  # CONFIG JSON ROW
+  local status oom
+  status=$(fig "$2" "$3" exit_status)
+  oom=$(fig "$2" "$3" oom_kills)
+  # A copy that failed or was OOM-killed is counted, and its figures kept.
+  if [ "${status:-1}" != 0 ] || [ "${oom:-0}" != 0 ]; then failed[$1]=$((${failed[$1]:-0} + 1)); fi
   durable[$1]+="$(fig "$2" "$3" durable_mb_s) "
   cached[$1]+="$(fig "$2" "$3" cached_end) "
   local v
@@ -95,17 +100,18 @@ range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 {lo = $1} {hi = $1
 m() { median <<<"$1"; }
 
 echo "a copy of $mib MiB from tmpfs to $dir beside a bystander, median of $rounds rounds ($(uname -r)):"
-printf '%-22s %12s %12s %12s %14s %14s\n' row "MB/s durable" "(min-max)" "cached MiB" "bystander p99" "bystander max"
+printf '%-22s %12s %12s %12s %14s %14s %7s\n' row "MB/s durable" "(min-max)" "cached MiB" "bystander p99" "bystander max" "failed"
 for tool in $tools; do
   for r in "${rows[@]}"; do
     cfg=$tool/$r
-    printf '%-22s %12.0f %12s %12.1f %14.1f %14.1f\n' "$cfg" "$(m "${durable[$cfg]}")" \
+    printf '%-22s %12.0f %12s %12.1f %14.1f %14.1f %7s\n' "$cfg" "$(m "${durable[$cfg]}")" \
       "($(range <<<"${durable[$cfg]}"))" \
       "$(awk -v b="$(m "${cached[$cfg]}")" 'BEGIN {print b / 1048576}')" \
-      "$(m "${p99[$cfg]}")" "$(m "${worst[$cfg]}")"
+      "$(m "${p99[$cfg]}")" "$(m "${worst[$cfg]}")" "${failed[$cfg]:-0}/$rounds"
   done
 done
 echo "bystander alone (beside sleep 5): p99 $(m "${p99[idle]}") ms, max $(m "${worst[idle]}") ms"
 echo "ms: milliseconds of one 4 KiB pwrite + fdatasync (p99: its worst in a run of fewer than 100 calls);"
 echo "cached: the copy's pages left in the page cache"
-echo "when it exited; MB/s durable: its bytes over its time until none of its pages was dirty."
+echo "when it exited; MB/s durable: its bytes over its time until none of its pages was dirty;"
+echo "failed: rounds whose copy exited non-zero or had a process OOM-killed (memcg), figures kept."
