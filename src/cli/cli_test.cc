@@ -245,7 +245,7 @@ TEST_F(Cli, AMistypedCommandOptionOrChoiceGetsTheClosestOneAndItsHelp) {
       "--szie: not an option of stream; did you mean '--size'? (see writelab help stream)");
   ExpectRefused({"stream", "--dir", dir_, "--strategy", "windw-drop"},
                 "--strategy: unknown strategy 'windw-drop' (plain, window, window-drop, dontcache, "
-                "direct, paced or library); did you mean 'window-drop'?");
+                "direct, paced, library or memcg); did you mean 'window-drop'?");
   ExpectRefused({"run", "--strategy", "nope", "true"}, "(window-drop, dontcache, window,");
 }
 

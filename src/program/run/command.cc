@@ -27,7 +27,7 @@ constexpr int kCompareRounds = 3;
 
 struct RunOptions {
   RunSpec spec;
-  std::vector<std::string> strategies = {"window-drop"};
+  std::string strategies = "window-drop";  // a comma-separated list with --compare
   std::string window = std::to_string(kDefaultWindowBytes >> 20) + "M";
   std::string min_file = window;
   std::string poll = "50ms";
@@ -102,7 +102,14 @@ std::expected<RunVariant, std::string> ParseVariant(const std::string& item, uin
 std::expected<std::vector<RunVariant>, std::string> ParseVariants(const RunOptions& o,
                                                                   uint64_t target_ns) {
   std::vector<RunVariant> out;
-  for (const std::string& item : o.strategies) {
+  std::vector<std::string> items;
+  for (size_t from = 0, comma;; from = comma + 1) {
+    comma = o.strategies.find(',', from);
+    items.push_back(o.strategies.substr(from, comma - from));
+    if (comma == std::string::npos) break;
+  }
+  for (const std::string& item : items) {
+    if (item.empty()) return std::unexpected("--strategy: an empty name in '" + o.strategies + "'");
     auto v = ParseVariant(item, target_ns);
     if (!v) return std::unexpected(v.error());
     for (const RunVariant& seen : out)
@@ -182,7 +189,7 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
                       "  memcg:256M: an anchor, not a strategy: CMD as it is, in a memory cgroup "
                       "of that limit (cgroup v2 memory.max, else v1 memory.limit_in_bytes; "
                       "root)")
-      ->delimiter(',');
+      ->capture_default_str();
   sub->add_option("--window", o->window, "The window (default as StreamWriter's)")
       ->capture_default_str();
   sub->add_option("--min-file", o->min_file, "Files smaller than this are left alone")
