@@ -73,14 +73,26 @@ int SuperviseRange(RunStrategy s, uint64_t window, int fd, WritebackWindow& w, P
 
 // The end of a file the supervisor drove: drop-behind advises all of CMD's
 // bytes; paced flushes and drops what is left unflushed; the windows wait
-// for what is left and drop it.
+// for what is left and drop it. Then, where the strategy drops, all of
+// CMD's bytes are waited for and dropped once more: a writer the
+// supervisor watched from outside may have written below its windows
+// after they were dropped (io_uring's writes complete out of order), and
+// the kernel skips a page it finds busy.
 static int FinishSupervised(RunStrategy s, FdWindowCalls& calls, WatchedFile& f,
                             const char** what) {
   const uint64_t base = std::min(f.base, f.size);
   *what = "posix_fadvise";
   if (s == RunStrategy::kDropBehind) return calls.DropCache(base, f.size - base);
   if (s == RunStrategy::kPaced) return f.paced.Flush(calls, f.size, what);
-  return f.window.Finish(calls, f.size, what);
+  if (int rc = f.window.Finish(calls, f.size, what); rc < 0 || s == RunStrategy::kWindow) return rc;
+  *what = "sync_file_range";
+  if (int rc = calls.SyncRange(
+          base, f.size - base,
+          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+      rc < 0)
+    return rc;
+  *what = "posix_fadvise";
+  return calls.DropCache(FolioDropStart(base), f.size - FolioDropStart(base));
 }
 
 int OpenRegularFile(const std::string& path, uint64_t dev, uint64_t ino, bool follow) {
