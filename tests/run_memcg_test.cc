@@ -157,7 +157,7 @@ TEST_F(Memcg, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
 TEST_F(Memcg, AMeasuredRunWaitsUntilPlainsPagesAreWrittenBack) {
   json doc = Run({"--strategy", "plain", "--measure", "--probe-dir", work.path()},
                  {"dd", "if=/dev/zero", "of=" + Path("dst"), "bs=1M", "count=16", "status=none"});
-  UniqueFd fd(open(Path("dst").c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(open(Path("dst").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   ASSERT_TRUE(fd);
   auto r = MeasureResidency(fd.get(), Path("dst"));
   ASSERT_TRUE(r && r->dirty_pages && r->writeback_pages) << "cachestat (Linux 6.5)";

@@ -126,17 +126,6 @@ void TakeReport(const WriterReport& c, int status, const MemoryCgroup& g, TrialR
   r.passes = c.passes;
 }
 
-void StopProbe(const TrialEnv& env, const Sampler& sampler, TrialResult& r) {
-  if (!env.probe) return;
-  r.probed = true;
-  r.probe_latency = env.probe->Stop();
-  r.probe_error = env.probe->error();
-  for (const auto& [at, ns] : env.probe->samples())
-    r.probe_points.push_back(
-        {static_cast<double>(static_cast<int64_t>(at - sampler.start_ns())) / 1e9,
-         static_cast<double>(ns) / 1e6});
-}
-
 }  // namespace
 
 void MeasureInMemcg(int fd, const TrialEnv& env, TrialResult& r) {
@@ -169,7 +158,7 @@ void MeasureInMemcg(int fd, const TrialEnv& env, TrialResult& r) {
   if (read(back.get(), &c, sizeof c) != static_cast<ssize_t>(sizeof c)) c = WriterReport{};
   r.samples = sampler.Stop();
   r.origin_ns = sampler.start_ns();
-  StopProbe(env, sampler, r);
+  StopTrialProbe(env, sampler.start_ns(), r);
   r.memcg_peak = g.PeakBytes();
   r.memcg_note = "its writer was a process of its own in a memory cgroup limited to " +
                  FormatBytes(static_cast<double>(g.limit())) + " (" + g.limit_file() +

@@ -269,15 +269,7 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
     r.counters = runner.counters();
   }
   r.samples = sampler.Stop();
-  if (env.probe) {
-    r.probed = true;
-    r.probe_latency = env.probe->Stop();
-    r.probe_error = env.probe->error();
-    for (const auto& [at, ns] : env.probe->samples())
-      r.probe_points.push_back(
-          {static_cast<double>(static_cast<int64_t>(at - sampler.start_ns())) / 1e9,
-           static_cast<double>(ns) / 1e6});
-  }
+  StopTrialProbe(env, sampler.start_ns(), r);
   if (env.ctx.progress) std::fprintf(env.ctx.progress, "\r\033[K");
   if (sync_start == 0) sync_start = NowNs();  // the library loop stopped early
   r.bytes = r.counters.bytes;
@@ -290,6 +282,16 @@ void Measure(StreamStrategy s, int fd, const TrialEnv& env, TrialResult& r) {
 }
 
 }  // namespace
+
+void StopTrialProbe(const TrialEnv& env, uint64_t origin_ns, TrialResult& r) {
+  if (!env.probe) return;
+  r.probed = true;
+  r.probe_latency = env.probe->Stop();
+  r.probe_error = env.probe->error();
+  for (const auto& [at, ns] : env.probe->samples())
+    r.probe_points.push_back({static_cast<double>(static_cast<int64_t>(at - origin_ns)) / 1e9,
+                              static_cast<double>(ns) / 1e6});
+}
 
 TrialResult RunStreamTrial(StreamStrategy s, const TrialEnv& env) {
   TrialResult r;

@@ -69,6 +69,10 @@ struct TrialResult {
 
 TrialResult RunStreamTrial(StreamStrategy strategy, const TrialEnv& env);
 
+// Stops the bystander probe (if any) and keeps its latencies and its
+// calls over time, at seconds from origin_ns (the samples' t = 0).
+void StopTrialProbe(const TrialEnv& env, uint64_t origin_ns, TrialResult& r);
+
 // The memcg anchor (memcg_trial.cc): plain's writes and final fsync from a
 // child process placed in a memory cgroup of spec.memcg_bytes before it
 // writes, while this process samples and probes; an OOM kill of the child
