@@ -124,7 +124,7 @@ TEST_F(RealPrograms, EveryProgramSeesAndWritesTheSameUnderEveryStrategy) {
         << name << " failed plainly:\n"
         << Slurp(plain + "/" + name + ".stderr");
   }
-  for (const char* s : {"plain", "window", "window-drop", "dontcache", "drop-behind"}) {
+  for (const char* s : {"plain", "window", "window-drop", "dontcache", "drop-behind", "direct"}) {
     const std::string under = RunAll(s);
     EXPECT_EQ(Slurp(under + "/status"), status) << s << ": exit statuses";
     for (const auto& [name, body] : kPrograms) {

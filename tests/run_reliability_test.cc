@@ -26,8 +26,8 @@ namespace {
 using nlohmann::json;
 
 // "plain" is the shim counting only (--compare's plain runs).
-const char* const kStrategies[] = {"plain",     "window",      "window-drop",
-                                   "dontcache", "drop-behind", "paced"};
+const char* const kStrategies[] = {"plain",       "window", "window-drop", "dontcache",
+                                   "drop-behind", "paced",  "direct"};
 
 struct Seen {
   int exit_code = -1;

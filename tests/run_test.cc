@@ -159,6 +159,87 @@ TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
   EXPECT_EQ(not_its_own, 0) << "a flush on a descriptor the shim did not open for itself";
 }
 
+// Issue 44: direct through the shim, strace watching each process apart:
+// in dd's, past --min-file (8 MiB, the first eight 1 MiB writes, dd's own)
+// every byte goes out through the O_DIRECT descriptor the shim opened for
+// itself (/proc/self/fd/N, moved high by F_DUPFD_CLOEXEC), none through
+// dd's own (its of=, made its stdout by dup2); the copy is the same bytes, and nothing is left
+// cached.
+TEST_F(RunCli, DdUnderDirectWritesThroughItsOwnODirectDescriptor) {
+  const std::string trace = work.path() + "-trace", path = Path("dst");
+  RandomFile(Path("src"), 64);
+  RunResult r =
+      RunProgram("/usr/bin/strace",
+                 {"-ff", "-qq", "-e", "trace=openat,fcntl,dup2,dup3,write,pwritev,pwritev2,close",
+                  "-o", trace, WRITELAB_BINARY, "run", "--strategy", "direct", "--json", json_path,
+                  "--", "dd", "if=" + Path("src"), "of=" + path, "bs=1M", "status=none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(Slurp(json_path));
+  std::filesystem::remove(json_path);
+  ExpectHandled(doc, path, "shim: direct");
+  const json* row = FileRow(doc, path);
+  ASSERT_TRUE(row);
+  EXPECT_LT(Figures(*row).at("cached_end"), 1 << 20);
+  EXPECT_EQ(Sha256(Path("src")), Sha256(path));
+  auto number = [](const std::string& text) { return std::strtoll(text.c_str(), nullptr, 10); };
+  long long by_dd = 0, by_own = 0;
+  int dds = 0;
+  for (const auto& file :
+       std::filesystem::directory_iterator(std::filesystem::path(trace).parent_path())) {
+    if (!file.path().string().starts_with(trace + ".")) continue;
+    std::istringstream lines(Slurp(file.path()));
+    std::filesystem::remove(file.path());
+    std::set<std::string> dd, own;  // descriptors of dd's output and of the shim's
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(" = ") == std::string::npos) continue;
+      const std::string result = line.substr(line.rfind(" = ") + 3);
+      const size_t open = line.find('(');
+      const std::string fd = line.substr(open + 1, line.find_first_of(",)", open) - open - 1);
+      if (line.starts_with("openat(") && line.find("\"" + path + "\"") != std::string::npos &&
+          line.find("O_WRONLY") != std::string::npos)
+        dd.insert(result), ++dds;
+      else if (line.starts_with("openat(AT_FDCWD, \"/proc/self/fd/") &&
+               line.find("O_DIRECT") != std::string::npos && number(result) >= 0)
+        own.insert(result);
+      else if (line.starts_with("fcntl(") && line.find("F_DUPFD_CLOEXEC") != std::string::npos &&
+               own.count(fd))
+        own.insert(result);
+      else if (line.starts_with("dup") && dd.count(fd))  // dd's of= becomes its stdout
+        dd.insert(result);
+      else if (line.starts_with("close("))
+        own.erase(fd), dd.erase(fd);
+      else if (line.starts_with("write(") && dd.count(fd))
+        by_dd += number(result);
+      else if (line.starts_with("pwritev") && own.count(fd))
+        by_own += number(result);
+    }
+  }
+  ASSERT_EQ(dds, 1) << "dd's open of " << path << " is not in one process's trace";
+  EXPECT_EQ(by_dd, 8 << 20) << "dd's own writes: up to --min-file";
+  EXPECT_EQ(by_own, 56 << 20) << "the rest: through the shim's O_DIRECT descriptor";
+}
+
+// Writes that O_DIRECT cannot take (7777 bytes at a time) and a file opened
+// O_APPEND are refused, each with its reason, and written as CMD wrote them.
+TEST_F(RunCli, DirectRefusesAFileItsWritesDoNotAllowAndSaysWhy) {
+  RandomFile(Path("src"), 24);
+  json doc = Run({"--strategy", "direct"},
+                 {"dd", "if=" + Path("src"), "of=" + Path("odd"), "bs=7777", "status=none"});
+  const json* row = FileRow(doc, Path("odd"));
+  ASSERT_TRUE(row);
+  EXPECT_NE(How(*row).find("refused-direct (its first write after --min-file was not aligned"),
+            std::string::npos)
+      << How(*row);
+  EXPECT_EQ(Sha256(Path("src")), Sha256(Path("odd")));
+  doc = Run({"--strategy", "direct"}, {"dd", "if=" + Path("src"), "of=" + Path("log"), "bs=1M",
+                                       "oflag=append", "conv=notrunc", "status=none"});
+  row = FileRow(doc, Path("log"));
+  ASSERT_TRUE(row);
+  EXPECT_NE(How(*row).find("refused-direct (CMD opened it O_APPEND)"), std::string::npos)
+      << How(*row);
+  EXPECT_EQ(Sha256(Path("src")), Sha256(Path("log")));
+}
+
 TEST_F(RunCli, DdUnderDontcacheWritesUncached) {
   RandomFile(Path("src"), 64);
   json doc = Run({"--strategy", "dontcache"},
@@ -264,6 +345,21 @@ TEST_F(RunCli, AStaticWriterIsPacedByTheSupervisor) {
   const json* row = FileRow(doc, Path("out"));
   ASSERT_TRUE(row);
   EXPECT_LE(Figures(*row).at("cached_end"), 16 << 20) << "its last window flushed and dropped";
+}
+
+// O_DIRECT needs the writer's own calls: a static writer's file is
+// refused under direct, said so, and left as it wrote it.
+TEST_F(RunCli, AStaticWritersFileIsRefusedDirect) {
+  RunResult r;
+  json doc = Run({"--strategy", "direct"},
+                 {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "64"}, &r);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json* row = FileRow(doc, Path("out"));
+  ASSERT_TRUE(row);
+  EXPECT_NE(How(*row).find("refused-direct: written by calls the shim does not see"),
+            std::string::npos)
+      << How(*row);
+  EXPECT_EQ(Figures(*row).at("handled"), 0);
 }
 
 TEST_F(RunCli, AnIoUringWriterIsTheSupervisors) {
@@ -414,17 +510,27 @@ TEST_F(RunCli, SigintStopsCmdAndKeepsWhatWasMeasured) {
 // The shim inside a program changes nothing it should not: O_APPEND,
 // pwrite's position, copy_file_range's offsets, positions and errno (the
 // shim copies in pieces), a failed write's errno, a pipe.
+// Under direct too: its O_APPEND file is refused, its copy_file_range's
+// bytes go through the window (the kernel copies: nothing to make direct).
 TEST_F(RunCli, TheShimKeepsWhatTheProgramsCallsMean) {
-  RunResult r;
-  json doc = Run({"--strategy", "window-drop", "--min-file", "1M"},
-                 {WRITELAB_WRITERS_BINARY, "semantics", work.path()}, &r);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const json* row = FileRow(doc, Path("appended"));
-  ASSERT_TRUE(row);
-  EXPECT_NE(How(*row).find("shim: window-drop"), std::string::npos) << How(*row);
-  const json* copied = FileRow(doc, Path("copied"));
-  ASSERT_TRUE(copied);
-  EXPECT_NE(How(*copied).find("shim: window-drop"), std::string::npos) << How(*copied);
+  for (const std::string strategy : {"window-drop", "direct"}) {
+    RunResult r;
+    json doc = Run({"--strategy", strategy, "--min-file", "1M"},
+                   {WRITELAB_WRITERS_BINARY, "semantics", work.path()}, &r);
+    EXPECT_EQ(r.exit_code, 0) << strategy << ": " << r.err;
+    const bool direct = strategy == "direct";
+    const json* row = FileRow(doc, Path("appended"));
+    ASSERT_TRUE(row);
+    EXPECT_NE(
+        How(*row).find(direct ? "refused-direct (CMD opened it O_APPEND)" : "shim: window-drop"),
+        std::string::npos)
+        << How(*row);
+    const json* copied = FileRow(doc, Path("copied"));
+    ASSERT_TRUE(copied);
+    EXPECT_NE(How(*copied).find(direct ? "shim: direct+window-drop" : "shim: window-drop"),
+              std::string::npos)
+        << How(*copied);
+  }
 }
 
 // A signal handler writing to the descriptor the program is streaming to,
@@ -435,12 +541,13 @@ TEST_F(RunCli, TheShimKeepsWhatTheProgramsCallsMean) {
 // the child (1 run in 2 with the CPUs busy; the handler is now registered
 // when the library loads).
 TEST_F(RunCli, SignalHandlersAndForksDoNotHang) {
-  for (const char* mode : {"signals", "forks", "forks", "forks", "forks", "forks"}) {
-    RunResult r;
-    Run({"--strategy", "window-drop"},
-        {"timeout", "60", WRITELAB_WRITERS_BINARY, mode, Path(mode), "64"}, &r);
-    EXPECT_EQ(r.exit_code, 0) << mode << ": " << r.err;
-  }
+  for (const char* strategy : {"window-drop", "direct"})
+    for (const char* mode : {"signals", "forks", "forks", "forks", "forks", "forks"}) {
+      RunResult r;
+      Run({"--strategy", strategy},
+          {"timeout", "60", WRITELAB_WRITERS_BINARY, mode, Path(mode), "64"}, &r);
+      EXPECT_EQ(r.exit_code, 0) << strategy << ": " << mode << ": " << r.err;
+    }
 }
 
 // A program that outlives writelab (a daemon CMD started) goes on writing

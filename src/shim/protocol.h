@@ -34,7 +34,14 @@
 // was left as the program wrote it; handled says how far it got), no-wait
 // (the shim could not open a read-only descriptor of its own to wait on, a
 // file the program may write but not read: writeback was started and what
-// was clean dropped, never waited for on the program's descriptor).
+// was clean dropped, never waited for on the program's descriptor),
+// direct (the stream's writes after the claim went through the shim's own
+// O_DIRECT descriptor), direct+window-drop (some were not aligned: those
+// were the program's own writes, through the window-drop window),
+// refused-direct-unaligned (the first write after the claim was not
+// aligned for O_DIRECT, or the kernel refused it: as the program wrote it),
+// refused-direct-open (no O_DIRECT descriptor of the file could be opened),
+// refused-direct-append (the program opened it O_APPEND).
 #pragma once
 
 #include <cstddef>
@@ -45,7 +52,15 @@ namespace writelab {
 // `writelab run`'s strategies, in the order --help lists them: one table for
 // the command (its option, --help, the rows) and the shim (which reads the
 // name from WRITELAB_RUN). Plain data: the shim needs nothing but libc.
-enum class RunStrategy : uint8_t { kPlain, kWindow, kWindowDrop, kDontcache, kDropBehind, kPaced };
+enum class RunStrategy : uint8_t {
+  kPlain,
+  kWindow,
+  kWindowDrop,
+  kDontcache,
+  kDropBehind,
+  kPaced,
+  kDirect
+};
 
 struct RunStrategyInfo {
   RunStrategy id;
@@ -71,6 +86,11 @@ inline constexpr RunStrategyInfo kRunStrategies[] = {
      "fdatasync a window behind the writer through writelab's own descriptor, then "
      "POSIX_FADV_DONTNEED it, the window sized from those flushes to keep other programs' fsync "
      "under --target (the stream experiment's paced)"},
+    {RunStrategy::kDirect, "direct",
+     "the writes go through an O_DIRECT descriptor of writelab's own where offset, length and "
+     "buffer are aligned as the file system needs (statx DIOALIGN); a file whose writes are not "
+     "is refused, as CMD wrote it, and its row says why (an anchor: nothing cached, no "
+     "writeback)"},
     {RunStrategy::kPlain, "plain",
      "CMD as it is, its files only counted (what --compare sets the strategy beside)"},
 };

@@ -82,6 +82,16 @@ const char* Mechanism(const FdState& s) {
   if (!s.ever_claimed) return "small";
   if (s.failed) return "failed";
   if (s.nowait) return "no-wait";
+  if (g_config.strategy == RunStrategy::kDirect) switch (s.refusal) {
+      case DirectRefusal::kUnaligned:
+        return "refused-direct-unaligned";
+      case DirectRefusal::kOpen:
+        return "refused-direct-open";
+      case DirectRefusal::kAppend:
+        return "refused-direct-append";
+      case DirectRefusal::kNone:
+        return s.cached ? "direct+window-drop" : "direct";
+    }
   if (s.refused) return "refused-dontcache";
   if (s.cached) return "dontcache+window-drop";
   switch (g_config.strategy) {

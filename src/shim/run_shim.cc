@@ -14,6 +14,11 @@
 //   paced        fdatasync each window once written, through a read-only
 //                descriptor of the shim's own, and drop it; the window sized
 //                from those flushes (PacedWindow, src/lib)
+//   direct       the writes go through an O_DIRECT descriptor of the shim's
+//                own where aligned as O_DIRECT needs (statx DIOALIGN); a
+//                file whose first write after the claim is not is refused
+//                (written as the program wrote it), and a later unaligned
+//                write is the program's own, through the window-drop window
 //
 // Only streams of at least MIN_FILE bytes to regular files are handled (a
 // stream: writes each beginning where the last ended); the rest is left
@@ -138,9 +143,40 @@ WL_REAL(SyscallFn, syscall)
 // count itself, so that threads writing one descriptor at offsets of their
 // own are not serialised by the shim. Returns what the call returned, errno
 // too, with s unlocked.
+// Where a write of r bytes that the program made began: offset, or the
+// position the kernel left less r.
+uint64_t StartOf(int fd, off_t offset, ssize_t r) {
+  if (offset >= 0) return static_cast<uint64_t>(offset);
+  const off_t end = real_lseek()(fd, 0, SEEK_CUR);
+  return end >= r ? static_cast<uint64_t>(end - r) : 0;
+}
+
+// Through under direct: every write the shim follows holds the lock for its
+// call, a positional one too (the shim's O_DIRECT descriptor must not be
+// closed, by another thread's close of the program's, while a write uses
+// it: writers of one descriptor are serialised under direct). A write that
+// is not to be made direct (WriteDirect) is the program's own call.
+template <class Plain>
+ssize_t ThroughDirect(FdState* s, int fd, const iovec* iov, int count, off_t offset, int flags,
+                      Plain plain) {
+  if (offset >= 0 && !Lock(s)) return plain();
+  ssize_t r = 0;
+  uint64_t start = 0;
+  const bool direct = WriteDirect(*s, fd, iov, count, offset, flags, &r, &start);
+  if (!direct) r = plain();
+  const int saved = errno;
+  if (r > 0)
+    Wrote(*s, fd, direct ? start : StartOf(fd, offset, r), static_cast<uint64_t>(r), direct);
+  Unlock(s);
+  errno = saved;
+  return r;
+}
+
 template <class Plain>
 ssize_t Through(FdState* s, int fd, const iovec* iov, int count, off_t offset, int flags,
                 Plain plain) {
+  if (g_config.strategy == RunStrategy::kDirect)
+    return ThroughDirect(s, fd, iov, count, offset, flags, plain);
   const bool positional = offset >= 0;
   const bool uncached = s->dontcache.load(std::memory_order_relaxed);
   bool refused = false;
@@ -160,14 +196,7 @@ ssize_t Through(FdState* s, int fd, const iovec* iov, int count, off_t offset, i
     return r;
   }
   if (refused) s->dontcache.store(false, std::memory_order_relaxed), s->refused = true;
-  if (r > 0) {
-    uint64_t start = static_cast<uint64_t>(offset);
-    if (!positional) {
-      const off_t end = real_lseek()(fd, 0, SEEK_CUR);
-      start = end >= r ? static_cast<uint64_t>(end - r) : 0;
-    }
-    Wrote(*s, fd, start, static_cast<uint64_t>(r), uncached && !refused);
-  }
+  if (r > 0) Wrote(*s, fd, StartOf(fd, offset, r), static_cast<uint64_t>(r), uncached && !refused);
   Unlock(s);
   errno = saved;
   return r;
@@ -481,6 +510,7 @@ WL_EXPORT off_t lseek(int fd, off_t offset, int whence) {
 WL_EXPORT off_t lseek64(int fd, off_t offset, int whence) { return lseek(fd, offset, whence); }
 
 WL_EXPORT int close(int fd) {
+  Disown(fd);
   ReportUnseen(fd);
   Finish(fd);
   if (fd == g_config.report) g_config.report = -1;
@@ -489,6 +519,7 @@ WL_EXPORT int close(int fd) {
 
 WL_EXPORT int close_range(unsigned first, unsigned last, int flags) {
   for (unsigned fd = first; fd <= last && fd < static_cast<unsigned>(kMaxFds); ++fd) {
+    Disown(static_cast<int>(fd));
     Finish(static_cast<int>(fd));
     if (static_cast<int>(fd) == g_config.report) g_config.report = -1;
   }
@@ -496,19 +527,22 @@ WL_EXPORT int close_range(unsigned first, unsigned last, int flags) {
 }
 
 WL_EXPORT void closefrom(int lowfd) {
-  for (int fd = lowfd < 0 ? 0 : lowfd; fd < kMaxFds; ++fd) Finish(fd);
+  for (int fd = lowfd < 0 ? 0 : lowfd; fd < kMaxFds; ++fd) {
+    Disown(fd);
+    Finish(fd);
+  }
   if (g_config.report >= lowfd) g_config.report = -1;
   real_closefrom()(lowfd);
 }
 
 WL_EXPORT int dup2(int from, int to) {
-  if (from != to) Finish(to);
+  if (from != to) Disown(to), Finish(to);
   if (to == g_config.report) g_config.report = -1;
   return real_dup2()(from, to);
 }
 
 WL_EXPORT int dup3(int from, int to, int flags) {
-  if (from != to) Finish(to);
+  if (from != to) Disown(to), Finish(to);
   if (to == g_config.report) g_config.report = -1;
   return real_dup3()(from, to, flags);
 }

@@ -56,6 +56,14 @@ inline constexpr int kChunkFds = 64;
 
 enum Kind : uint8_t { kUnknown = 0, kIgnored = 1, kTracked = 2 };
 
+// direct: why a file's writes did not go direct (its done record's mech).
+enum class DirectRefusal : uint8_t {
+  kNone,
+  kUnaligned,  // its first write after the claim was not aligned, or the kernel said EINVAL
+  kOpen,       // no O_DIRECT descriptor of it could be opened (permissions, the file system)
+  kAppend,     // opened O_APPEND: where a write lands is the kernel's to say
+};
+
 // A descriptor the shim follows: a regular file, not O_DIRECT (which leaves
 // nothing cached), whose path matches the glob. A stream is a run of writes
 // each beginning where the last ended; only a stream of at least min_file
@@ -92,6 +100,16 @@ struct FdState {
   std::atomic<uint64_t> stdio{0};
   WritebackWindow window{0, false};
   PacedWindow paced{0, 0};  // paced: its own flushes, a window behind the writer
+  // direct: from the claim on, writes aligned as O_DIRECT needs go through
+  // direct_fd, an O_DIRECT descriptor of the shim's own (the program's is
+  // left as it is); the rest are the program's own and go through the
+  // window, like dontcache's cached bytes. Set and read under the lock.
+  bool direct = false;
+  int direct_fd = -1;
+  uint32_t dio_offset = 0;  // the file system's direct-I/O alignment (statx)
+  uint32_t dio_mem = 0;
+  DirectRefusal refusal = DirectRefusal::kNone;  // why none went direct
+  uint64_t direct_bytes = 0;                     // written through direct_fd
 };
 
 // fd's state where one was made, else null (an unknown descriptor): no
@@ -124,6 +142,10 @@ int RealClose(int fd);
 // the thread counts as inside the shim (t_inside).
 FdState* Follow(int fd);
 void Unlock(FdState* s);
+// fd is no longer one of the shim's own descriptors (direct's): the
+// program closed it or put another file at its number. Cheap when the shim
+// holds none.
+void Disown(int fd);
 // For a positional write: fd's state when the shim follows it, NOT locked
 // (a descriptor already followed costs no lock here; one seen for the first
 // time is classified under its lock). Relock before counting the write.
@@ -134,7 +156,22 @@ FdState* FollowUnlocked(int fd);
 // bytes are counted aside (atomically) and the write is not followed as a
 // stream: false then, as when the descriptor stopped being followed.
 bool Relock(FdState* s, uint64_t bytes);
-// After n bytes were written at start: uncached (RWF_DONTCACHE) or cached.
+// Locks a state FollowUnlocked returned, waiting for the lock (a direct
+// write must not have the shim's descriptor closed under it); false when
+// the descriptor is no longer followed.
+bool Lock(FdState* s);
+// direct: the write made through the shim's own O_DIRECT descriptor, at
+// the program's position (moved past it after, as its write would have) or
+// at offset, with s locked; *result and errno are the write's, *start where
+// it began. False when the write is not one to make direct (not aligned,
+// not where the stream goes on, flags, the descriptor lost) or the direct
+// write failed: the caller then makes the program's own call, whose result
+// the program gets. The first write after the claim that is not aligned
+// refuses the file; a failed one leaves it as the program writes it.
+bool WriteDirect(FdState& s, int fd, const iovec* iov, int count, off_t offset, int flags,
+                 ssize_t* result, uint64_t* start);
+// After n bytes were written at start: uncached (RWF_DONTCACHE, or direct)
+// or cached.
 void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached);
 // What stdio wrote since the last look, by the kernel's position.
 void CatchUpStdio(FdState& s, int fd);

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,6 +132,78 @@ class ShimCalls final : public WindowCalls {
   bool tried_ = false;
 };
 
+// The descriptors the shim holds for a stream (direct's), a bit each: the
+// program's close, dup2 or close_range of one of those numbers takes it
+// from the shim (Disown), which then never closes nor writes through it.
+std::atomic<uint64_t> g_owned[kMaxFds / 64];
+std::atomic<int> g_owned_count{0};
+
+bool Owned(int fd) {
+  return fd >= 0 && fd < kMaxFds &&
+         (g_owned[fd / 64].load(std::memory_order_acquire) >> (fd % 64) & 1);
+}
+
+void Own(int fd) {
+  if (fd < 0 || fd >= kMaxFds) return;
+  g_owned[fd / 64].fetch_or(uint64_t{1} << (fd % 64), std::memory_order_release);
+  g_owned_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+// direct: the shim's descriptor closed (unless the program took its number),
+// and the file's writes the program's own again.
+void CloseDirect(FdState& s) {
+  if (s.direct_fd >= 0 && Owned(s.direct_fd)) {
+    Disown(s.direct_fd);
+    RealClose(s.direct_fd);
+  }
+  s.direct_fd = -1;
+  s.direct = false;
+}
+
+// Where the shim's own descriptors go: high, out of the way of a program
+// that expects the lowest free number (half the limit, at most 1001).
+int MoveHigh(int fd) {
+  rlimit lim{};
+  const rlim_t floor = getrlimit(RLIMIT_NOFILE, &lim) == 0 ? lim.rlim_cur / 2 : 0;
+  if (floor <= static_cast<rlim_t>(fd)) return fd;
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(floor < 1001 ? floor : 1001));
+  if (high < 0) return fd;
+  RealClose(fd);
+  return high;
+}
+
+// direct, at the claim: an O_DIRECT descriptor of the file, the shim's own
+// (opened again through /proc/self/fd: the same file, whatever its name
+// became), with the program's O_SYNC or O_DSYNC, and the file system's
+// direct-I/O alignment (statx; 4 KiB where it does not say). A file the
+// program opened O_APPEND, or that cannot be opened so, is refused.
+bool OpenDirect(FdState& s, int fd) {
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_APPEND)) {
+    s.refusal = DirectRefusal::kAppend;
+    return false;
+  }
+  char link[40];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  int own = openat(AT_FDCWD, link,
+                   O_WRONLY | O_DIRECT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (flags & O_SYNC));
+  struct statx sx {};
+  const bool said = own >= 0 && statx(own, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+                    (sx.stx_mask & STATX_DIOALIGN);
+  // O_NONBLOCK only for the open (a lease fails it rather than wait).
+  if (own < 0 || !SameFile(s, own) || (said && sx.stx_dio_offset_align == 0) ||
+      fcntl(own, F_SETFL, O_DIRECT) != 0) {
+    if (own >= 0) RealClose(own);
+    s.refusal = DirectRefusal::kOpen;
+    return false;
+  }
+  s.dio_offset = said ? sx.stx_dio_offset_align : 4096;
+  s.dio_mem = said && sx.stx_dio_mem_align ? sx.stx_dio_mem_align : s.dio_offset;
+  s.direct_fd = MoveHigh(own);
+  Own(s.direct_fd);
+  return true;
+}
+
 void BeginStream(FdState& s, uint64_t at) {
   s.start = s.next = s.pending = s.dropped = at;
   s.claimed = false;
@@ -146,6 +219,10 @@ void BeginStream(FdState& s, uint64_t at) {
 void Pass(FdState& s, int fd, bool force) {
   const uint64_t len = s.next - s.pending;
   if (!s.claimed || len == 0 || (!force && len < kBatch)) return;
+  if (s.refusal != DirectRefusal::kNone) {  // direct refused: as the program wrote it
+    s.pending = s.next;
+    return;
+  }
   ShimCalls calls(s, fd);
   const char* what = "";
   int rc = 0;
@@ -155,6 +232,7 @@ void Pass(FdState& s, int fd, bool force) {
         rc = s.window.AfterWrite(calls, s.pending, len, &what);
         break;
       case RunStrategy::kDontcache:  // bytes written cached (copy_file_range, stdio)
+      case RunStrategy::kDirect:     // and, under direct, writes not aligned for O_DIRECT
         rc = s.window.AfterWrite(calls, s.pending, len, &what);
         s.cached = true;
         break;
@@ -183,9 +261,10 @@ void Pass(FdState& s, int fd, bool force) {
 // wait for it, and what is still under writeback at close is still cached
 // (tens of MiB when the writer outruns the device).
 void EndStream(FdState& s, int fd) {
+  CloseDirect(s);
   if (!s.claimed) return;
   Pass(s, fd, true);
-  if (s.failed) return;
+  if (s.failed || s.refusal != DirectRefusal::kNone) return;
   ShimCalls calls(s, fd);
   const char* what = "";
   if (g_config.strategy == RunStrategy::kDropBehind)
@@ -197,12 +276,15 @@ void EndStream(FdState& s, int fd) {
 }
 
 // The stream reached MIN_FILE: from now on it is the shim's. Under dontcache
-// what it wrote so far goes out and is dropped once, and the rest is written
-// uncached.
+// and direct what it wrote so far goes out and is dropped once, and the rest
+// is written uncached, or direct where aligned (a file once refused direct
+// is not tried again: the same program writes it the same way).
 void Claim(FdState& s, int fd) {
   s.claimed = s.ever_claimed = true;
   ReportFile("claim", s, fd);
-  if (g_config.strategy != RunStrategy::kDontcache) return;
+  const bool direct = g_config.strategy == RunStrategy::kDirect;
+  if (!direct && g_config.strategy != RunStrategy::kDontcache) return;
+  if (direct && (s.refusal != DirectRefusal::kNone || !OpenDirect(s, fd))) return;
   ShimCalls calls(s, fd);
   const uint64_t from = s.pending;
   if (calls.SyncRange(
@@ -210,12 +292,16 @@ void Claim(FdState& s, int fd) {
           SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) < 0 ||
       calls.DropCache(from, s.next - from) < 0) {
     s.failed = true;
+    CloseDirect(s);
     return;
   }
   s.handled += s.next - from;
   s.pending = s.next;
   s.window.MarkDropped(s.next);
-  s.dontcache.store(true, std::memory_order_relaxed);
+  if (direct)
+    s.direct = true;
+  else
+    s.dontcache.store(true, std::memory_order_relaxed);
 }
 
 // Whether the shim follows fd (a first look at it: its type, then, for a
@@ -236,13 +322,21 @@ bool Classify(FdState& s, int fd) {
   const off_t pos = RealLseek(fd, 0, SEEK_CUR);
   s.dev = st.st_dev, s.ino = st.st_ino;
   s.refused = s.cached = s.failed = s.ever_claimed = s.nowait = false;
-  s.written = s.handled = s.unchecked = 0;
+  s.written = s.handled = s.unchecked = s.direct_bytes = 0;
+  s.refusal = DirectRefusal::kNone;
+  s.direct = false, s.direct_fd = -1;  // a descriptor of a state let go unfinished: lost
   s.stdio.store(0, std::memory_order_relaxed);
   BeginStream(s, pos >= 0 ? static_cast<uint64_t>(pos) : 0);
   return true;
 }
 
 }  // namespace
+
+void Disown(int fd) {
+  if (g_owned_count.load(std::memory_order_relaxed) == 0 || !Owned(fd)) return;
+  g_owned[fd / 64].fetch_and(~(uint64_t{1} << (fd % 64)), std::memory_order_acq_rel);
+  g_owned_count.fetch_sub(1, std::memory_order_relaxed);
+}
 
 FdState* Peek(int fd) {
   if (fd < 0 || fd >= kMaxFds) return nullptr;
@@ -304,6 +398,64 @@ bool Relock(FdState* s, uint64_t bytes) {
   return true;
 }
 
+bool Lock(FdState* s) {
+  pthread_mutex_lock(&s->mu);
+  if (s->kind.load(std::memory_order_relaxed) != kTracked) {
+    pthread_mutex_unlock(&s->mu);
+    return false;
+  }
+  ++t_inside;
+  return true;
+}
+
+bool WriteDirect(FdState& s, int fd, const iovec* iov, int count, off_t offset, int flags,
+                 ssize_t* result, uint64_t* start) {
+  if (!s.direct || flags != 0 || count <= 0) return false;
+  const int saved = errno;
+  const off_t at = offset >= 0 ? offset : RealLseek(fd, 0, SEEK_CUR);
+  uint64_t bits = static_cast<uint64_t>(at), mem = 0, total = 0;
+  for (int i = 0; i < count; ++i) {
+    bits |= iov[i].iov_len;
+    mem |= reinterpret_cast<uintptr_t>(iov[i].iov_base);
+    total += iov[i].iov_len;
+  }
+  errno = saved;
+  if (at < 0 || static_cast<uint64_t>(at) != s.next || total == 0) return false;  // not the stream
+  if ((bits & (s.dio_offset - 1)) || (mem & (s.dio_mem - 1))) {
+    if (!s.direct_bytes) {
+      s.refusal = DirectRefusal::kUnaligned;
+      CloseDirect(s);
+    }
+    return false;
+  }
+  if (!Owned(s.direct_fd) || !SameFile(s, s.direct_fd)) {  // the program took the number
+    s.direct_fd = -1, s.direct = false;
+    errno = saved;
+    return false;
+  }
+  const ssize_t r = RealPwritev2(s.direct_fd, iov, count, at, 0);
+  if (r < 0) {
+    // EINVAL: the kernel's alignment is stricter than statx said. Any other
+    // failure (the device's, the file system's) is not given to the
+    // program: its own call is made instead and its result is what it sees,
+    // as without writelab (a device error then reaches its fsync, from
+    // writeback); the file is left as it writes it from then on.
+    if (errno != EINVAL)
+      s.failed = true;
+    else if (!s.direct_bytes)
+      s.refusal = DirectRefusal::kUnaligned;
+    CloseDirect(s);
+    errno = saved;
+    return false;
+  }
+  if (offset < 0) RealLseek(fd, at + r, SEEK_SET);  // the program's position, as its write would
+  s.direct_bytes += static_cast<uint64_t>(r);
+  errno = saved;
+  *result = r;
+  *start = static_cast<uint64_t>(at);
+  return true;
+}
+
 void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached) {
   const int saved = errno;
   Inside inside;
@@ -321,6 +473,7 @@ void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached) {
     if (s.unchecked >= kBatch) {
       s.unchecked = 0;
       if (!SameFile(s, fd)) {  // not ours any more: forget it
+        CloseDirect(s);
         s.kind.store(kUnknown, std::memory_order_release);
         errno = saved;
         return;
@@ -357,6 +510,7 @@ void Finish(int fd) {
     EndStream(s, fd);
     if (s.written || s.aside.load(std::memory_order_relaxed)) ReportFile("done", s, fd);
   }
+  CloseDirect(s);
   s.kind.store(kUnknown, std::memory_order_release);
   pthread_mutex_unlock(&s.mu);
   errno = saved;
@@ -397,6 +551,7 @@ void ResetAfterFork() {
       FdState& s = chunk[i];
       if (s.kind.load(std::memory_order_relaxed) != kUnknown)
         s.kind.store(kUnknown, std::memory_order_relaxed);
+      if (s.direct_fd >= 0) CloseDirect(s);  // the parent's, copied: the child's to close
       if (s.mu.__data.__lock != 0) pthread_mutex_init(&s.mu, nullptr);
     }
   }

@@ -100,22 +100,44 @@ int ReportFdNumber() {
   return static_cast<int>(std::min<rlim_t>(proto::kReportFd, lim.rlim_cur - 1));
 }
 
+// The shim's mech for a file, said in words where the word alone is not
+// enough.
+std::string MechWords(const std::string& mech) {
+  if (mech.empty()) return "claimed, never closed (no account)";
+  if (mech == "failed")
+    return "failed (a sync_file_range, fadvise or, under direct, O_DIRECT write failed: from "
+           "then on as CMD wrote it, the failed write made again as CMD's own call)";
+  if (mech == "no-wait")
+    return "no-wait (no read-only descriptor of the file could be opened to wait on: writeback "
+           "started and clean pages dropped, never waited for)";
+  if (mech == "direct+window-drop")
+    return "direct+window-drop (bytes that could not go direct, writes not aligned for "
+           "O_DIRECT or copy_file_range's or stdio's, were CMD's own, through the window-drop "
+           "window)";
+  if (mech == "refused-direct-unaligned")
+    return "refused-direct (its first write after --min-file was not aligned as O_DIRECT needs: "
+           "offset, length and buffer to the file system's direct-I/O alignment, statx "
+           "DIOALIGN): as CMD wrote it";
+  if (mech == "refused-direct-open")
+    return "refused-direct (no O_DIRECT descriptor of it could be opened: the file system or "
+           "its permissions): as CMD wrote it";
+  if (mech == "refused-direct-append")
+    return "refused-direct (CMD opened it O_APPEND): as CMD wrote it";
+  return mech;
+}
+
 // How a file was handled, in words, and the bytes the strategy handled.
 std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, RunStrategy s) {
   if (s == RunStrategy::kPlain) return {"plain: as CMD wrote it (the shim only counted)", 0};
   const uint64_t supervised = f.supervised ? std::min(f.supervised_bytes, f.size) - f.base : 0;
   const uint64_t handled = std::max(f.shim_handled, supervised);
   std::string how;
-  if (f.shim_claimed)
-    how = "shim: " + (f.shim_mech.empty() ? std::string("claimed, never closed (no account)")
-                      : f.shim_mech == "failed"
-                          ? std::string("failed (a sync_file_range or fadvise call "
-                                        "failed: from then on as CMD wrote it)")
-                      : f.shim_mech == "no-wait"
-                          ? std::string("no-wait (no read-only descriptor of the file could be "
-                                        "opened to wait on: writeback started and clean pages "
-                                        "dropped, never waited for)")
-                          : f.shim_mech);
+  if (f.shim_claimed) how = "shim: " + MechWords(f.shim_mech);
+  if (s == RunStrategy::kDirect && !f.shim_claimed && GrowthOf(f) >= spec.min_file)
+    return {
+        "refused-direct: written by calls the shim does not see (a static binary, io_uring, "
+        "a raw system call), and O_DIRECT needs the writer's own calls: as CMD wrote it",
+        0};
   if (f.supervised) {
     how += how.empty() ? "supervisor: " : "; supervisor first: ";
     how += s == RunStrategy::kDontcache ? "window-drop (RWF_DONTCACHE needs the writer's own call)"

@@ -133,7 +133,12 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
                                                   "small",
                                                   "plain",
                                                   "failed",
-                                                  "no-wait"};
+                                                  "no-wait",
+                                                  "direct",
+                                                  "direct+window-drop",
+                                                  "refused-direct-unaligned",
+                                                  "refused-direct-open",
+                                                  "refused-direct-append"};
     bool known = false;
     for (std::string_view m : kMechs) known |= mech != fields.end() && mech->second == m;
     if (!known) return std::unexpected("'mech' is not one the shim says");

@@ -25,6 +25,13 @@ TEST(ShimRecords, EachTypeIsReadWithItsFields) {
   EXPECT_EQ(done->written, uint64_t{2} << 30);
   EXPECT_EQ(done->mech, "dontcache+window-drop");
   EXPECT_EQ(done->path, "/mnt/a b%\n") << "percent-decoded";
+  for (const char* mech : {"direct", "direct+window-drop", "refused-direct-unaligned",
+                           "refused-direct-open", "refused-direct-append"}) {
+    auto d = ParseShimRecord(
+        std::string("WLRUN1 done pid=7 dev=1 ino=2 written=1 handled=0 mech=") + mech + " path=/f");
+    ASSERT_TRUE(d) << mech << ": " << d.error();
+    EXPECT_EQ(d->mech, mech);
+  }
   auto unseen = ParseShimRecord("WLRUN1 unseen pid=7 dev=2049 ino=14 path=/mnt/ring");
   ASSERT_TRUE(unseen) << unseen.error();
   EXPECT_EQ(unseen->type, ShimRecord::Type::kUnseen);

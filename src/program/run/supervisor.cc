@@ -402,7 +402,8 @@ void Supervisor::Poll(bool full) {
     for (pid_t pid : known) Scan(pid);
   }
   ReleaseUnused(full);
-  if (spec_.strategy == RunStrategy::kPlain) return;
+  // direct needs the writer's own calls: nothing for the supervisor to do.
+  if (spec_.strategy == RunStrategy::kPlain || spec_.strategy == RunStrategy::kDirect) return;
   for (WatchedFile& f : files_) {
     if (f.shim_claimed && !f.supervised && !f.shim_left) continue;
     if (!Grown(f, spec_.min_file)) continue;
@@ -415,7 +416,7 @@ void Supervisor::Poll(bool full) {
 
 void Supervisor::Finish() {
   ReadRecords();
-  if (spec_.strategy == RunStrategy::kPlain) return;
+  if (spec_.strategy == RunStrategy::kPlain || spec_.strategy == RunStrategy::kDirect) return;
   for (WatchedFile& f : files_) {
     if (f.shim_claimed && !f.supervised && !f.shim_left) continue;
     if (FdOf(f) < 0) continue;
