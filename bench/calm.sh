@@ -10,13 +10,16 @@
 # cache the copy left, and the bystander's p99 and worst fdatasync; and
 # the bystander's p99 alone (beside `sleep`).
 #
-# Rows: plain; direct (dd oflag=direct: cp has no O_DIRECT, so its row is
-# dd's); memcg:256M (the copy in a 256 MiB memory cgroup); drop-behind
-# (nocache's way); window-drop; dontcache; paced at each of TARGETS.
+# Rows: plain; oflag-direct (dd oflag=direct, the user's own O_DIRECT: cp
+# has none, so its row is dd's); direct (writelab run --strategy direct:
+# the copy's writes through the shim's O_DIRECT descriptor, cp's too);
+# memcg:256M (the copy in a 256 MiB memory cgroup); drop-behind (nocache's
+# way); window-drop; dontcache; paced at each of TARGETS.
 #
 # Usage: bench/calm.sh [BUILD_DIR] (default build). Root (cgroups, sync).
 # Env: ROUNDS (5), SIZE in MiB (6144), DIR (/var/tmp), TARGETS ("10 20 50
-# 100"), TOOLS ("dd cp"). `.ci/run` does not run it: on this machine it
+# 100"), TOOLS ("dd cp"), ROWS (some of the rows, e.g. "direct paced:5ms":
+# all by default). `.ci/run` does not run it: on this machine it
 # takes about an hour at the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,7 +74,7 @@ one() {  # CONFIG: idle, or TOOL/ROW
   [ "$tool" = cp ] && cmd=(cp "$src/src" "$work/F")
   strategy=$row
   case $row in
-    direct) strategy=plain cmd=(dd if="$src/src" of="$work/F" bs=1M oflag=direct status=none) ;;
+    oflag-direct) strategy=plain cmd=(dd if="$src/src" of="$work/F" bs=1M oflag=direct status=none) ;;
   esac
   # memcg and --measure: plain's and memcg's rows wait for their writeback too.
   "$writelab" run --strategy "$strategy" --measure --probe-dir "$work" --json "$json" \
@@ -80,8 +83,9 @@ one() {  # CONFIG: idle, or TOOL/ROW
   rm -f "$work/F"
 }
 
-rows=(plain direct memcg:256M drop-behind window-drop dontcache)
+rows=(plain oflag-direct direct memcg:256M drop-behind window-drop dontcache)
 for t in $targets; do rows+=("paced:${t}ms"); done
+[ -z "${ROWS:-}" ] || read -r -a rows <<<"$ROWS"
 configs=(idle)
 for tool in $tools; do
   for r in "${rows[@]}"; do configs+=("$tool/$r"); done
