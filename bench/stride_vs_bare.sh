@@ -13,7 +13,9 @@
 # Usage: bench/stride_vs_bare.sh [BUILD_DIR] (default build). Root: it makes a
 # loop device of its own and removes it at exit.
 # Env: ROUNDS (3), SECONDS_PER_RUN (1), SIZE (1G), STEPS ("1 2 4 8 9 16 64 512"),
-# QDS ("8 32 128"), BATCH (writelab's --batch; default: its own default)
+# QDS ("1 8 32 128"), BATCH (writelab's --batch; default: its own default),
+# DIR (where the loop device's file is: /var/tmp, the disk; /dev/shm keeps
+# the disk, and its neighbours' noise, out, leaving the submission path)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -21,7 +23,7 @@ rounds=${ROUNDS:-3}
 secs=${SECONDS_PER_RUN:-1}
 size=${SIZE:-1G}
 read -r -a steps <<<"${STEPS:-1 2 4 8 9 16 64 512}"
-read -r -a qds <<<"${QDS:-8 32 128}"
+read -r -a qds <<<"${QDS:-1 8 32 128}"
 writelab=$build/writelab
 bare=$build/bench/bare_uring
 for tool in jq losetup awk; do
@@ -30,7 +32,7 @@ done
 [ -x "$writelab" ] && [ -x "$bare" ] || { echo "stride_vs_bare: build first" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "stride_vs_bare: needs root (a loop device)" >&2; exit 2; }
 
-work=$(mktemp -d /var/tmp/writelab-stride-bare.XXXXXX)
+work=$(mktemp -d "${DIR:-/var/tmp}/writelab-stride-bare.XXXXXX")
 dev=""
 cleanup() { [ -n "$dev" ] && losetup -d "$dev"; rm -rf "$work"; }
 trap cleanup EXIT
