@@ -14,6 +14,13 @@
 #                           AddressSanitizer + UndefinedBehaviorSanitizer,
 #                           then each parser's fuzz target for 30 s
 #                           (scripts/fuzz.sh)
+#
+# A phase of the full tier that passed for this very tree (the commit, every
+# change not committed, untracked files), on this kernel and host, with the
+# same compilers, is not run again: a second run in the same clone with
+# nothing changed is the build's check and the format check, about a
+# minute (docs/performance.md). Its stamp is build/.passed/PHASE; a clean
+# clone (CI) has none. WRITELAB_RETEST=1 runs every phase again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tier=${1:-full}
@@ -41,21 +48,47 @@ if [ "$tier" = quick ]; then
   echo "== quick tier passed in ${SECONDS}s"
   exit 0
 fi
-echo "== tests (build/) (at ${SECONDS}s)"
-ctest --test-dir build --output-on-failure -j 2
-echo "== package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb (at ${SECONDS}s)"
-BUILD_DIR=build tests/package/run.sh
-echo "== unit tests under ASan + UBSan (build-asan/) (at ${SECONDS}s)"
-./scripts/setup.sh test
-# A unity build (several sources per translation unit) halves this build's
-# time; the normal build above keeps one unit per source, so that each
-# file's own includes are checked there.
-. scripts/compiler_cache.sh
-cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON \
-  "${compiler_cache[@]}" >/dev/null
-cmake --build build-asan -j "$(nproc)" --target unit_tests
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j 2 -L unit
-echo "== fuzz targets, 30 s each, $(nproc) at a time (build-fuzz/) (at ${SECONDS}s)"
-WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30
+# What the phases' stamps are for: this tree, kernel, host and compilers.
+fingerprint=$({
+  git rev-parse HEAD
+  git diff HEAD --binary
+  git ls-files -z --others --exclude-standard | sort -z | xargs -0 -r sha256sum
+  uname -rv
+  hostname
+  c++ --version 2>/dev/null | head -1 || true
+  clang --version 2>/dev/null | head -1 || true
+} | sha256sum | cut -d' ' -f1)
+# phase NAME WORDS...: runs NAME's function unless it passed for this
+# fingerprint before, and stamps it when it passes.
+phase() {
+  local name=$1 stamp=build/.passed/$1
+  shift
+  if [ "${WRITELAB_RETEST:-0}" != 1 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$fingerprint" ]; then
+    echo "== $*: passed before for this same tree ($stamp); WRITELAB_RETEST=1 runs it again"
+    return
+  fi
+  echo "== $* (at ${SECONDS}s)"
+  "phase_$name"
+  mkdir -p build/.passed
+  echo "$fingerprint" >"$stamp"
+}
+phase_tests() { ctest --test-dir build --output-on-failure -j 2; }
+phase_package() { BUILD_DIR=build tests/package/run.sh; }
+phase_asan() {
+  ./scripts/setup.sh test
+  # A unity build (several sources per translation unit) halves this
+  # build's time; the normal build above keeps one unit per source, so that
+  # each file's own includes are checked there.
+  . scripts/compiler_cache.sh
+  cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON \
+    "${compiler_cache[@]}" >/dev/null
+  cmake --build build-asan -j "$(nproc)" --target unit_tests
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j 2 -L unit
+}
+phase_fuzz() { WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30; }
+phase tests "tests (build/)"
+phase package "package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb"
+phase asan "unit tests under ASan + UBSan (build-asan/)"
+phase fuzz "fuzz targets, 30 s each, $(nproc) at a time (build-fuzz/)"
 echo "== all passed in ${SECONDS}s"
