@@ -131,18 +131,6 @@ WL_REAL(PrctlFn, prctl)
 WL_REAL(SyscallFn, syscall)
 #undef WL_REAL
 
-// A write the shim follows: plain() makes the program's own call (the same
-// system call it asked for); under dontcache the bytes go out with
-// pwritev2(RWF_DONTCACHE) instead, and a file system that refuses it
-// (EOPNOTSUPP) gets the program's own call, said in the file's done record.
-// A write at the file position comes with s locked (Follow) and keeps the
-// lock across the call, as the kernel keeps the position's (where it began
-// is asked of the kernel after the call: the position belongs to the open
-// file, which read(), a dup or a fork's child may have moved). A positional
-// write comes with s unlocked (FollowUnlocked) and takes the lock only to
-// count itself, so that threads writing one descriptor at offsets of their
-// own are not serialised by the shim. Returns what the call returned, errno
-// too, with s unlocked.
 // Where a write of r bytes that the program made began: offset, or the
 // position the kernel left less r.
 uint64_t StartOf(int fd, off_t offset, ssize_t r) {
@@ -172,6 +160,18 @@ ssize_t ThroughDirect(FdState* s, int fd, const iovec* iov, int count, off_t off
   return r;
 }
 
+// A write the shim follows: plain() makes the program's own call (the same
+// system call it asked for); under dontcache the bytes go out with
+// pwritev2(RWF_DONTCACHE) instead, and a file system that refuses it
+// (EOPNOTSUPP) gets the program's own call, said in the file's done record.
+// A write at the file position comes with s locked (Follow) and keeps the
+// lock across the call, as the kernel keeps the position's (where it began
+// is asked of the kernel after the call: the position belongs to the open
+// file, which read(), a dup or a fork's child may have moved). A positional
+// write comes with s unlocked (FollowUnlocked) and takes the lock only to
+// count itself, so that threads writing one descriptor at offsets of their
+// own are not serialised by the shim (but under direct: ThroughDirect).
+// Returns what the call returned, errno too, with s unlocked.
 template <class Plain>
 ssize_t Through(FdState* s, int fd, const iovec* iov, int count, off_t offset, int flags,
                 Plain plain) {
