@@ -89,7 +89,8 @@ TEST(Recommendations, TheBystandersVerdictIsARankTestOverFiveTrials) {
   auto figure = [](const std::string& key, const std::string& unit, std::vector<double> v) {
     return Figure{key, key, unit, "", Summarize(std::move(v))};
   };
-  auto pressure = [&](std::vector<double> plain_p99, std::vector<double> paced_p99) {
+  auto pressure = [&](std::vector<double> plain_p99, std::vector<double> paced_p99,
+                      std::vector<double> paced_mbs = {}) {
     ExperimentResult e;
     e.name = "stream";
     e.params = {{"writeback_threshold", int64_t{4000}, "bytes"}, {"size", int64_t{5000}, "bytes"}};
@@ -99,7 +100,9 @@ TEST(Recommendations, TheBystandersVerdictIsARankTestOverFiveTrials) {
     e.rows[1].name = "paced";
     for (Row& r : e.rows) {
       const bool plain = r.name == "plain";
-      r.figures = {figure("mb_s", "MB/s", std::vector<double>(n, plain ? 1200 : 900)),
+      const std::vector<double> mbs =
+          plain || paced_mbs.empty() ? std::vector<double>(n, plain ? 1200 : 900) : paced_mbs;
+      r.figures = {figure("mb_s", "MB/s", mbs),
                    figure("bytes", "bytes", std::vector<double>(n, 6000)),
                    figure("vs_threshold", "x", std::vector<double>(n, 1.5)),
                    figure("probe_p99_ms", "ms", plain ? plain_p99 : paced_p99),
@@ -123,6 +126,17 @@ TEST(Recommendations, TheBystandersVerdictIsARankTestOverFiveTrials) {
             std::string::npos)
       << rec.verdict;
   EXPECT_LE(rec.verdict.size(), 200u) << rec.verdict;
+  // The writer's speed as its own rank test found it: faster, or the same
+  // within the trials' spread (never a negation: the survey's rule).
+  const std::vector<double> calm = {12, 15, 11, 14, 13}, loud = {180, 190, 170, 200, 185};
+  doc.experiments = {short_trials, pressure(loud, calm, {1500, 1510, 1490, 1505, 1495})};
+  rec = Recommendations(doc, Experiments())[0];
+  EXPECT_NE(rec.text.find("(p = 0.008: faster)"), std::string::npos) << rec.text;
+  doc.experiments = {short_trials, pressure(loud, calm, {1100, 1300, 1150, 1250, 1200})};
+  rec = Recommendations(doc, Experiments())[0];
+  EXPECT_NE(rec.text.find("(the same within the trials' spread, p = "), std::string::npos)
+      << rec.text;
+  EXPECT_EQ(rec.text.find("not "), std::string::npos) << rec.text;
   doc.experiments = {short_trials, pressure({180, 12, 170, 14, 185}, {12, 190, 11, 200, 13})};
   rec = Recommendations(doc, Experiments())[0];
   EXPECT_NE(rec.text.find("prefer window-drop"), std::string::npos) << "the fastest: " << rec.text;

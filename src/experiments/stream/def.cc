@@ -207,6 +207,14 @@ Calm CalmTest(const ExperimentResult& p) {
 
 std::string PValue(double p) { return p < 0.001 ? "< 0.001" : fmt::format("{:.3f}", p); }
 
+// The writer's speed beside plain's, as the rank test found it: faster or
+// a cost where it is significant, else within the trials' spread.
+std::string WriterSpeedWords(const Row& pick, const Row& plain, double p) {
+  if (p >= 0.05) return "the same within the trials' spread, p = " + PValue(p);
+  const auto a = MedianOf(pick, kMbS), b = MedianOf(plain, kMbS);
+  return "p = " + PValue(p) + (a && b && *a > *b ? ": faster" : ": a cost");
+}
+
 // The rank test's conclusion in words: the strategy beside which the
 // bystander was calmer and what it cost, or that none was, or that there
 // were too few trials to say.
@@ -230,7 +238,7 @@ std::string CalmWords(const ExperimentResult& p, const Calm& c) {
       "trials each), the writer at {} against plain's {} ({})",
       c.pick->name, what, ValueOf(*c.pick, c.probe, "ms"), ValueOf(*plain, c.probe, "ms"),
       PValue(c.p), c.trials, ValueOf(*c.pick, kMbS, "MB/s"), ValueOf(*plain, kMbS, "MB/s"),
-      c.mbs_p < 0.05 ? "p = " + PValue(c.mbs_p) + ": a cost" : "not significantly different");
+      WriterSpeedWords(*c.pick, *plain, c.mbs_p));
 }
 
 // The rank test's conclusion, short, for the verdict's line.
