@@ -110,6 +110,18 @@ TEST_F(RunCli, DdUnderWindowDropKeepsTwoWindowsAndWritesTheSameBytes) {
   EXPECT_EQ(Sha256(Path("src")), Sha256(Path("dst")));
 }
 
+// Each process's strace -ff output for TRACE (TRACE.PID), read and removed.
+std::vector<std::string> ProcessTraces(const std::string& trace) {
+  std::vector<std::string> out;
+  for (const auto& file :
+       std::filesystem::directory_iterator(std::filesystem::path(trace).parent_path())) {
+    if (!file.path().string().starts_with(trace + ".")) continue;
+    out.push_back(Slurp(file.path()));
+    std::filesystem::remove(file.path());
+  }
+  return out;
+}
+
 // Issue 44: paced through the shim, strace watching each process apart:
 // in dd's, every fdatasync is on a descriptor the shim opened read-only for
 // itself (/proc/self/fd/N), never on dd's own (a flush there would take the
@@ -133,11 +145,8 @@ TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
     return line.substr(open, line.find_first_of(",)", open) - open);
   };
   int flushes = 0, not_its_own = 0, dds = 0;
-  for (const auto& file :
-       std::filesystem::directory_iterator(std::filesystem::path(trace).parent_path())) {
-    if (!file.path().string().starts_with(trace + ".")) continue;
-    std::istringstream lines(Slurp(file.path()));
-    std::filesystem::remove(file.path());
+  for (const std::string& process : ProcessTraces(trace)) {
+    std::istringstream lines(process);
     std::set<std::string> own;  // the shim's read-only descriptors, open now
     bool dd = false;
     for (std::string line; std::getline(lines, line);) {
@@ -184,11 +193,8 @@ TEST_F(RunCli, DdUnderDirectWritesThroughItsOwnODirectDescriptor) {
   auto number = [](const std::string& text) { return std::strtoll(text.c_str(), nullptr, 10); };
   long long by_dd = 0, by_own = 0;
   int dds = 0;
-  for (const auto& file :
-       std::filesystem::directory_iterator(std::filesystem::path(trace).parent_path())) {
-    if (!file.path().string().starts_with(trace + ".")) continue;
-    std::istringstream lines(Slurp(file.path()));
-    std::filesystem::remove(file.path());
+  for (const std::string& process : ProcessTraces(trace)) {
+    std::istringstream lines(process);
     std::set<std::string> dd, own;  // descriptors of dd's output and of the shim's
     for (std::string line; std::getline(lines, line);) {
       if (line.rfind(" = ") == std::string::npos) continue;
