@@ -140,8 +140,25 @@ TEST(Recommendations, TheBystandersVerdictIsARankTestOverFiveTrials) {
   doc.experiments = {short_trials, pressure({180, 12, 170, 14, 185}, {12, 190, 11, 200, 13})};
   rec = Recommendations(doc, Experiments())[0];
   EXPECT_NE(rec.text.find("prefer window-drop"), std::string::npos) << "the fastest: " << rec.text;
-  EXPECT_NE(rec.verdict.find("no strategy calmed the bystander significantly"), std::string::npos)
+  EXPECT_NE(rec.verdict.find("none calmed the bystander significantly"), std::string::npos)
       << rec.verdict;
+  EXPECT_NE(rec.text.find("no strategy calmed the bystander significantly"), std::string::npos)
+      << rec.text;
+  // Every trial beside the strategy louder than every one beside plain: the
+  // bystander was calmest beside plain, said as such (not "none calmed it",
+  // which would hide the direction), in the verdict's 200 characters.
+  doc.experiments = {short_trials, pressure(calm, loud)};
+  rec = Recommendations(doc, Experiments())[0];
+  EXPECT_NE(rec.verdict.find("the bystander was calmest beside plain (p99 13.0 ms; paced 185 ms, "
+                             "p = 0.008)"),
+            std::string::npos)
+      << rec.verdict;
+  EXPECT_LE(rec.verdict.size(), 200u) << rec.verdict;
+  EXPECT_NE(rec.text.find("the bystander was calmest beside plain: its fdatasync p99 13.0 ms "
+                          "against 185 ms beside paced"),
+            std::string::npos)
+      << rec.text;
+  EXPECT_EQ(rec.text.find("not "), std::string::npos) << rec.text;
   doc.experiments = {short_trials, pressure({180, 190, 170, 200}, {12, 15, 11, 14})};
   rec = Recommendations(doc, Experiments())[0];
   EXPECT_NE(rec.verdict.find("(4, 5 needed)"), std::string::npos)

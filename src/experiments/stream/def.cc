@@ -164,6 +164,7 @@ struct Calm {
   size_t trials = 0;             // the fewest trials of any row compared
   size_t compared = 0;           // strategies compared
   double alpha = 0.05;           // what a p-value had to be under
+  bool plain_calmest = false;    // no pick, and closest significantly louder than plain
 };
 
 const std::vector<double>* SamplesOf(const Row* r, FigureKey key) {
@@ -202,6 +203,7 @@ Calm CalmTest(const ExperimentResult& p) {
   c.p = MannWhitneyP(*SamplesOf(r, c.probe), base);
   if (SamplesOf(r, kMbS) && SamplesOf(plain, kMbS))
     c.mbs_p = MannWhitneyP(*SamplesOf(r, kMbS), *SamplesOf(plain, kMbS));
+  c.plain_calmest = !c.pick && c.trials >= kCalmTrials && lower(plain, c.closest) && c.p < c.alpha;
   return c;
 }
 
@@ -227,6 +229,13 @@ std::string CalmWords(const ExperimentResult& p, const Calm& c) {
         "{} trial(s) per strategy past the threshold, fewer than the {} a rank test needs: no "
         "conclusion on the bystander's stall",
         c.trials, kCalmTrials);
+  if (c.plain_calmest)
+    return fmt::format(
+        "the bystander was calmest beside plain: its fdatasync {} {} against {} beside {}, the "
+        "calmest of the strategies that bound the page cache (rank test p = {}, {} needed, {} "
+        "trials each)",
+        what, ValueOf(*plain, c.probe, "ms"), ValueOf(*c.closest, c.probe, "ms"), c.closest->name,
+        PValue(c.p), PValue(c.alpha), c.trials);
   if (!c.pick)
     return fmt::format(
         "no strategy calmed the bystander significantly: its fdatasync {} {} beside {} against "
@@ -249,11 +258,14 @@ std::string CalmShort(const ExperimentResult& p, const Calm& c) {
   if (c.trials < kCalmTrials)
     return fmt::format("too few trials past the threshold to judge stalls ({}, {} needed)",
                        c.trials, kCalmTrials);
+  if (c.plain_calmest)
+    return fmt::format("the bystander was calmest beside plain ({} {}; {} {}, p = {})", what,
+                       ValueOf(*plain, c.probe, "ms"), c.closest->name,
+                       ValueOf(*c.closest, c.probe, "ms"), PValue(c.p));
   if (!c.pick)
     return fmt::format(
-        "no strategy calmed the bystander significantly ({} {} beside {}, {} "
-        "beside plain, p = {})",
-        what, ValueOf(*c.closest, c.probe, "ms"), c.closest->name, ValueOf(*plain, c.probe, "ms"),
+        "none calmed the bystander significantly ({} {} beside {}, plain {}, p = {})", what,
+        ValueOf(*c.closest, c.probe, "ms"), c.closest->name, ValueOf(*plain, c.probe, "ms"),
         PValue(c.p));
   return fmt::format("the bystander's {} {} vs plain's {} (p = {}), at {} (plain {})", what,
                      ValueOf(*c.pick, c.probe, "ms"), ValueOf(*plain, c.probe, "ms"), PValue(c.p),
