@@ -12,6 +12,7 @@
 #include "core/document_json.h"
 #include "core/result.h"
 #include "harness.h"
+#include "test_fs.h"
 #include "test_paths.h"
 
 namespace writelab::testing {
@@ -432,10 +433,21 @@ TEST_F(Mpi, WhatChangesOneMachineIsRefused) {
   EXPECT_TRUE(work.Entries().empty());
 }
 
+// On a file system whose device may hold only 64 MiB of dirty pages, as the
+// survey's own test: the fsync step's background reaches the device in a
+// second instead of some 60 on the host's disk (issue 47: 84 s to 26 here),
+// and what is asserted is the same on any size of machine.
 TEST_F(Mpi, SurveyScalesFromRankZeroAloneToEveryRank) {
-  RunResult r = Mpirun(2, {"survey", "--dir", work.path(), "--json", json_path, "-o", ""});
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: a loop-device ext4 of its own";
+  RunResult r;
+  {
+    TestFs fs(work.path() + "-fs", "data=ordered", 64u << 20);
+    if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+    r = Mpirun(2, {"survey", "--dir", fs.Dir(), "--json", json_path, "-o", ""});
+    for (const auto& entry : std::filesystem::directory_iterator(fs.Dir()))
+      EXPECT_EQ(entry.path().filename(), "lost+found") << "the survey left a file";
+  }
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_TRUE(work.Entries().empty());
   Document doc = Read();
   std::vector<std::pair<std::string, int>> aggregates;
   for (const ExperimentResult& e : doc.experiments)
