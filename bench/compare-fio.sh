@@ -27,7 +27,7 @@ bare=$build/bench/bare_pwrite
 for tool in fio jq awk; do
   command -v "$tool" >/dev/null || { echo "compare-fio: $tool is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 done
-[ -x "$writelab" ] && [ -x "$bare" ] || { echo "compare-fio: build first (scripts/build.sh)" >&2; exit 2; }
+[ -x "$writelab" ] && [ -x "$bare" ] || { echo "compare-fio: build first (cmake --build build --target benchmarks writelab_cli)" >&2; exit 2; }
 
 dir=${DIR:-$(mktemp -d /dev/shm/writelab-compare.XXXXXX)}
 trap 'rm -rf "$dir"' EXIT

@@ -21,7 +21,7 @@ bare=$build/bench/bare_pwrite
 for tool in valgrind callgrind_annotate awk; do
   command -v "$tool" >/dev/null || { echo "per_write: $tool is missing (apt-get install valgrind)" >&2; exit 2; }
 done
-[ -x "$writelab" ] && [ -x "$bare" ] || { echo "per_write: build first (scripts/build.sh)" >&2; exit 2; }
+[ -x "$writelab" ] && [ -x "$bare" ] || { echo "per_write: build first (cmake --build build --target benchmarks writelab_cli)" >&2; exit 2; }
 dir=$(mktemp -d /dev/shm/writelab-per-write.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 count=$(($(numfmt --from=iec "$size") / 4096))

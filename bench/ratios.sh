@@ -23,6 +23,9 @@ build=${1:-build}
 export ROUNDS=${ROUNDS:-5}
 logs=$(mktemp -d /var/tmp/writelab-ratios.XXXXXX)
 trap 'echo "logs: $logs"' EXIT
+# The benchmarks are not in the build's `all` (the test command builds none).
+cmake --build "$build" --target benchmarks writelab_cli >/dev/null ||
+  { echo "ratios: could not build the benchmarks in $build (configure it first: scripts/build.sh)" >&2; exit 2; }
 read -r -a only <<<"${ONLY:-compare-fio per_write stride_vs_bare records_uring_vs_bare records explain_overhead explain_program_overhead run_compare}"
 
 declare -a table

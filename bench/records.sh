@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 writelab=$build/writelab
-[ -x "$writelab" ] || { echo "records.sh: build first (scripts/build.sh)" >&2; exit 2; }
+[ -x "$writelab" ] && [ -x "$build/bench/group_commit_floor" ] || { echo "records.sh: build first (cmake --build build --target benchmarks writelab_cli)" >&2; exit 2; }
 dir=${DIR:-$(mktemp -d /var/tmp/writelab-records-bench.XXXXXX)}
 csv=$(mktemp /dev/shm/writelab-records-bench.XXXXXX)
 trap 'rm -rf "$csv" "$dir"' EXIT

@@ -22,7 +22,7 @@ read -r -a buffers <<<"${BUFFERS:-64K 1M}"
 writelab=$build/writelab
 bare=$build/bench/bare_uring_records
 command -v jq >/dev/null || { echo "records_uring_vs_bare: jq is missing" >&2; exit 2; }
-[ -x "$writelab" ] && [ -x "$bare" ] || { echo "records_uring_vs_bare: build first" >&2; exit 2; }
+[ -x "$writelab" ] && [ -x "$bare" ] || { echo "records_uring_vs_bare: build first (cmake --build build --target benchmarks writelab_cli)" >&2; exit 2; }
 
 work=$(mktemp -d /dev/shm/writelab-records-bare.XXXXXX)
 trap 'rm -rf "$work"' EXIT

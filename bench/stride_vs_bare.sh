@@ -29,7 +29,7 @@ bare=$build/bench/bare_uring
 for tool in jq losetup awk; do
   command -v "$tool" >/dev/null || { echo "stride_vs_bare: $tool is missing" >&2; exit 2; }
 done
-[ -x "$writelab" ] && [ -x "$bare" ] || { echo "stride_vs_bare: build first" >&2; exit 2; }
+[ -x "$writelab" ] && [ -x "$bare" ] || { echo "stride_vs_bare: build first (cmake --build build --target benchmarks writelab_cli)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "stride_vs_bare: needs root (a loop device)" >&2; exit 2; }
 
 work=$(mktemp -d "${DIR:-/var/tmp}/writelab-stride-bare.XXXXXX")
