@@ -4,7 +4,9 @@
 // from the undo journals in /run/writelab. Journals of writelab processes
 // still running are left.
 #include <sys/stat.h>
+
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 

@@ -3,7 +3,7 @@
 // and dispatch; the kit every command is made of is in src/command/.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "command/cli_fwd.h"
 
 #include "command/definition.h"
 

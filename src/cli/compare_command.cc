@@ -3,6 +3,8 @@
 // the change in percent, its interval and whether it exceeds the trials'
 // noise; optionally as JSON, and failing (exit 3) on a regression.
 #include <cstdio>
+
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
 #include <string>

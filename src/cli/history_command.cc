@@ -3,6 +3,8 @@
 // results history (docs/history.md).
 #include "cli/history_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
 #include <cerrno>

@@ -4,7 +4,7 @@
 // check).
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "command/cli_fwd.h"
 
 #include <cstdint>
 #include <expected>

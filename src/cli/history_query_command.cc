@@ -5,6 +5,8 @@
 // (docs/history.md).
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>

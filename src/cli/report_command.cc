@@ -2,6 +2,8 @@
 // `writelab report RESULT.json [MORE.json ...] -o report.html`: one
 // self-contained HTML page with charts (docs/report.md).
 #include <cstdio>
+
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 #include <vector>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "cli/usage.h"
 
+#include <CLI/CLI.hpp>
+
 #include "core/suggest.h"
 #include "core/units.h"
 

@@ -5,7 +5,7 @@
 // `cp -f a b`, as if written after --).
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "command/cli_fwd.h"
 
 #include <string>
 #include <vector>

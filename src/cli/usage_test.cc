@@ -3,6 +3,8 @@
 // before them, wherever writelab's own options and their values end.
 #include "cli/usage.h"
 
+#include <CLI/CLI.hpp>
+
 #include <gtest/gtest.h>
 
 namespace writelab {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "command/count_option.h"
 
+#include <CLI/CLI.hpp>
+
 #include <string>
 
 #include "core/units.h"

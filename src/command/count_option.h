@@ -7,7 +7,7 @@
 // "--threads: must be at least 1", "--qd: must be at most 4096".
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "command/cli_fwd.h"
 
 #include <cstdint>
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "command/options.h"
 
+#include <CLI/CLI.hpp>
+
 #include "core/units.h"
 
 namespace writelab {

@@ -4,7 +4,7 @@
 // (--dir or --file). command/count_option.h has whole numbers.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "command/cli_fwd.h"
 
 #include <cstdint>
 #include <expected>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "command/outputs.h"
 
+#include <CLI/CLI.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
 // files, the history, the exit code).
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "command/cli_fwd.h"
 
 #include <cstddef>
 #include <optional>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "command/targets.h"
 
+#include <CLI/CLI.hpp>
+
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 // every experiment command; docs/testbeds.md documents the options.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "command/cli_fwd.h"
 
 #include <functional>
 #include <memory>

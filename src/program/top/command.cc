@@ -2,6 +2,8 @@
 // `writelab top [--duration D] [--interval I] [--rows N] [--quiet]`:
 // options -> TopSpec -> RunTop -> reporters.
 #include <memory>
+
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "command/count_option.h"
