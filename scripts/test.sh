@@ -13,7 +13,9 @@
 #                           (tests/package/run.sh), the unit tests again under
 #                           AddressSanitizer + UndefinedBehaviorSanitizer,
 #                           then each parser's fuzz target for 30 s
-#                           (scripts/fuzz.sh)
+#                           (scripts/fuzz.sh); the sanitizer and fuzz
+#                           builds compile beside the tests that wait on
+#                           the disk, at the lowest CPU priority
 #
 # A phase of the full tier that passed for this very tree (the commit, every
 # change not committed, untracked files), on this kernel and host, with the
@@ -72,10 +74,14 @@ phase() {
   mkdir -p build/.passed
   echo "$fingerprint" >"$stamp"
 }
-phase_tests() { ctest --test-dir build --output-on-failure -j 2; }
-phase_package() { BUILD_DIR=build tests/package/run.sh; }
-phase_asan() {
-  ./scripts/setup.sh test
+# The tests that time the machine's CPUs (explain's split against a tracer,
+# the planted culprits, top, mpirun's interrupts) run first, with nothing
+# beside them; the rest, waiting on the disk for most of their time, run
+# with the sanitizer and fuzz builds compiling beside them at the lowest
+# priority (nice 19: a test's thread that wakes takes the CPU from them at
+# once), so that those builds cost the run little wall time.
+alone='^(ExplainTruth|ExplainBlame|Top|Mpi)\.'
+asan_build() {
   # A unity build (several sources per translation unit) halves this
   # build's time; the normal build above keeps one unit per source, so that
   # each file's own includes are checked there.
@@ -83,6 +89,35 @@ phase_asan() {
   cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON \
     "${compiler_cache[@]}" >/dev/null
   cmake --build build-asan -j "$(nproc)" --target unit_tests
+}
+# The later phases' builds, in the background (their own phases build
+# again, a no-op when this finished, and show any error).
+builds_beside() {
+  local stamp
+  for stamp in asan fuzz; do
+    [ "${WRITELAB_RETEST:-0}" != 1 ] && [ "$(cat "build/.passed/$stamp" 2>/dev/null)" = "$fingerprint" ] &&
+      continue
+    case $stamp in
+      asan) asan_build ;;
+      fuzz) WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 0 ;;
+    esac
+  done
+}
+phase_tests() {
+  ctest --test-dir build --output-on-failure -j 2 -R "$alone"
+  # Its own process group (setsid), so that an interrupted run stops it whole.
+  setsid nice -n 19 bash -c "$(declare -f asan_build builds_beside); fingerprint=$fingerprint; builds_beside" \
+    >build/builds-beside.log 2>&1 &
+  local beside=$! rc=0
+  trap 'kill -- -'"$beside"' 2>/dev/null' EXIT
+  ctest --test-dir build --output-on-failure -j 2 -E "$alone" || rc=$?
+  wait "$beside" || echo "(the builds beside the tests failed; their phases below build again: build/builds-beside.log)"
+  trap - EXIT
+  return "$rc"
+}
+phase_package() { BUILD_DIR=build tests/package/run.sh; }
+phase_asan() {
+  asan_build
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -L unit
 }
