@@ -106,7 +106,7 @@ builds_beside() {
 phase_tests() {
   ctest --test-dir build --output-on-failure -j 2 -R "$alone"
   # Its own process group (setsid), so that an interrupted run stops it whole.
-  setsid nice -n 19 bash -c "$(declare -f asan_build builds_beside); fingerprint=$fingerprint; builds_beside" \
+  setsid -w nice -n 19 bash -c "$(declare -f asan_build builds_beside); fingerprint=$fingerprint; builds_beside" \
     >build/builds-beside.log 2>&1 &
   local beside=$! rc=0
   trap 'kill -- -'"$beside"' 2>/dev/null' EXIT
