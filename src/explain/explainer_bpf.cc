@@ -167,6 +167,8 @@ ExplainCounters BpfExplainer::Read() const {
   sum.commits_unended = check_base_.commits_unended + st.check.commits_unended;
   sum.stack_misses = check_base_.stack_misses + st.check.stack_misses;
   sum.wakeups_missed = check_base_.wakeups_missed + st.check.wakeups_missed;
+  sum.missed_runq_ns = check_base_.missed_runq_ns + st.check.missed_runq_ns;
+  sum.wakeups_unrecovered = check_base_.wakeups_unrecovered + st.check.wakeups_unrecovered;
   return sum;
 }
 

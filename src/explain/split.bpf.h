@@ -183,6 +183,13 @@ struct split_thread {
   __u32 active;     // in a timed call
   __u64 part_ns[SPLIT_PARTS];
   __u64 cum0[SPLIT_OVERLAPS];  // the overlap clock when the call began
+  // A switch-in whose wakeup was missed (SplitMissed): the sleep's part it
+  // was counted in, how long that sleep lasted, and the thread's
+  // sched_info.run_delay then, which the scheduler raises by the wait just
+  // after the switch-in.
+  __u32 missed_part;  // that part's SPLIT_* + 1; 0: none pending
+  __u32 pad;
+  __u64 missed_len, missed_delay0;
 };
 
 struct {
@@ -249,6 +256,53 @@ static __always_inline void SplitClose(struct split_thread* t, __u64 now) {
   t->seg_start = now;
 }
 
+// The scheduler's own count of task's waits for a CPU (ns, summed at each
+// switch-in, after the sched_switch tracepoint); 0 and *known 0 on a kernel
+// without it (CONFIG_SCHED_INFO).
+static __always_inline __u64 RunDelay(struct task_struct* task, int* known) {
+  *known = bpf_core_field_exists(task->sched_info.run_delay);
+  return *known ? BPF_CORE_READ(task, sched_info.run_delay) : 0;
+}
+
+// next is switched in while the split still has it asleep: its wakeup ran
+// no program. Its whole sleep until now is counted in the sleep's part (t
+// is closed after this); how much of it was a wait for a CPU is read later
+// (SplitRecover), once the scheduler has added it to run_delay.
+static __always_inline void SplitMissed(struct split_thread* t, struct task_struct* next,
+                                        __u64 now) {
+  struct split_state* s = SplitState();
+  int known = 0;
+  const __u64 delay = RunDelay(next, &known);
+  if (!known) {
+    if (s) SplitCount(&s->check.wakeups_unrecovered);
+  } else if (t->seg < SPLIT_PARTS) {
+    t->missed_part = t->seg + 1;
+    t->missed_len = now > t->seg_start ? now - t->seg_start : 0;
+    t->missed_delay0 = delay;
+  }
+  if (s) SplitCount(&s->check.wakeups_missed);
+}
+
+// The current run of task (t's thread) is past the switch-in SplitMissed
+// saw, with no other switch-in since: the growth of its run_delay is that
+// switch-in's wait for a CPU, which moves from the sleep's part to
+// waiting for a CPU (at most what the sleep was counted).
+static __always_inline void SplitRecover(struct split_thread* t, struct task_struct* task) {
+  if (!t->missed_part) return;
+  const __u32 part = t->missed_part - 1;
+  t->missed_part = 0;
+  int known = 0;
+  const __u64 delay = RunDelay(task, &known);
+  if (!known || delay < t->missed_delay0 || part >= SPLIT_PARTS) return;
+  __u64 wait = delay - t->missed_delay0;
+  if (wait > t->missed_len) wait = t->missed_len;
+  if (wait > t->part_ns[part]) wait = t->part_ns[part];
+  t->part_ns[part] -= wait;
+  t->part_ns[SPLIT_RUNQ] += wait;
+  struct split_state* s = SplitState();
+  if (s) __sync_fetch_and_add(&s->check.missed_runq_ns, wait);
+}
+
 // The current thread begins a timed call at now; null when its storage
 // cannot be had (counted by the caller).
 static __always_inline struct split_thread* SplitBegin(__u64 now) {
@@ -256,6 +310,7 @@ static __always_inline struct split_thread* SplitBegin(__u64 now) {
                                                 BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!t) return 0;
   for (int i = 0; i < SPLIT_PARTS; ++i) t->part_ns[i] = 0;
+  t->missed_part = 0;
   t->seg = SPLIT_CPU;
   t->start_ns = t->seg_start = now;
   struct split_state* s = SplitState();
@@ -270,6 +325,7 @@ static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* d
   struct split_thread* t = bpf_task_storage_get(&split_threads, bpf_get_current_task_btf(), 0, 0);
   if (!t || !t->active) return 0;
   SplitClose(t, now);
+  SplitRecover(t, bpf_get_current_task_btf());
   t->active = 0;
   *ns = now > t->start_ns ? now - t->start_ns : 0;
   for (int i = 0; i < SPLIT_PARTS; ++i) parts[i] = t->part_ns[i];
@@ -291,14 +347,12 @@ int BPF_PROG(split_switch, bool preempt, struct task_struct* prev, struct task_s
   struct split_thread* t = bpf_task_storage_get(&split_threads, prev, 0, 0);
   if (t && t->active) {
     SplitClose(t, now);
+    SplitRecover(t, prev);
     t->seg = preempt || prev_state == 0 ? SPLIT_RUNQ : SleepPart(ctx, SplitState());
   }
   t = bpf_task_storage_get(&split_threads, next, 0, 0);
   if (t && t->active) {
-    if (t->seg >= SPLIT_JOURNAL) {  // still asleep here: its wakeup was not seen
-      struct split_state* s = SplitState();
-      if (s) SplitCount(&s->check.wakeups_missed);
-    }
+    if (t->seg >= SPLIT_JOURNAL) SplitMissed(t, next, now);  // still asleep: wakeup not seen
     SplitClose(t, now);
     t->seg = SPLIT_CPU;
   }

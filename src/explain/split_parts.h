@@ -45,16 +45,21 @@
 // The self-check of the state the overlaps are read from (split.bpf.h's
 // split_state): what was repaired or given up on, and what is in flight.
 struct split_check {
-  __u64 rq_requeued;      // requests given back by the driver before completing
-  __u64 rq_reissued;      // requests issued again without a completion or requeue between
-  __u64 rq_reinserted;    // requests inserted again while counted in flight
-  __u64 rq_lost;          // requests dropped from in flight after SPLIT_RQ_LOST_NS
-  __u64 commits_unended;  // commits started again before their end was seen
-  __u64 stack_misses;     // switch-outs whose stack could not be read: counted as other
-  __u64 wakeups_missed;   // switch-ins of a thread the split still had asleep: its
-                          // wakeup ran no program (the kernel skips a program that
-                          // is already running on that CPU), its wait for a CPU
-                          // counted in its sleep's part
+  __u64 rq_requeued;          // requests given back by the driver before completing
+  __u64 rq_reissued;          // requests issued again without a completion or requeue between
+  __u64 rq_reinserted;        // requests inserted again while counted in flight
+  __u64 rq_lost;              // requests dropped from in flight after SPLIT_RQ_LOST_NS
+  __u64 commits_unended;      // commits started again before their end was seen
+  __u64 stack_misses;         // switch-outs whose stack could not be read: counted as other
+  __u64 wakeups_missed;       // switch-ins of a thread the split still had asleep: its
+                              // wakeup ran no program (the kernel skips a program that
+                              // is already running on that CPU)
+  __u64 missed_runq_ns;       // their waits for a CPU, read from the scheduler's own
+                              // count (sched_info.run_delay) at the thread's next
+                              // switch-out or the call's end, moved from the sleep's part
+                              // to waiting for a CPU
+  __u64 wakeups_unrecovered;  // of wakeups_missed, those whose wait could not be read (a
+                              // kernel without CONFIG_SCHED_INFO): left in the sleep's part
 };
 
 // The state the overlaps are read from (split.bpf.h's split_state map).

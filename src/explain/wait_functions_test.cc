@@ -84,6 +84,18 @@ TEST(SplitCheck, SaysWhatWasLostOrThatItHeld) {
   ASSERT_EQ(lost.size(), 2u);
   EXPECT_NE(lost[1].find("2 wakeups ran none of the split's programs"), std::string::npos)
       << lost[1];
+  // Their waits for a CPU, read from the scheduler, are said with their
+  // sum; where the kernel keeps no such count, what is left in the sleep.
+  c.check.missed_runq_ns = 3'400'000;
+  EXPECT_NE(SplitCheckNotes(c, true)[1].find("the 3.400 ms their threads then waited for a CPU"),
+            std::string::npos)
+      << SplitCheckNotes(c, true)[1];
+  c.check.wakeups_unrecovered = 2;
+  lost = SplitCheckNotes(c, true);
+  ASSERT_EQ(lost.size(), 2u) << "all unrecovered: one line, of the sleep's part";
+  EXPECT_NE(lost[1].find("2 wakeups ran none"), std::string::npos) << lost[1];
+  EXPECT_NE(lost[1].find("counted in their sleep's part"), std::string::npos) << lost[1];
+  c.check.wakeups_unrecovered = 0;
   c.counts[SPLIT_DURING_FLUSH] = 1;  // a count the map does not back
   EXPECT_FALSE(c.Balanced());
   EXPECT_NE(SplitCheckNotes(c)[0].find("self-check FAILED"), std::string::npos);
