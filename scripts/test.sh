@@ -103,27 +103,39 @@ builds_beside() {
     esac
   done
 }
+beside=
 phase_tests() {
   ctest --test-dir build --output-on-failure -j 2 -R "$alone"
-  # Its own process group (setsid), so that an interrupted run stops it whole.
+  # Its own process group (setsid), so that a run that stops (a failure,
+  # Ctrl-C) stops it whole. It goes on through the package phase.
   setsid -w nice -n 19 bash -c "$(declare -f asan_build builds_beside); fingerprint=$fingerprint; builds_beside" \
     >build/builds-beside.log 2>&1 &
-  local beside=$! rc=0
+  beside=$!
   trap 'kill -- -'"$beside"' 2>/dev/null' EXIT
-  ctest --test-dir build --output-on-failure -j 2 -E "$alone" || rc=$?
-  wait "$beside" || echo "(the builds beside the tests failed; their phases below build again: build/builds-beside.log)"
+  ctest --test-dir build --output-on-failure -j 2 -E "$alone"
+}
+# Before a phase builds in build-asan or build-fuzz: the builds beside the
+# tests are done (a failure there shows again in the phase's own build).
+await_beside() {
+  [ -n "$beside" ] || return 0
+  wait "$beside" || echo "(the builds beside the tests failed; the phase builds again: build/builds-beside.log)"
+  beside=
   trap - EXIT
-  return "$rc"
 }
 phase_package() { BUILD_DIR=build tests/package/run.sh; }
 phase_asan() {
+  await_beside
   asan_build
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -L unit
 }
-phase_fuzz() { WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30; }
+phase_fuzz() {
+  await_beside
+  WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30
+}
 phase tests "tests (build/)"
 phase package "package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb"
 phase asan "unit tests under ASan + UBSan (build-asan/)"
 phase fuzz "fuzz targets, 30 s each, $(nproc) at a time (build-fuzz/)"
+await_beside
 echo "== all passed in ${SECONDS}s"
