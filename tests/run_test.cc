@@ -9,20 +9,17 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
 #include <thread>
 
-#include <set>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "figures.h"
 #include "harness.h"
+#include "run_fixture.h"
 #include "telemetry/pagecache.h"
 #include "test_paths.h"
 #include "writelab/unique_fd.h"
@@ -30,220 +27,12 @@
 namespace writelab::testing {
 namespace {
 
-using nlohmann::json;
-
-constexpr double kWindow = 8 << 20;  // the default window
-
-class RunCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    struct statfs fs;
-    ASSERT_EQ(statfs(work.path().c_str(), &fs), 0);
-    if (fs.f_type == 0x01021994) GTEST_SKIP() << "the work directory is on tmpfs: no writeback";
-  }
-  // writelab run OPTIONS -- CMD, with its document.
-  json Run(std::vector<std::string> options, const std::vector<std::string>& cmd,
-           RunResult* result = nullptr) {
-    options.insert(options.end(), {"--json", json_path, "--"});
-    options.insert(options.end(), cmd.begin(), cmd.end());
-    options.insert(options.begin(), "run");
-    RunResult r = RunWritelab(options);
-    if (result) *result = r;
-    EXPECT_TRUE(std::filesystem::exists(json_path)) << r.err << r.out;
-    if (!std::filesystem::exists(json_path)) return json::object();
-    json doc = json::parse(Slurp(json_path));
-    std::filesystem::remove(json_path);
-    return doc;
-  }
-  std::string Path(const std::string& name) const { return work.path() + "/" + name; }
-  ScratchDir work{"run"};
-  std::string json_path = work.path() + ".json";
-};
-
-const json* Result(const json& doc, const std::string& name) {
-  for (const json& e : doc["experiments"])
-    if (e["name"] == name) return &e;
-  return nullptr;
-}
-
-// The row of the file at path in run-files ("STRATEGY: " before it with
-// --compare).
-const json* FileRow(const json& doc, const std::string& path) {
-  const json* files = Result(doc, "run-files");
-  if (!files) return nullptr;
-  for (const json& r : (*files)["rows"])
-    if (r["name"].get<std::string>().ends_with(path)) return &r;
-  return nullptr;
-}
-
-std::string How(const json& row) { return row["notes"].empty() ? "" : row["notes"][0]; }
-
-std::string Sha256(const std::string& path) {
-  return Shell("sha256sum < " + path + " | cut -d' ' -f1");
-}
-
-// A file of random bytes, for copies whose result can be checked.
-void RandomFile(const std::string& path, int mib) {
-  Shell("head -c " + std::to_string(mib) + "M /dev/urandom > " + path);
-}
-
-// The strategy's promise on a file: all of it handled, at most two windows
-// left cached when CMD exited (under dontcache too: RWF_DONTCACHE does not
-// wait for its writeback, and the shim waits at close for what is left).
-void ExpectHandled(const json& doc, const std::string& path, const std::string& how) {
-  const json* row = FileRow(doc, path);
-  ASSERT_TRUE(row) << "no row for " << path << ": " << doc.dump().substr(0, 2000);
-  const auto f = Figures(*row);
-  EXPECT_NE(How(*row).find(how), std::string::npos) << How(*row);
-  EXPECT_EQ(f.at("handled"), f.at("written")) << How(*row);
-  ASSERT_TRUE(f.count("cached_end")) << "cache measured";
-  EXPECT_LE(f.at("cached_end"), 2 * kWindow) << path << ": " << How(*row);
-  const auto run = Figures((*Result(doc, "run"))["rows"].back());
-  EXPECT_EQ(run.at("coverage_pct"), 100);
-}
-
 TEST_F(RunCli, DdUnderWindowDropKeepsTwoWindowsAndWritesTheSameBytes) {
   RandomFile(Path("src"), 64);
   json doc = Run({"--strategy", "window-drop"},
                  {"dd", "if=" + Path("src"), "of=" + Path("dst"), "bs=1M", "status=none"});
   ExpectHandled(doc, Path("dst"), "shim: window-drop");
   EXPECT_EQ(Sha256(Path("src")), Sha256(Path("dst")));
-}
-
-// Each process's strace -ff output for TRACE (TRACE.PID), read and removed.
-std::vector<std::string> ProcessTraces(const std::string& trace) {
-  std::vector<std::string> out;
-  for (const auto& file :
-       std::filesystem::directory_iterator(std::filesystem::path(trace).parent_path())) {
-    if (!file.path().string().starts_with(trace + ".")) continue;
-    out.push_back(Slurp(file.path()));
-    std::filesystem::remove(file.path());
-  }
-  return out;
-}
-
-// Issue 44: paced through the shim, strace watching each process apart:
-// in dd's, every fdatasync is on a descriptor the shim opened read-only for
-// itself (/proc/self/fd/N), never on dd's own (a flush there would take the
-// writeback error dd's own fsync is owed), at least one per largest window
-// of dd's bytes; and nothing is left cached.
-TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
-  const std::string trace = work.path() + "-trace", path = Path("dst");
-  RunResult r = RunProgram(
-      "/usr/bin/strace", {"-ff", "-qq", "-e", "trace=openat,close,fdatasync", "-o", trace,
-                          WRITELAB_BINARY, "run", "--strategy", "paced", "--json", json_path, "--",
-                          "dd", "if=/dev/zero", "of=" + path, "bs=1M", "count=256", "status=none"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  json doc = json::parse(Slurp(json_path));
-  std::filesystem::remove(json_path);
-  ExpectHandled(doc, path, "shim: paced");
-  const json* row = FileRow(doc, path);
-  ASSERT_TRUE(row);
-  EXPECT_EQ(Figures(*row).at("handled"), 256 << 20);
-  EXPECT_LE(Figures(*row).at("cached_end"), 16 << 20);
-  auto fd_of = [](const std::string& line, size_t open) {  // "fdatasync(3)" -> "3"
-    return line.substr(open, line.find_first_of(",)", open) - open);
-  };
-  int flushes = 0, not_its_own = 0, dds = 0;
-  for (const std::string& process : ProcessTraces(trace)) {
-    std::istringstream lines(process);
-    std::set<std::string> own;  // the shim's read-only descriptors, open now
-    bool dd = false;
-    for (std::string line; std::getline(lines, line);) {
-      const std::string result = line.substr(line.rfind(" = ") + 3);
-      if (line.starts_with("openat(") && line.find("\"" + path + "\"") != std::string::npos)
-        dd |= line.find("O_WRONLY") != std::string::npos;
-      else if (line.starts_with("openat(AT_FDCWD, \"/proc/self/fd/") &&
-               line.find("O_RDONLY") != std::string::npos)
-        own.insert(result);
-      else if (line.starts_with("close("))
-        own.erase(fd_of(line, 6));
-      else if (line.starts_with("fdatasync(") && dd)
-        ++flushes, not_its_own += !own.count(fd_of(line, 10));
-    }
-    dds += dd;
-  }
-  ASSERT_EQ(dds, 1) << "dd's open of " << path << " is not in one process's trace";
-  EXPECT_GE(flushes, 256 / 64) << "fewer flushes than the largest window allows";
-  EXPECT_EQ(not_its_own, 0) << "a flush on a descriptor the shim did not open for itself";
-}
-
-// Issue 44: direct through the shim, strace watching each process apart:
-// in dd's, past --min-file (8 MiB, the first eight 1 MiB writes, dd's own)
-// every byte goes out through the O_DIRECT descriptor the shim opened for
-// itself (/proc/self/fd/N, moved high by F_DUPFD_CLOEXEC), none through
-// dd's own (its of=, made its stdout by dup2); the copy is the same bytes, and nothing is left
-// cached.
-TEST_F(RunCli, DdUnderDirectWritesThroughItsOwnODirectDescriptor) {
-  const std::string trace = work.path() + "-trace", path = Path("dst");
-  RandomFile(Path("src"), 64);
-  RunResult r =
-      RunProgram("/usr/bin/strace",
-                 {"-ff", "-qq", "-e", "trace=openat,fcntl,dup2,dup3,write,pwritev,pwritev2,close",
-                  "-o", trace, WRITELAB_BINARY, "run", "--strategy", "direct", "--json", json_path,
-                  "--", "dd", "if=" + Path("src"), "of=" + path, "bs=1M", "status=none"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  json doc = json::parse(Slurp(json_path));
-  std::filesystem::remove(json_path);
-  ExpectHandled(doc, path, "shim: direct");
-  const json* row = FileRow(doc, path);
-  ASSERT_TRUE(row);
-  EXPECT_LT(Figures(*row).at("cached_end"), 1 << 20);
-  EXPECT_EQ(Sha256(Path("src")), Sha256(path));
-  auto number = [](const std::string& text) { return std::strtoll(text.c_str(), nullptr, 10); };
-  long long by_dd = 0, by_own = 0;
-  int dds = 0;
-  for (const std::string& process : ProcessTraces(trace)) {
-    std::istringstream lines(process);
-    std::set<std::string> dd, own;  // descriptors of dd's output and of the shim's
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(" = ") == std::string::npos) continue;
-      const std::string result = line.substr(line.rfind(" = ") + 3);
-      const size_t open = line.find('(');
-      const std::string fd = line.substr(open + 1, line.find_first_of(",)", open) - open - 1);
-      if (line.starts_with("openat(") && line.find("\"" + path + "\"") != std::string::npos &&
-          line.find("O_WRONLY") != std::string::npos)
-        dd.insert(result), ++dds;
-      else if (line.starts_with("openat(AT_FDCWD, \"/proc/self/fd/") &&
-               line.find("O_DIRECT") != std::string::npos && number(result) >= 0)
-        own.insert(result);
-      else if (line.starts_with("fcntl(") && line.find("F_DUPFD_CLOEXEC") != std::string::npos &&
-               own.count(fd))
-        own.insert(result);
-      else if (line.starts_with("dup") && dd.count(fd))  // dd's of= becomes its stdout
-        dd.insert(result);
-      else if (line.starts_with("close("))
-        own.erase(fd), dd.erase(fd);
-      else if (line.starts_with("write(") && dd.count(fd))
-        by_dd += number(result);
-      else if (line.starts_with("pwritev") && own.count(fd))
-        by_own += number(result);
-    }
-  }
-  ASSERT_EQ(dds, 1) << "dd's open of " << path << " is not in one process's trace";
-  EXPECT_EQ(by_dd, 8 << 20) << "dd's own writes: up to --min-file";
-  EXPECT_EQ(by_own, 56 << 20) << "the rest: through the shim's O_DIRECT descriptor";
-}
-
-// Writes that O_DIRECT cannot take (7777 bytes at a time) and a file opened
-// O_APPEND are refused, each with its reason, and written as CMD wrote them.
-TEST_F(RunCli, DirectRefusesAFileItsWritesDoNotAllowAndSaysWhy) {
-  RandomFile(Path("src"), 24);
-  json doc = Run({"--strategy", "direct"},
-                 {"dd", "if=" + Path("src"), "of=" + Path("odd"), "bs=7777", "status=none"});
-  const json* row = FileRow(doc, Path("odd"));
-  ASSERT_TRUE(row);
-  EXPECT_NE(How(*row).find("refused-direct (its first write after --min-file was not aligned"),
-            std::string::npos)
-      << How(*row);
-  EXPECT_EQ(Sha256(Path("src")), Sha256(Path("odd")));
-  doc = Run({"--strategy", "direct"}, {"dd", "if=" + Path("src"), "of=" + Path("log"), "bs=1M",
-                                       "oflag=append", "conv=notrunc", "status=none"});
-  row = FileRow(doc, Path("log"));
-  ASSERT_TRUE(row);
-  EXPECT_NE(How(*row).find("refused-direct (CMD opened it O_APPEND)"), std::string::npos)
-      << How(*row);
-  EXPECT_EQ(Sha256(Path("src")), Sha256(Path("log")));
 }
 
 TEST_F(RunCli, DdUnderDontcacheWritesUncached) {
@@ -338,34 +127,6 @@ TEST_F(RunCli, AStaticWriterIsTheSupervisors) {
   ExpectHandled(doc, Path("out"), "supervisor: window-drop");
   const json& row = (*Result(doc, "run"))["rows"][0];
   EXPECT_NE(row["notes"].dump().find("ran without the shim"), std::string::npos) << row["notes"];
-}
-
-// Paced from outside: the supervisor flushes and drops behind a static
-// writer through its own descriptor, and leaves nothing cached.
-TEST_F(RunCli, AStaticWriterIsPacedByTheSupervisor) {
-  RunResult r;
-  json doc = Run({"--strategy", "paced"},
-                 {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  ExpectHandled(doc, Path("out"), "supervisor: paced");
-  const json* row = FileRow(doc, Path("out"));
-  ASSERT_TRUE(row);
-  EXPECT_LE(Figures(*row).at("cached_end"), 16 << 20) << "its last window flushed and dropped";
-}
-
-// O_DIRECT needs the writer's own calls: a static writer's file is
-// refused under direct, said so, and left as it wrote it.
-TEST_F(RunCli, AStaticWritersFileIsRefusedDirect) {
-  RunResult r;
-  json doc = Run({"--strategy", "direct"},
-                 {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "64"}, &r);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const json* row = FileRow(doc, Path("out"));
-  ASSERT_TRUE(row);
-  EXPECT_NE(How(*row).find("refused-direct: written by calls the shim does not see"),
-            std::string::npos)
-      << How(*row);
-  EXPECT_EQ(Figures(*row).at("handled"), 0);
 }
 
 TEST_F(RunCli, AnIoUringWriterIsTheSupervisors) {
