@@ -77,9 +77,12 @@ phase() {
 # The tests that time the machine's CPUs (explain's split against a tracer,
 # the planted culprits, top, mpirun's interrupts) run first, with nothing
 # beside them; the rest, waiting on the disk for most of their time, run
-# with the sanitizer and fuzz builds compiling beside them at the lowest
-# priority (nice 19: a test's thread that wakes takes the CPU from them at
-# once), so that those builds cost the run little wall time.
+# with the later phases' builds compiling beside them: the sanitizer's at
+# nice 19 (a test's thread that wakes takes the CPU from it at once), the
+# fuzzers' at idle priority (only when nothing else wants a CPU, so that
+# it never delays the sanitizer's build or tests), each phase waiting for
+# its own. A phase's own build runs again after (a no-op when the one
+# beside finished, and the place an error shows).
 alone='^(ExplainTruth|ExplainBlame|Top|Mpi)\.'
 asan_build() {
   # A unity build (several sources per translation unit) halves this
@@ -90,52 +93,53 @@ asan_build() {
     "${compiler_cache[@]}" >/dev/null
   cmake --build build-asan -j "$(nproc)" --target unit_tests
 }
-# The later phases' builds, in the background (their own phases build
-# again, a no-op when this finished, and show any error).
-builds_beside() {
-  local stamp
-  for stamp in asan fuzz; do
-    [ "${WRITELAB_RETEST:-0}" != 1 ] && [ "$(cat "build/.passed/$stamp" 2>/dev/null)" = "$fingerprint" ] &&
-      continue
-    case $stamp in
-      asan) asan_build ;;
-      fuzz) WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 0 ;;
-    esac
-  done
+fuzz_build() { WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 0; }
+declare -A beside=()
+# build_beside PHASE PRIORITY...: PHASE's build in the background, in its
+# own process group (setsid), so that a run that stops (a failure,
+# Ctrl-C) stops it whole; nothing when PHASE passed before.
+build_beside() {
+  local name=$1
+  shift
+  [ "${WRITELAB_RETEST:-0}" != 1 ] && [ "$(cat "build/.passed/$name" 2>/dev/null)" = "$fingerprint" ] &&
+    return 0
+  setsid -w "$@" bash -c "$(declare -f asan_build fuzz_build); ${name}_build" \
+    >"build/$name-beside.log" 2>&1 &
+  beside[$name]=$!
 }
-beside=
+stop_beside() {
+  local pid
+  for pid in "${beside[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+}
+trap stop_beside EXIT
+# await_beside PHASE: its build beside the tests is done.
+await_beside() {
+  local pid=${beside[$1]:-}
+  [ -n "$pid" ] || return 0
+  wait "$pid" || echo "($1's build beside the tests failed; it builds again: build/$1-beside.log)"
+  unset "beside[$1]"
+}
 phase_tests() {
   ctest --test-dir build --output-on-failure -j 2 -R "$alone"
-  # Its own process group (setsid), so that a run that stops (a failure,
-  # Ctrl-C) stops it whole. It goes on through the package phase.
-  setsid -w nice -n 19 bash -c "$(declare -f asan_build builds_beside); fingerprint=$fingerprint; builds_beside" \
-    >build/builds-beside.log 2>&1 &
-  beside=$!
-  trap 'kill -- -'"$beside"' 2>/dev/null' EXIT
+  build_beside asan nice -n 19
+  build_beside fuzz chrt --idle 0 nice -n 19
   ctest --test-dir build --output-on-failure -j 2 -E "$alone"
-}
-# Before a phase builds in build-asan or build-fuzz: the builds beside the
-# tests are done (a failure there shows again in the phase's own build).
-await_beside() {
-  [ -n "$beside" ] || return 0
-  wait "$beside" || echo "(the builds beside the tests failed; the phase builds again: build/builds-beside.log)"
-  beside=
-  trap - EXIT
 }
 phase_package() { BUILD_DIR=build tests/package/run.sh; }
 phase_asan() {
-  await_beside
+  await_beside asan
   asan_build
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -L unit
 }
 phase_fuzz() {
-  await_beside
+  await_beside fuzz
   WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30
 }
 phase tests "tests (build/)"
 phase package "package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb"
 phase asan "unit tests under ASan + UBSan (build-asan/)"
 phase fuzz "fuzz targets, 30 s each, $(nproc) at a time (build-fuzz/)"
-await_beside
+await_beside asan
+await_beside fuzz
 echo "== all passed in ${SECONDS}s"
