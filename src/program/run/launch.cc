@@ -47,9 +47,13 @@ namespace {
 
 namespace proto = run_protocol;
 
-uint64_t RealtimeNs() {
+// The time a file born since is CMD's, on the clock file systems stamp a
+// birth with: the coarse one (a tick behind the precise clock at most), so
+// that a file CMD creates within the tick it starts in is not taken for
+// one that was there before (its first pages would then never be dropped).
+uint64_t CoarseRealtimeNs() {
   timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
 }
 
@@ -414,7 +418,8 @@ RunTrial RunOnce(const RunSpec& spec, const RunVariant& variant, const std::stri
     if (!made) return t.outcome.Fail(made.error()), t;
     probe = std::move(*made);
   }
-  prctl(PR_SET_CHILD_SUBREAPER, 1);  // a process CMD leaves behind stays in its scope
+  prctl(PR_SET_CHILD_SUBREAPER, 1);                // a process CMD leaves behind stays in its scope
+  const uint64_t born_since = CoarseRealtimeNs();  // before CMD can create a file
   auto child = Spawn(spec.command, *as, extras);
   if (!child) return t.outcome.Fail(child.error()), t;
   if (memcg)
@@ -423,7 +428,7 @@ RunTrial RunOnce(const RunSpec& spec, const RunVariant& variant, const std::stri
       return t.outcome.Fail(placed.error()), t;
     }
   report_write.Reset();  // CMD's copy is its own
-  Supervisor sup(run, child->pid, report.get(), RealtimeNs(), *as);
+  Supervisor sup(run, child->pid, report.get(), born_since, *as);
   Sampler sampler("", spec.sample_interval_ns, nullptr);
   sampler.Start();
   if (probe) probe->Start();

@@ -73,9 +73,11 @@ uint64_t GrowthOf(const WatchedFile& f);
 class Supervisor {
  public:
   // root: CMD; report: writelab's end of the shim's socket (non-blocking),
-  // or -1; as: the user CMD runs as (files the shim names by path are opened
-  // with that user's rights and groups, never root's).
-  Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns, const RunAs& as);
+  // or -1; born_since_ns: the coarse realtime clock before CMD started (a
+  // file born since, by its birth time, is all CMD's); as: the user CMD runs
+  // as (files the shim names by path are opened with that user's rights and
+  // groups, never root's).
+  Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t born_since_ns, const RunAs& as);
 
   // One look: the shim's records, then the scope's open files; the window
   // given to those past --min-file the shim has not claimed. full: find
@@ -126,7 +128,7 @@ class Supervisor {
   const RunSpec& spec_;
   pid_t root_;
   int report_;
-  uint64_t start_ns_;
+  uint64_t start_ns_;  // born_since_ns
   RunAs as_;
   ShimRecordReader reader_;
   std::vector<WatchedFile> files_;
