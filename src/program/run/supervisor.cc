@@ -359,6 +359,14 @@ static bool Grown(const WatchedFile& f, uint64_t min_file) { return GrowthOf(f) 
 
 void Supervisor::Release(WatchedFile& f, bool deleted) {
   if (!deleted && f.supervised && f.supervisor_error.empty()) {
+    // What CMD wrote between the last look and its close is the strategy's
+    // too: the file's size now, not the last look's (a fast writer's last
+    // look can be tens of MB behind: those pages stayed cached).
+    struct stat st;
+    if (fstat(f.fd.get(), &st) == 0) Note(f, st);
+    Supervise(f);
+  }
+  if (!deleted && f.supervised && f.supervisor_error.empty()) {
     FdWindowCalls calls(f.fd.get());
     const char* what = "";
     const int rc = FinishSupervised(spec_.strategy, calls, f, &what);
