@@ -353,6 +353,15 @@ void Supervisor::Supervise(WatchedFile& f) {
   f.supervised_bytes = std::max(f.supervised_bytes, f.size);
 }
 
+void Supervisor::Conclude(WatchedFile& f) {
+  Supervise(f);
+  if (!f.supervised || !f.supervisor_error.empty()) return;
+  FdWindowCalls calls(f.fd.get());
+  const char* what = "";
+  const int rc = FinishSupervised(spec_.strategy, calls, f, &what);
+  if (rc < 0) f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
+}
+
 // A file is the strategy's when what CMD wrote to it (from its base) is at
 // least --min-file.
 static bool Grown(const WatchedFile& f, uint64_t min_file) { return GrowthOf(f) >= min_file; }
@@ -361,16 +370,10 @@ void Supervisor::Release(WatchedFile& f, bool deleted) {
   if (!deleted && f.supervised && f.supervisor_error.empty()) {
     // What CMD wrote between the last look and its close is the strategy's
     // too: the file's size now, not the last look's (a fast writer's last
-    // look can be tens of MB behind: those pages stayed cached).
+    // look can be tens of MB behind: those pages would stay cached).
     struct stat st;
     if (fstat(f.fd.get(), &st) == 0) Note(f, st);
-    Supervise(f);
-  }
-  if (!deleted && f.supervised && f.supervisor_error.empty()) {
-    FdWindowCalls calls(f.fd.get());
-    const char* what = "";
-    const int rc = FinishSupervised(spec_.strategy, calls, f, &what);
-    if (rc < 0) f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
+    Conclude(f);
   }
   f.fd.Reset();
   f.released = true;
@@ -430,13 +433,7 @@ void Supervisor::Finish() {
     if (FdOf(f) < 0) continue;
     struct stat st;
     if (fstat(f.fd.get(), &st) == 0) Note(f, st);
-    if (!Grown(f, spec_.min_file)) continue;
-    Supervise(f);
-    if (!f.supervised || !f.supervisor_error.empty()) continue;
-    FdWindowCalls calls(f.fd.get());
-    const char* what = "";
-    const int rc = FinishSupervised(spec_.strategy, calls, f, &what);
-    if (rc < 0) f.supervisor_error = std::string(what) + ": " + std::strerror(-rc);
+    if (Grown(f, spec_.min_file)) Conclude(f);
   }
 }
 

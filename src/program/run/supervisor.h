@@ -119,6 +119,9 @@ class Supervisor {
   WatchedFile* Find(uint64_t dev, uint64_t ino);
   WatchedFile* Add(uint64_t dev, uint64_t ino, const std::string& path);
   void Supervise(WatchedFile& f);
+  // The end of a file the supervisor drove: its windows brought up to the
+  // size last noted, then FinishSupervised; an error is the file's.
+  void Conclude(WatchedFile& f);
   // Closes writelab's descriptor of f (a file nobody of the scope has open
   // any more, or one unlinked): its window finished first, unless deleted.
   void Release(WatchedFile& f, bool deleted);
