@@ -16,6 +16,7 @@
 
 #include "figures.h"
 #include "harness.h"
+#include "test_paths.h"
 
 namespace writelab::testing {
 
@@ -39,6 +40,21 @@ class RunCli : public ::testing::Test {
     RunResult r = RunWritelab(options);
     if (result) *result = r;
     EXPECT_TRUE(std::filesystem::exists(json_path)) << r.err << r.out;
+    if (!std::filesystem::exists(json_path)) return json::object();
+    json doc = json::parse(Slurp(json_path));
+    std::filesystem::remove(json_path);
+    return doc;
+  }
+  // writelab run --strategy STRATEGY -- CMD under strace -ff (each
+  // process's CALLS to TRACE.PID, read with ProcessTraces), with its document.
+  json RunTraced(const std::string& trace, const std::string& calls, const std::string& strategy,
+                 const std::vector<std::string>& cmd) {
+    std::vector<std::string> args = {"-ff",    "-qq",           "-e",  "trace=" + calls, "-o",
+                                     trace,    WRITELAB_BINARY, "run", "--strategy",     strategy,
+                                     "--json", json_path,       "--"};
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    RunResult r = RunProgram("/usr/bin/strace", args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
     if (!std::filesystem::exists(json_path)) return json::object();
     json doc = json::parse(Slurp(json_path));
     std::filesystem::remove(json_path);

@@ -21,13 +21,8 @@ namespace {
 // of dd's bytes; and nothing is left cached.
 TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
   const std::string trace = work.path() + "-trace", path = Path("dst");
-  RunResult r = RunProgram(
-      "/usr/bin/strace", {"-ff", "-qq", "-e", "trace=openat,close,fdatasync", "-o", trace,
-                          WRITELAB_BINARY, "run", "--strategy", "paced", "--json", json_path, "--",
-                          "dd", "if=/dev/zero", "of=" + path, "bs=1M", "count=256", "status=none"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  json doc = json::parse(Slurp(json_path));
-  std::filesystem::remove(json_path);
+  json doc = RunTraced(trace, "openat,close,fdatasync", "paced",
+                       {"dd", "if=/dev/zero", "of=" + path, "bs=1M", "count=256", "status=none"});
   ExpectHandled(doc, path, "shim: paced");
   const json* row = FileRow(doc, path);
   ASSERT_TRUE(row);
@@ -69,14 +64,8 @@ TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
 TEST_F(RunCli, DdUnderDirectWritesThroughItsOwnODirectDescriptor) {
   const std::string trace = work.path() + "-trace", path = Path("dst");
   RandomFile(Path("src"), 64);
-  RunResult r =
-      RunProgram("/usr/bin/strace",
-                 {"-ff", "-qq", "-e", "trace=openat,fcntl,dup2,dup3,write,pwritev,pwritev2,close",
-                  "-o", trace, WRITELAB_BINARY, "run", "--strategy", "direct", "--json", json_path,
-                  "--", "dd", "if=" + Path("src"), "of=" + path, "bs=1M", "status=none"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  json doc = json::parse(Slurp(json_path));
-  std::filesystem::remove(json_path);
+  json doc = RunTraced(trace, "openat,fcntl,dup2,dup3,write,pwritev,pwritev2,close", "direct",
+                       {"dd", "if=" + Path("src"), "of=" + path, "bs=1M", "status=none"});
   ExpectHandled(doc, path, "shim: direct");
   const json* row = FileRow(doc, path);
   ASSERT_TRUE(row);
