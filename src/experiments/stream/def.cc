@@ -256,18 +256,16 @@ std::string CalmShort(const ExperimentResult& p, const Calm& c) {
   const char* what = c.probe.name == kProbeP99.name ? "p99" : "worst";
   if (!plain || !c.closest) return "the bystander's stall was not measured";
   if (c.trials < kCalmTrials)
-    return fmt::format("too few trials past the threshold to judge stalls ({}, {} needed)",
-                       c.trials, kCalmTrials);
+    return fmt::format("too few trials to judge stalls ({}, {} needed)", c.trials, kCalmTrials);
   if (c.plain_calmest)
-    return fmt::format("the bystander was calmest beside plain ({} {}; {} {}, p = {})", what,
+    return fmt::format("the bystander was calmest beside plain ({}: plain {}, {} {}, p = {})", what,
                        ValueOf(*plain, c.probe, "ms"), c.closest->name,
                        ValueOf(*c.closest, c.probe, "ms"), PValue(c.p));
   if (!c.pick)
-    return fmt::format(
-        "none calmed the bystander significantly ({} {} beside {}, plain {}, p = {})", what,
-        ValueOf(*c.closest, c.probe, "ms"), c.closest->name, ValueOf(*plain, c.probe, "ms"),
-        PValue(c.p));
-  return fmt::format("the bystander's {} {} vs plain's {} (p = {}), at {} (plain {})", what,
+    return fmt::format("the bystander was no calmer ({}: {} {}, plain {}, p = {})", what,
+                       c.closest->name, ValueOf(*c.closest, c.probe, "ms"),
+                       ValueOf(*plain, c.probe, "ms"), PValue(c.p));
+  return fmt::format("the bystander's {} {} vs plain's {} (p = {}), writing {} vs {}", what,
                      ValueOf(*c.pick, c.probe, "ms"), ValueOf(*plain, c.probe, "ms"), PValue(c.p),
                      ValueOf(*c.pick, kMbS, "MB/s"), ValueOf(*plain, kMbS, "MB/s"));
 }
@@ -276,10 +274,9 @@ std::string CalmShort(const ExperimentResult& p, const Calm& c) {
 // then the rank test's conclusion past the threshold when it was provoked.
 std::string StreamVerdict(const Row& pick, const Row& plain, const ExperimentResult* pressure,
                           const Calm& calm) {
-  std::string line =
-      fmt::format("streaming: use {}: {} vs plain's {}, {} cached (plain {})", pick.name,
-                  ValueOf(pick, kMbS, "MB/s"), ValueOf(plain, kMbS, "MB/s"),
-                  ValueOf(pick, kCached, "bytes"), ValueOf(plain, kCached, "bytes"));
+  std::string line = fmt::format("streaming: use {}: {}, {} cached (plain: {}, {})", pick.name,
+                                 ValueOf(pick, kMbS, "MB/s"), ValueOf(pick, kCached, "bytes"),
+                                 ValueOf(plain, kMbS, "MB/s"), ValueOf(plain, kCached, "bytes"));
   if (!pressure) return line;
   if (!Provoked(*pressure)) return line + "; the bystander's stall was not provoked";
   return line + "; past the threshold " + CalmShort(*pressure, calm);
