@@ -303,21 +303,48 @@ static __always_inline void SplitRecover(struct split_thread* t, struct task_str
   if (s) __sync_fetch_and_add(&s->check.missed_runq_ns, wait);
 }
 
+// t's call began at start, on its CPU; its overlaps count from clock_at.
+static __always_inline void SplitStart(struct split_thread* t, __u64 start, __u64 clock_at) {
+  for (int i = 0; i < SPLIT_PARTS; ++i) t->part_ns[i] = 0;
+  t->missed_part = 0;
+  t->seg = SPLIT_CPU;
+  t->start_ns = t->seg_start = start;
+  struct split_state* s = SplitState();
+  if (s) SplitClock(s, clock_at, t->cum0);
+  t->active = 1;
+}
+
 // The current thread begins a timed call at now; null when its storage
 // cannot be had (counted by the caller).
 static __always_inline struct split_thread* SplitBegin(__u64 now) {
   struct split_thread* t = bpf_task_storage_get(&split_threads, bpf_get_current_task_btf(), 0,
                                                 BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!t) return 0;
-  for (int i = 0; i < SPLIT_PARTS; ++i) t->part_ns[i] = 0;
-  t->missed_part = 0;
-  t->seg = SPLIT_CPU;
-  t->start_ns = t->seg_start = now;
-  struct split_state* s = SplitState();
-  if (s) SplitClock(s, now, t->cum0);
-  t->active = 1;
+  SplitStart(t, now, now);
   return t;
 }
+
+#ifdef SPLIT_LAZY
+// The includer's (with SPLIT_LAZY defined): the start of a call task is in
+// whose split was left to begin when it first leaves its CPU, marked as
+// begun; 0 for none. Such a call costs nothing more than its start and end
+// unless it sleeps or is preempted.
+static __always_inline __u64 SplitLazyStart(struct task_struct* task);
+
+// task leaves its CPU for the first time in a call whose split was left
+// for now: its split begins, all of the call until now on its CPU (the
+// overlaps count from now: the disk's activity while it ran is not
+// wanted). Null when the storage cannot be had: the call's end finds its
+// split missing and counts it lost.
+static __always_inline struct split_thread* SplitLazy(struct task_struct* task, __u64 now) {
+  const __u64 start = SplitLazyStart(task);
+  if (!start) return 0;
+  struct split_thread* t =
+      bpf_task_storage_get(&split_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (t) SplitStart(t, start, now);
+  return t;
+}
+#endif
 
 // The current thread's call ends at now: its length, parts and overlaps; 0
 // when it was in no timed call.
@@ -345,6 +372,9 @@ int BPF_PROG(split_switch, bool preempt, struct task_struct* prev, struct task_s
              unsigned int prev_state) {
   const __u64 now = bpf_ktime_get_ns();
   struct split_thread* t = bpf_task_storage_get(&split_threads, prev, 0, 0);
+#ifdef SPLIT_LAZY
+  if (!t || !t->active) t = SplitLazy(prev, now);
+#endif
   if (t && t->active) {
     SplitClose(t, now);
     SplitRecover(t, prev);

@@ -25,6 +25,8 @@
 #include "block.bpf.h"
 #include "trace_counters.h"
 
+// `top`'s writes begin their split only when they leave their CPU.
+#define SPLIT_LAZY
 #include "split.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -43,10 +45,11 @@ volatile __u64 slow_ns = 1000000;
 // own); 0: only the scope map's processes (explain).
 const volatile __u32 machine_self = 0;
 // With machine_self: a write's file is looked up at its end, and only for a
-// write at least this long (ns). Every process's every write would
-// otherwise pay the walk from its fd to its inode (most of the cost); one
-// quicker than this did no device I/O (not synchronous, not direct: a
-// write to the page cache), and is neither kept nor counted.
+// write that left its CPU (TopWriteBegins) and lasted at least this long
+// (ns). Every process's every write would otherwise pay the walk from its
+// fd to its inode; one quicker than this did no device I/O (not
+// synchronous, not direct: a write to the page cache), and is neither kept
+// nor counted.
 const volatile __u64 machine_resolve_ns = 5000;
 
 #define MAX_SCOPE 16384
@@ -69,6 +72,10 @@ struct tcall {
   __u32 active;  // a call is in flight
   __u64 ino;
   __u64 commits0, conversions0;
+  // `top`'s writes (machine_self): the split begins at the call's first
+  // switch-out (SplitLazy), when begun is set; a write that never left its
+  // CPU is dropped at its end.
+  __u32 lazy, begun;
 };
 
 // The call a thread is in, in the thread's own storage: no shared map to
@@ -162,6 +169,21 @@ static __always_inline struct trace_totals* Totals(void) {
 
 static __always_inline void Count(__u64* field) {
   if (field) __sync_fetch_and_add(field, 1);
+}
+
+// A write of `top`'s leaves its CPU for the first time (split.bpf.h): its
+// split begins, and the commits and conversions it may wait for count from
+// now (none can end for it while it runs).
+static __always_inline __u64 SplitLazyStart(struct task_struct* task) {
+  struct tcall* c = bpf_task_storage_get(&calls, task, 0, 0);
+  if (!c || !c->active || !c->lazy || c->begun) return 0;
+  struct trace_totals* t = Totals();
+  if (t) {
+    c->commits0 = t->commits;
+    c->conversions0 = t->conversions;
+  }
+  c->begun = 1;
+  return c->start_ns;
 }
 
 static __always_inline __u32 Tgid(void) { return bpf_get_current_pid_tgid() >> 32; }
@@ -370,6 +392,31 @@ static __always_inline __u64 SixthArg(struct pt_regs* regs) {
 #endif
 }
 
+// `top`'s write begins: its start only. Its split, counters and file wait
+// until it leaves its CPU (SplitLazyStart); one that never does is dropped
+// at its end (call_exit): every process's every write pays one clock read
+// and its thread's storage, no more.
+static __always_inline int TopWriteBegins(int kind, __u64 now) {
+  struct tcall* c =
+      bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!c) {
+    struct trace_totals* t = Totals();
+    if (t) Count(&t->lost_calls);
+    return 0;
+  }
+  c->file = 0;
+  c->fd = -1;
+  c->dev = 0;
+  c->ino = 0;
+  c->class_id = (__u32)kind * 4;
+  c->commits0 = c->conversions0 = 0;
+  c->start_ns = now;
+  c->lazy = 1;
+  c->begun = 0;
+  c->active = 1;
+  return 0;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
   const __u64 now = bpf_ktime_get_ns();  // before anything that may allocate
@@ -380,13 +427,12 @@ int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
     if (t) Count(&t->fallocates);
     return 0;
   }
+  if (machine_self && IsWriteKind(kind)) return TopWriteBegins(kind, now);
   __u32 dev = 0, cls = 0;
   __u64 ino = 0;
   struct file* f = 0;
   int fd = -1;
-  if (machine_self && IsWriteKind(kind)) {
-    fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);  // its file: at its end (call_exit)
-  } else if (kind != TRACE_KIND_MSYNC && kind != TRACE_KIND_SYNC) {
+  if (kind != TRACE_KIND_MSYNC && kind != TRACE_KIND_SYNC) {
     fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
     f = FileOf(fd);
     if (!NoteFile(f, &dev, &ino)) return 0;
@@ -400,6 +446,7 @@ int BPF_PROG(call_enter, struct pt_regs* regs, long id) {
     Count(&t->lost_calls);
     return 0;
   }
+  c->lazy = 0;
   c->file = f;
   c->fd = fd;
   c->dev = dev;
@@ -546,20 +593,28 @@ static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev,
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
-  if (!InScope()) return 0;
+  // Only a thread in the scope when its call began has one in flight.
   struct tcall* in_task = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
   if (!in_task || !in_task->active) return 0;
   in_task->active = 0;
+  // A write of `top`'s that never left its CPU waited for nothing top
+  // reports (a synchronous write waits for its device): not even a clock
+  // read.
+  if (in_task->lazy && !in_task->begun) return 0;
+  const __u64 now = bpf_ktime_get_ns();
   struct trace_totals* t = Totals();
   if (!t) return 0;
-  const __u64 now = bpf_ktime_get_ns();
   struct tcall c = *in_task;
   __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {}, sum = 0;
-  if (!SplitEnd(now, &ns, parts, during)) return 0;
+  if (!SplitEnd(now, &ns, parts, during)) {
+    if (c.lazy) Count(&t->lost_calls);  // its split's storage could not be had
+    return 0;
+  }
   for (int i = 0; i < SPLIT_PARTS; ++i) sum += parts[i];
   if (sum != ns) Count(&t->unbalanced);               // the parts are the call's, end to end
   if (machine_self && IsWriteKind(c.class_id / 4)) {  // `top`: its file, now
     if (ns < machine_resolve_ns) return 0;
+    c.fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);  // the call's arguments, kept in regs
     struct file* f = FileOf(c.fd);
     if (!NoteFile(f, &c.dev, &c.ino)) return 0;
     c.file = f;
