@@ -174,7 +174,9 @@ TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStalls
   bool lost = false;
   const std::map<long, Paused> paused = PausesOf(ftrace.Stop(), &lost);
   ASSERT_FALSE(lost) << "the ftrace instance overwrote events";
-  ASSERT_TRUE(std::filesystem::exists(doc_path)) << Slurp(err);
+  ASSERT_TRUE(std::filesystem::exists(doc_path))
+      << "top's stderr: " << Slurp(err) << "; pid " << top_pid << ": "
+      << Shell("kill -0 " + top_pid + " 2>&1 && echo still running; dmesg | tail -n 3");
   const json doc = json::parse(Slurp(doc_path));
   const auto procs = RowsOf(doc, "top");
   const auto stalls = RowsOf(doc, "top-stalls");
