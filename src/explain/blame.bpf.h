@@ -49,14 +49,41 @@ struct {
   __type(value, struct blame_last);
 } blame_last SEC(".maps");
 
-// Bytes charged, per window or commit and culprit, until the window closes
-// (trace_counters.h).
+// Bytes charged, per group and culprit, until the window closes
+// (trace_counters.h): a window's close reads its group's slots, whatever
+// else is open (a walk of a hash map of every group's charges cost a
+// flush about 3 us).
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, TRACE_BLAME_GROUPS);
+  __type(key, __u32);
+  __type(value, struct trace_blame_group);
+} blame_groups SEC(".maps");
+
+// Each group's index in blame_groups, by (domain << 8 | kind), given out in
+// order as groups are first charged.
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 1024);  // a flush walks all its buckets: ~3 us at 1024
-  __type(key, struct trace_blame_key);
-  __type(value, struct trace_blame_val);
-} blame_charges SEC(".maps");
+  __uint(max_entries, TRACE_BLAME_GROUPS);
+  __type(key, __u64);
+  __type(value, __u32);
+} blame_group_of SEC(".maps");
+__u32 blame_groups_used = 0;
+
+// The group of (domain, kind), given an index on first sight when create;
+// null when there is none (or no index is left: its charges are lost,
+// counted by the caller).
+static __always_inline struct trace_blame_group* BlameGroup(__u32 domain, __u32 kind, int create) {
+  const __u64 key = ((__u64)domain << 8) | kind;
+  __u32* at = bpf_map_lookup_elem(&blame_group_of, &key);
+  if (!at && create) {
+    const __u32 n = __sync_fetch_and_add(&blame_groups_used, 1);
+    if (n >= TRACE_BLAME_GROUPS) return 0;
+    bpf_map_update_elem(&blame_group_of, &key, &n, BPF_NOEXIST);  // or another CPU's first
+    at = bpf_map_lookup_elem(&blame_group_of, &key);
+  }
+  return at ? bpf_map_lookup_elem(&blame_groups, at) : 0;
+}
 
 // When each watched file system's open window of pages dirtied began.
 struct {
@@ -129,50 +156,74 @@ static __always_inline void BlameCulprit(struct bio* bio, struct trace_blame_key
   __builtin_memcpy(v->comm, d->comm, sizeof v->comm);
 }
 
-static __always_inline void BlameAdd(const struct trace_blame_key* k,
-                                     const struct trace_blame_val* v, __u64 bytes) {
-  struct trace_blame_val* in = bpf_map_lookup_elem(&blame_charges, k);
-  if (!in) {
-    bpf_map_update_elem(&blame_charges, k, v, BPF_NOEXIST);
-    in = bpf_map_lookup_elem(&blame_charges, k);
-  }
-  if (in) {
-    __sync_fetch_and_add(&in->bytes, bytes);
-    return;
-  }
-  struct trace_totals* t = Totals();
-  if (t) __sync_fetch_and_add(&t->charges_lost, bytes);
+static __always_inline int BlameSameCulprit(const struct trace_blame_key* a,
+                                            const struct trace_blame_key* b) {
+  return a->cause == b->cause && a->tgid == b->tgid && a->dev == b->dev && a->ino == b->ino;
 }
 
-struct blame_take_ctx {
-  __u32 domain, kind;
-};
-
-// Moves one culprit's bytes of the closing window into this CPU's record.
-static long BlameTake(struct bpf_map* map, struct trace_blame_key* k, struct trace_blame_val* v,
-                      struct blame_take_ctx* c) {
-  if (k->domain != c->domain || k->kind != c->kind) return 0;
-  const __u64 bytes = __sync_lock_test_and_set(&v->bytes, 0);
-  struct trace_blame_key key = *k;
-  struct trace_blame_val val = *v;
-  bpf_map_delete_elem(&blame_charges, &key);
-  __u32 zero = 0;
-  struct blame_scratch* s = bpf_map_lookup_elem(&blame_scratch, &zero);
-  if (!s || !bytes) return 0;
-  const __u32 n = s->e.n;
-  if (n >= TRACE_CHARGE_ENTRIES) {
-    s->e.rest_bytes += bytes;
-    return 0;
+// Adds bytes to k's slot of its group, or claims a free one for it, or
+// adds them to the group's rest. Two CPUs seeing a new culprit at once
+// may each claim a slot for it: user space sums a window's slots by
+// culprit.
+static __always_inline void BlameAdd(const struct trace_blame_key* k,
+                                     const struct trace_blame_val* v, __u64 bytes) {
+  struct trace_blame_group* g = BlameGroup(k->domain, k->kind, 1);
+  if (!g) {
+    struct trace_totals* t = Totals();
+    if (t) __sync_fetch_and_add(&t->charges_lost, bytes);
+    return;
   }
-  struct trace_charge* e = &s->e.e[n];
-  e->tgid = key.tgid;
-  e->cause = key.cause;
-  e->dev = key.dev;
-  e->ino = key.ino;
-  e->bytes = bytes;
-  __builtin_memcpy(e->comm, val.comm, sizeof e->comm);
-  s->e.n = n + 1;
-  return 0;
+  int free_at = -1;
+  for (int i = 0; i < TRACE_CHARGE_ENTRIES; ++i) {
+    struct trace_blame_slot* s = &g->s[i];
+    const __u32 state = s->state;
+    if (state == TRACE_SLOT_READY && BlameSameCulprit(&s->key, k)) {
+      __sync_fetch_and_add(&s->val.bytes, bytes);
+      return;
+    }
+    if (state == TRACE_SLOT_FREE && free_at < 0) free_at = i;
+  }
+  if (free_at >= 0 && free_at < TRACE_CHARGE_ENTRIES) {
+    struct trace_blame_slot* s = &g->s[free_at];
+    if (__sync_val_compare_and_swap(&s->state, TRACE_SLOT_FREE, TRACE_SLOT_CLAIMED) ==
+        TRACE_SLOT_FREE) {
+      s->key = *k;
+      __builtin_memcpy(s->val.comm, v->comm, sizeof s->val.comm);
+      // Bytes a late add left in the slot after its close freed it: the
+      // group's rest, not this culprit's.
+      const __u64 left = __sync_lock_test_and_set(&s->val.bytes, bytes);
+      if (left) __sync_fetch_and_add(&g->rest_bytes, left);
+      __sync_lock_test_and_set(&s->state, TRACE_SLOT_READY);
+      return;
+    }
+  }
+  __sync_fetch_and_add(&g->rest_bytes, bytes);
+}
+
+// Moves the group's charges into record e and empties them: each named
+// culprit's bytes, and the rest. A slot charged nothing since the last
+// close is freed for another culprit.
+static __always_inline void BlameTake(struct trace_blame_group* g, struct trace_charge_event* e) {
+  for (int i = 0; i < TRACE_CHARGE_ENTRIES; ++i) {
+    struct trace_blame_slot* s = &g->s[i];
+    if (s->state != TRACE_SLOT_READY) continue;
+    const __u64 bytes = __sync_lock_test_and_set(&s->val.bytes, 0);
+    if (!bytes) {
+      __sync_val_compare_and_swap(&s->state, TRACE_SLOT_READY, TRACE_SLOT_FREE);
+      continue;
+    }
+    const __u32 n = e->n;
+    if (n >= TRACE_CHARGE_ENTRIES) break;
+    struct trace_charge* c = &e->e[n];
+    c->tgid = s->key.tgid;
+    c->cause = s->key.cause;
+    c->dev = s->key.dev;
+    c->ino = s->key.ino;
+    c->bytes = bytes;
+    __builtin_memcpy(c->comm, s->val.comm, sizeof c->comm);
+    e->n = n + 1;
+  }
+  e->rest_bytes = __sync_lock_test_and_set(&g->rest_bytes, 0);
 }
 
 // Sends what was charged to a window or commit since t0 and empties it.
@@ -190,8 +241,8 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
   s->e.tid = tid;
   s->e.n = 0;
   s->e.rest_bytes = 0;
-  struct blame_take_ctx c = {domain, kind};
-  bpf_for_each_map_elem(&blame_charges, BlameTake, &c, 0);
+  struct trace_blame_group* g = BlameGroup(domain, kind, 0);
+  if (g) BlameTake(g, &s->e);
   if (s->e.n || s->e.rest_bytes || flush) {
     if (bpf_ringbuf_output(&events, &s->e, sizeof s->e, BPF_RB_NO_WAKEUP) != 0) {
       struct trace_totals* t = Totals();

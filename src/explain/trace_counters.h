@@ -77,7 +77,7 @@ struct trace_totals {
   __u64 commits, conversions, journal_bytes;
   __u64 fallocates;  // fallocate calls of the scope (any file)
   __u64 hz;
-  __u64 charges_lost;  // bytes not charged to anyone: the map of charges was full
+  __u64 charges_lost;  // bytes not charged to anyone: more disks and file systems than groups
 };
 
 // The ring buffer's records.
@@ -167,9 +167,7 @@ struct trace_charge_event {
   struct trace_charge e[TRACE_CHARGE_ENTRIES];
 };
 
-// The kernel's map of charges not yet sent (blame.bpf.h), per window or
-// commit and culprit; read by user space for the windows still open at
-// the end.
+// A culprit of a window or commit.
 struct trace_blame_key {
   __u32 domain;  // the disk (a window) or the file system (a commit)
   __u16 kind;    // TRACE_CHARGE_WINDOW or TRACE_CHARGE_COMMIT
@@ -181,6 +179,26 @@ struct trace_blame_key {
 struct trace_blame_val {
   __u64 bytes;
   char comm[16];
+};
+
+// The charges not yet sent (blame.bpf.h), per group: the open window of a
+// disk, commit or dirty window of a file system (domain and kind). Its
+// first TRACE_CHARGE_ENTRIES culprits each hold a slot, kept while they
+// are charged in every window; the rest are summed. User space reads the
+// groups still open at the end.
+#define TRACE_BLAME_GROUPS 192
+#define TRACE_SLOT_FREE 0
+#define TRACE_SLOT_CLAIMED 1  // its key is being written
+#define TRACE_SLOT_READY 2
+struct trace_blame_slot {
+  __u32 state;  // TRACE_SLOT_*
+  __u32 pad;
+  struct trace_blame_key key;
+  struct trace_blame_val val;
+};
+struct trace_blame_group {
+  __u64 rest_bytes;
+  struct trace_blame_slot s[TRACE_CHARGE_ENTRIES];
 };
 
 #define TRACE_NAME_LEN 48

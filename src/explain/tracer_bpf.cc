@@ -13,7 +13,6 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <string_view>
 
 #include "core/clock.h"
@@ -286,43 +285,41 @@ std::vector<pid_t> BpfTracer::Processes() const {
   return out;
 }
 
+// The windows still open: each group's charges not yet sent (commits
+// left out: an open commit's data is in its disk's window too).
 std::vector<TraceCharges> BpfTracer::OpenWindows() const {
   const uint64_t now_ns = NowNs();
-  std::map<std::pair<__u32, __u32>, TraceCharges> open;  // per kind and disk or file system
-  trace_blame_key key{}, next{};
-  const trace_blame_key* prev = nullptr;
-  while (bpf_map__get_next_key(skel_->maps.blame_charges, prev, &next, sizeof next) == 0) {
-    trace_blame_val v{};
+  std::vector<TraceCharges> out;
+  __u64 key = 0, next = 0;
+  const __u64* prev = nullptr;
+  while (bpf_map__get_next_key(skel_->maps.blame_group_of, prev, &next, sizeof next) == 0) {
     key = next;
     prev = &key;
-    if (next.kind == TRACE_CHARGE_COMMIT ||
-        bpf_map__lookup_elem(skel_->maps.blame_charges, &next, sizeof next, &v, sizeof v, 0) != 0 ||
-        v.bytes == 0)
+    __u32 at = 0;
+    trace_blame_group g{};
+    const __u32 kind = static_cast<__u32>(next & 0xff), domain = static_cast<__u32>(next >> 8);
+    if (kind == TRACE_CHARGE_COMMIT ||
+        bpf_map__lookup_elem(skel_->maps.blame_group_of, &next, sizeof next, &at, sizeof at, 0) ||
+        bpf_map__lookup_elem(skel_->maps.blame_groups, &at, sizeof at, &g, sizeof g, 0))
       continue;
-    auto [it, fresh] = open.try_emplace({next.kind, next.domain});
-    TraceCharges& e = it->second;
-    if (fresh) {
-      e.type = TRACE_EVENT_CHARGE;
-      e.kind = next.kind;
-      e.dev = next.domain;
-      e.t1 = now_ns;
-      __u64 t0 = now_ns;
-      bpf_map__lookup_elem(next.kind == TRACE_CHARGE_DIRTY ? skel_->maps.blame_dirty_windows
-                                                           : skel_->maps.blame_windows,
-                           &next.domain, sizeof next.domain, &t0, sizeof t0, 0);
-      e.t0 = t0;
+    TraceCharges e{};
+    e.type = TRACE_EVENT_CHARGE;
+    e.kind = kind;
+    e.dev = domain;
+    e.t0 = e.t1 = now_ns;
+    bpf_map__lookup_elem(
+        kind == TRACE_CHARGE_DIRTY ? skel_->maps.blame_dirty_windows : skel_->maps.blame_windows,
+        &domain, sizeof domain, &e.t0, sizeof e.t0, 0);
+    for (const trace_blame_slot& s : g.s) {
+      if (s.state != TRACE_SLOT_READY || s.val.bytes == 0) continue;
+      trace_charge& c = e.e[e.n++];
+      c.tgid = s.key.tgid, c.cause = s.key.cause, c.dev = s.key.dev, c.ino = s.key.ino;
+      c.bytes = s.val.bytes;
+      std::memcpy(c.comm, s.val.comm, sizeof c.comm);
     }
-    if (e.n >= TRACE_CHARGE_ENTRIES) {
-      e.rest_bytes += v.bytes;
-      continue;
-    }
-    trace_charge& c = e.e[e.n++];
-    c.tgid = next.tgid, c.cause = next.cause, c.dev = next.dev, c.ino = next.ino;
-    c.bytes = v.bytes;
-    std::memcpy(c.comm, v.comm, sizeof c.comm);
+    e.rest_bytes = g.rest_bytes;
+    if (e.n || e.rest_bytes) out.push_back(e);
   }
-  std::vector<TraceCharges> out;
-  for (auto& [where, e] : open) out.push_back(e);
   return out;
 }
 

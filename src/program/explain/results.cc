@@ -47,9 +47,9 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
       "windows of charged writes not kept (more than 200000): later calls' culprits are not named");
   if (x.charges_lost)
     notes.push_back(
-        fmt::format("{:.1f} MB written to the disks charged to no one: the map of charges was "
-                    "full",
-                    static_cast<double>(x.charges_lost) / 1e6));
+        fmt::format("{:.1f} MB written to the disks charged to no one: too many disks and file "
+                    "systems written ({} windows at most)",
+                    static_cast<double>(x.charges_lost) / 1e6, TRACE_BLAME_GROUPS));
   if (x.unbalanced)
     notes.push_back(
         fmt::format("{} calls' parts did not add up to the call (a bug)", x.unbalanced));

@@ -66,7 +66,8 @@ std::vector<std::string> TopNotes(const Tracer& tracer, const TopTally& tally) {
   lost(tally.windows_dropped(), "windows of charged writes not kept: some culprits not named");
   if (t.charges_lost)
     notes.push_back(std::to_string(t.charges_lost / 1000000) +
-                    " MB written charged to no one: the map of charges was full");
+                    " MB written charged to no one: too many disks and file systems written (" +
+                    std::to_string(TRACE_BLAME_GROUPS) + " windows at most)");
   if (t.unbalanced)
     notes.push_back(std::to_string(t.unbalanced) + " calls' parts did not add up (a bug)");
   if (tracer.WaitFunctionsFound() == 0) notes.push_back(kNoWaitFunctions);
