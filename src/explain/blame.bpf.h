@@ -201,17 +201,15 @@ static __always_inline void BlameAdd(const struct trace_blame_key* k,
 }
 
 // Moves the group's charges into record e and empties them: each named
-// culprit's bytes, and the rest. A slot charged nothing since the last
-// close is freed for another culprit.
+// culprit's bytes, and the rest. Every slot is freed: the next window
+// names the first culprits charged in it.
 static __always_inline void BlameTake(struct trace_blame_group* g, struct trace_charge_event* e) {
   for (int i = 0; i < TRACE_CHARGE_ENTRIES; ++i) {
     struct trace_blame_slot* s = &g->s[i];
     if (s->state != TRACE_SLOT_READY) continue;
     const __u64 bytes = __sync_lock_test_and_set(&s->val.bytes, 0);
-    if (!bytes) {
-      __sync_val_compare_and_swap(&s->state, TRACE_SLOT_READY, TRACE_SLOT_FREE);
-      continue;
-    }
+    __sync_val_compare_and_swap(&s->state, TRACE_SLOT_READY, TRACE_SLOT_FREE);
+    if (!bytes) continue;
     const __u32 n = e->n;
     if (n >= TRACE_CHARGE_ENTRIES) break;
     struct trace_charge* c = &e->e[n];

@@ -182,10 +182,10 @@ struct trace_blame_val {
 };
 
 // The charges not yet sent (blame.bpf.h), per group: the open window of a
-// disk, commit or dirty window of a file system (domain and kind). Its
-// first TRACE_CHARGE_ENTRIES culprits each hold a slot, kept while they
-// are charged in every window; the rest are summed. User space reads the
-// groups still open at the end.
+// disk, commit or dirty window of a file system (domain and kind). The
+// first TRACE_CHARGE_ENTRIES culprits charged in a window each hold a
+// slot; the rest are summed. User space reads the groups still open at
+// the end.
 #define TRACE_BLAME_GROUPS 192
 #define TRACE_SLOT_FREE 0
 #define TRACE_SLOT_CLAIMED 1  // its key is being written
