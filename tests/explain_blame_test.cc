@@ -199,6 +199,43 @@ TEST_F(ExplainBlame, OnTheRootDiskTheWritersAreTheCulpritsOfTheFlushesRankedByBy
   Check(dir, "450", "150", "direct");
 }
 
+// Twenty direct writers, more than a window names (16): every byte is
+// charged, the first 16 of a window by name and the rest as others; no
+// writer is charged more than it wrote.
+TEST_F(ExplainBlame, MoreWritersThanAWindowNamesAreAllCharged) {
+  const std::string dir = work.path() + "/twenty", doc_path = work.path() + "/twenty.json";
+  std::filesystem::create_directories(dir);
+  const std::string out =
+      Shell(std::string(WRITELAB_BINARY) + " explain --quiet --json " + doc_path +
+            " -- sh -c 'for i in $(seq 20); do dd if=/dev/zero of=" + dir +
+            "/f$i bs=64k count=160 oflag=direct status=none & done; wait' 2>&1; echo rc=$?");
+  ASSERT_NE(out.find("rc=0"), std::string::npos) << out;
+  const double each = 160 * 65536 / 1e6, all = 20 * each;
+  double charged = 0;
+  int named = 0, others = 0;
+  const json doc = json::parse(Slurp(doc_path));
+  for (const json& e : doc["experiments"]) {
+    if (e["name"] != "explain-culprits") continue;
+    for (const json& r : e["rows"]) {
+      const std::string name = r["name"];
+      double mb = 0;
+      for (const json& f : r["figures"])
+        if (f["key"] == "written_mb") mb = f["value"]["median"];
+      if (name.starts_with("dd (pid ")) {
+        ++named;
+        EXPECT_LE(mb, each + 0.001) << name << " charged more than it wrote";
+      } else if (name.starts_with("others")) {
+        ++others;
+      } else {
+        continue;  // the journal's and metadata's own blocks
+      }
+      charged += mb;
+    }
+  }
+  EXPECT_GE(named, 16) << "a window names 16";
+  EXPECT_NEAR(charged, all, 0.01 * all) << named << " writers named, " << others << " others row";
+}
+
 TEST_F(ExplainBlame, OnAJournaledTestBedACommitsOrderedDataIsChargedToWhoDirtiedIt) {
   TestFs fs(work.path() + "-ordered", "data=ordered,nodelalloc", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
