@@ -173,8 +173,7 @@ TEST(Recommendations, TheBystandersVerdictIsARankTestOverFiveTrials) {
       << "four trials each, however apart, are too few: " << rec.verdict;
   doc.experiments = {short_trials, PastTheThreshold({444}, {7.9})};
   rec = Recommendations(doc, Experiments())[0];
-  EXPECT_NE(rec.verdict.find("too few trials to judge stalls (1, 5 needed)"),
-            std::string::npos)
+  EXPECT_NE(rec.verdict.find("too few trials to judge stalls (1, 5 needed)"), std::string::npos)
       << "one trial's worst is no verdict: " << rec.verdict;
   EXPECT_NE(rec.text.find("fewer than the 5 a rank test needs"), std::string::npos) << rec.text;
   EXPECT_EQ(rec.text.find("prefer paced"), std::string::npos) << rec.text;
