@@ -175,6 +175,7 @@ static __always_inline void Count(__u64* field) {
 // split begins, and the commits and conversions it may wait for count from
 // now (none can end for it while it runs).
 static __always_inline __u64 SplitLazyStart(struct task_struct* task) {
+  if (!machine_self) return 0;  // explain: every call's split begins with it
   struct tcall* c = bpf_task_storage_get(&calls, task, 0, 0);
   if (!c || !c->active || !c->lazy || c->begun) return 0;
   struct trace_totals* t = Totals();
