@@ -332,16 +332,17 @@ static __always_inline struct split_thread* SplitBegin(__u64 now) {
 static __always_inline __u64 SplitLazyStart(struct task_struct* task);
 
 // task leaves its CPU for the first time in a call whose split was left
-// for now: its split begins, all of the call until now on its CPU (the
-// overlaps count from now: the disk's activity while it ran is not
-// wanted). Null when the storage cannot be had: the call's end finds its
-// split missing and counts it lost.
-static __always_inline struct split_thread* SplitLazy(struct task_struct* task, __u64 now) {
+// for now (*now, read here): its split begins, all of the call until now
+// on its CPU (the overlaps count from now: the disk's activity while it
+// ran is not wanted). Null when the storage cannot be had: the call's end
+// finds its split missing and counts it lost.
+static __always_inline struct split_thread* SplitLazy(struct task_struct* task, __u64* now) {
   const __u64 start = SplitLazyStart(task);
   if (!start) return 0;
   struct split_thread* t =
       bpf_task_storage_get(&split_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (t) SplitStart(t, start, now);
+  *now = bpf_ktime_get_ns();
+  if (t) SplitStart(t, start, *now);
   return t;
 }
 #endif
@@ -370,18 +371,22 @@ static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* d
 SEC("tp_btf/sched_switch")
 int BPF_PROG(split_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  const __u64 now = bpf_ktime_get_ns();
+  // Most switches are of threads in no timed call: the clock is read only
+  // for one that is (every switch of the machine runs this).
+  __u64 now = 0;
   struct split_thread* t = bpf_task_storage_get(&split_threads, prev, 0, 0);
 #ifdef SPLIT_LAZY
-  if (!t || !t->active) t = SplitLazy(prev, now);
+  if (!t || !t->active) t = SplitLazy(prev, &now);
 #endif
   if (t && t->active) {
+    if (!now) now = bpf_ktime_get_ns();
     SplitClose(t, now);
     SplitRecover(t, prev);
     t->seg = preempt || prev_state == 0 ? SPLIT_RUNQ : SleepPart(ctx, SplitState());
   }
   t = bpf_task_storage_get(&split_threads, next, 0, 0);
   if (t && t->active) {
+    if (!now) now = bpf_ktime_get_ns();
     if (t->seg >= SPLIT_JOURNAL) SplitMissed(t, next, now);  // still asleep: wakeup not seen
     SplitClose(t, now);
     t->seg = SPLIT_CPU;
