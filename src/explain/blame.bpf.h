@@ -224,8 +224,9 @@ static __always_inline void BlameTake(struct trace_blame_group* g, struct trace_
   e->rest_bytes = __sync_lock_test_and_set(&g->rest_bytes, 0);
 }
 
-// Sends what was charged to a window or commit since t0 and empties it.
-static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __u64 t0, __u64 tid) {
+// Sends what was charged to a window or commit from t0 to t1 and empties it.
+static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __u64 t0, __u64 t1,
+                                       __u64 tid) {
   __u32 zero = 0;
   struct blame_scratch* s = bpf_map_lookup_elem(&blame_scratch, &zero);
   if (!s || s->busy) return;
@@ -235,7 +236,7 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
   s->e.dev = domain;
   s->e.flush = flush;
   s->e.t0 = t0;
-  s->e.t1 = bpf_ktime_get_ns();
+  s->e.t1 = t1;
   s->e.tid = tid;
   s->e.n = 0;
   s->e.rest_bytes = 0;
@@ -256,13 +257,13 @@ static __always_inline void BlameWindowEnd(__u32 disk, __u32 flush) {
   __u64* t0 = bpf_map_lookup_elem(&blame_windows, &disk);
   if (!t0) {
     bpf_map_update_elem(&blame_windows, &disk, &now, BPF_NOEXIST);
-    if (flush) BlameClose(disk, TRACE_CHARGE_WINDOW, flush, now, 0);
+    if (flush) BlameClose(disk, TRACE_CHARGE_WINDOW, flush, now, now, 0);
     return;
   }
   const __u64 began = *t0;
   if (!flush && now - began < TRACE_CHARGE_WINDOW_NS) return;
   if (__sync_val_compare_and_swap(t0, began, now) != began) return;  // another CPU closed it
-  BlameClose(disk, TRACE_CHARGE_WINDOW, flush, began, 0);
+  BlameClose(disk, TRACE_CHARGE_WINDOW, flush, began, now, 0);
 }
 
 SEC("tp_btf/block_bio_queue")
@@ -318,7 +319,7 @@ static __always_inline void BlameDirtied(struct blame_last* l) {
   const __u64 began = *t0;
   if (now - began < TRACE_CHARGE_WINDOW_NS || __sync_val_compare_and_swap(t0, began, now) != began)
     return;
-  BlameClose(k.domain, TRACE_CHARGE_DIRTY, 0, began, 0);
+  BlameClose(k.domain, TRACE_CHARGE_DIRTY, 0, began, now, 0);
 }
 
 // A page turns dirty: its file's dirtier is remembered, its bytes gathered.

@@ -50,11 +50,17 @@ static __always_inline void SplitClock(struct split_state* s, __u64 now, __u64* 
     out[i] = s->cum[i] + (i == d && now > last ? now - last : 0);
 }
 
-static __always_inline void SplitChange(__u32 which, int delta) {
-  struct split_state* s = SplitState();
+// The count of overlap which changes by delta at now: the time until now
+// was the old state's.
+static __always_inline void SplitChangeAt(struct split_state* s, __u32 which, int delta,
+                                          __u64 now) {
   if (!s || which >= SPLIT_OVERLAPS) return;
-  Advance(s, bpf_ktime_get_ns());  // the time until now was the old state's
+  Advance(s, now);
   __sync_fetch_and_add(&s->counts[which], delta);
+}
+
+static __always_inline void SplitChange(__u32 which, int delta) {
+  SplitChangeAt(SplitState(), which, delta, bpf_ktime_get_ns());
 }
 
 static __always_inline void SplitCount(__u64* field) {
@@ -96,14 +102,15 @@ static __always_inline void SplitRqIssue(struct request* rq, __u32 opf) {
   if (old) {  // issued again with no requeue or completion seen between
     if (s) SplitCount(&s->check.rq_reissued);
     if (old->during != during) {
-      SplitChange(old->during, -1);
-      SplitChange(during, 1);
+      SplitChangeAt(s, old->during, -1, now);
+      SplitChangeAt(s, during, 1, now);
       old->during = during;
     }
     old->issue_ns = now;
   } else {
     struct split_rq v = {now, during, 0};
-    if (bpf_map_update_elem(&split_rqs, &key, &v, BPF_NOEXIST) == 0) SplitChange(during, 1);
+    if (bpf_map_update_elem(&split_rqs, &key, &v, BPF_NOEXIST) == 0)
+      SplitChangeAt(s, during, 1, now);
   }
   if (!s) return;
   const __u64 last = s->last_reap_ns;

@@ -205,10 +205,11 @@ static __always_inline int OnFs(__u32 dev) { return bpf_map_lookup_elem(&fs_devs
 
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(rq_issue, struct request* rq) {
-  if (!OnDisk(DiskDev(rq))) return 0;
+  const __u32 disk = DiskDev(rq);
+  if (!OnDisk(disk)) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   if (IsWrite(opf) || IsFlush(opf)) SplitRqIssue(rq, opf);
-  if ((opf & 0xff) == 2) BlameWindowEnd(DiskDev(rq), 1);  // REQ_OP_FLUSH: its window ends
+  if ((opf & 0xff) == 2) BlameWindowEnd(disk, 1);  // REQ_OP_FLUSH: its window ends
   return 0;
 }
 
@@ -258,7 +259,7 @@ int BPF_PROG(commit_end, journal_t* journal, transaction_t* transaction) {
   __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
   struct split_commit open;
   if (!OnFs(dev) || !SplitCommitEnd(dev, &open)) return 0;
-  BlameClose(dev, TRACE_CHARGE_COMMIT, 0, open.start_ns, open.tid);
+  BlameClose(dev, TRACE_CHARGE_COMMIT, 0, open.start_ns, bpf_ktime_get_ns(), open.tid);
   struct trace_totals* t = Totals();
   if (!t) return 0;
   struct trace_commit_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
