@@ -207,19 +207,19 @@ static __always_inline void BlameTake(struct trace_blame_group* g, struct trace_
   for (int i = 0; i < TRACE_CHARGE_ENTRIES; ++i) {
     struct trace_blame_slot* s = &g->s[i];
     if (s->state != TRACE_SLOT_READY) continue;
-    const __u64 bytes = __sync_lock_test_and_set(&s->val.bytes, 0);
-    __sync_val_compare_and_swap(&s->state, TRACE_SLOT_READY, TRACE_SLOT_FREE);
-    if (!bytes) continue;
     const __u32 n = e->n;
     if (n >= TRACE_CHARGE_ENTRIES) break;
+    // The culprit is read before the slot is freed: another CPU may claim
+    // it at once.
     struct trace_charge* c = &e->e[n];
     c->tgid = s->key.tgid;
     c->cause = s->key.cause;
     c->dev = s->key.dev;
     c->ino = s->key.ino;
-    c->bytes = bytes;
     __builtin_memcpy(c->comm, s->val.comm, sizeof c->comm);
-    e->n = n + 1;
+    c->bytes = __sync_lock_test_and_set(&s->val.bytes, 0);
+    __sync_val_compare_and_swap(&s->state, TRACE_SLOT_READY, TRACE_SLOT_FREE);
+    if (c->bytes) e->n = n + 1;
   }
   e->rest_bytes = __sync_lock_test_and_set(&g->rest_bytes, 0);
 }
