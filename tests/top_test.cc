@@ -166,7 +166,9 @@ TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStalls
   const std::string out = Shell(std::string(paths::kBlameLoad) + " " + fs.Dir() +
                                 " 6 200 67 buffered 60 100; echo rc=$?");
   ASSERT_NE(out.find("rc=0"), std::string::npos) << out;
-  const std::string top_pid = Slurp(work.path() + "/top.pid");
+  // Its number alone: the file's newline would end the kill's line, and the
+  // shell would then refuse the wait loop after it, and not wait.
+  const std::string top_pid = std::to_string(std::stol(Slurp(work.path() + "/top.pid")));
   // Ctrl-C ends it, as a user would, a second after the load.
   sleep(1);
   Shell("kill -INT " + top_pid + "; for i in $(seq 300); do kill -0 " + top_pid +
