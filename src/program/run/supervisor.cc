@@ -123,9 +123,9 @@ uint64_t GrowthOf(const WatchedFile& f) {
   return std::min(grown, allocated);
 }
 
-Supervisor::Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t start_ns,
+Supervisor::Supervisor(const RunSpec& spec, pid_t root, int report, uint64_t born_since_ns,
                        const RunAs& as)
-    : spec_(spec), root_(root), report_(report), start_ns_(start_ns), as_(as) {}
+    : spec_(spec), root_(root), report_(report), born_since_ns_(born_since_ns), as_(as) {}
 
 void Supervisor::Note(WatchedFile& f, const struct stat& st) {
   f.size = static_cast<uint64_t>(st.st_size);
@@ -179,7 +179,7 @@ int Supervisor::FdOf(WatchedFile& f) {
     Note(f, st);
   }
   if (!first) return fd;
-  f.created = f.created || BornSince(fd, start_ns_);
+  f.created = f.created || BornSince(fd, born_since_ns_);
   // A file that was there before CMD: only what it grew by is CMD's to
   // window (its cached pages below are not the run's to drop).
   f.base = f.created ? 0 : std::min(f.first_size, f.size);
@@ -313,7 +313,7 @@ void Supervisor::Scan(pid_t pid) {
       if (!f) continue;
       f->first_size = static_cast<uint64_t>(st.st_size);
       f->first_blocks = static_cast<uint64_t>(st.st_blocks) * 512;
-      f->created = BornSince(view->handle.get(), start_ns_);
+      f->created = BornSince(view->handle.get(), born_since_ns_);
       f->base = f->created ? 0 : f->first_size;
     }
     f->link = e.path().string();

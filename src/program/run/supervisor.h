@@ -131,7 +131,7 @@ class Supervisor {
   const RunSpec& spec_;
   pid_t root_;
   int report_;
-  uint64_t start_ns_;  // born_since_ns
+  uint64_t born_since_ns_;
   RunAs as_;
   ShimRecordReader reader_;
   std::vector<WatchedFile> files_;
