@@ -57,7 +57,7 @@ struct explain_counters {
   // the split's self-check (split_parts.h's split_check), added by user
   // space when it reads the counters, not by the programs
   __u64 rq_requeued, rq_reissued, rq_reinserted, rq_lost, commits_unended, stack_misses,
-      wakeups_missed, missed_runq_ns, wakeups_unrecovered;
+      wakeups_missed, missed_runq_ns, wakeups_unrecovered, rq_found_ended, rq_untracked;
 };
 
 #endif

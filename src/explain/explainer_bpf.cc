@@ -169,6 +169,8 @@ ExplainCounters BpfExplainer::Read() const {
   sum.wakeups_missed = check_base_.wakeups_missed + st.check.wakeups_missed;
   sum.missed_runq_ns = check_base_.missed_runq_ns + st.check.missed_runq_ns;
   sum.wakeups_unrecovered = check_base_.wakeups_unrecovered + st.check.wakeups_unrecovered;
+  sum.rq_found_ended = check_base_.rq_found_ended + st.check.rq_found_ended;
+  sum.rq_untracked = check_base_.rq_untracked + st.check.rq_untracked;
   return sum;
 }
 

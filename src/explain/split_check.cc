@@ -29,6 +29,18 @@ std::vector<std::string> SplitCheckNotes(const SplitSelfCheck& c, bool only_prob
         "still in flight after 30 s, {} commits whose end was never seen: the overlap figures "
         "(during_*) count each for up to 30 s",
         k.rq_lost, c.stale, k.commits_unended));
+  if (k.rq_found_ended)
+    out.push_back(fmt::format(
+        "self-check: {} requests had ended with none of the programs seeing their completion "
+        "or requeue (seen for completions run in the softirq of an interrupted task): the "
+        "sweep every {} ms found each, and the overlap figures (during_*) count it in flight "
+        "until then",
+        k.rq_found_ended, SPLIT_RQ_SWEEP_NS / 1000000));
+  if (k.rq_untracked)
+    out.push_back(fmt::format(
+        "self-check: {} requests were not counted in flight ({} already were): the overlap "
+        "figures (during_*) miss them",
+        k.rq_untracked, SPLIT_RQS));
   if (k.stack_misses)
     out.push_back(
         fmt::format("{} sleeps whose kernel stack could not be read are counted as other sleep",

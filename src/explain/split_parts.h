@@ -41,6 +41,16 @@
 // A request still in flight this long after its issue was lost (its
 // completion never reached the tracepoint): the block layer's own timeout.
 #define SPLIT_RQ_LOST_NS (30ull * 1000000000ull)
+// Requests the overlaps can hold in flight at once, on all watched disks
+// (the sweep below reads every slot: its cost grows with this).
+#define SPLIT_RQS 16384
+// How often the requests counted in flight are compared with the kernel's
+// own state of each (struct request's state): one whose end ran none of
+// the programs is dropped at the next sweep, counted in rq_found_ended.
+#define SPLIT_RQ_SWEEP_NS (20ull * 1000000ull)
+// A request issued less long ago than this is left to the sweep after:
+// the issue's event comes just before the kernel marks it in flight.
+#define SPLIT_RQ_SETTLE_NS (1000000ull)
 
 // The self-check of the state the overlaps are read from (split.bpf.h's
 // split_state): what was repaired or given up on, and what is in flight.
@@ -60,6 +70,10 @@ struct split_check {
                               // to waiting for a CPU
   __u64 wakeups_unrecovered;  // of wakeups_missed, those whose wait could not be read (a
                               // kernel without CONFIG_SCHED_INFO): left in the sleep's part
+  __u64 rq_found_ended;       // requests the sweep found no longer in flight in the kernel
+                              // (their completion or requeue ran no program): each counted
+                              // in flight up to SPLIT_RQ_SWEEP_NS too long
+  __u64 rq_untracked;         // requests not counted in flight: SPLIT_RQS were already
 };
 
 // The state the overlaps are read from (split.bpf.h's split_state map).

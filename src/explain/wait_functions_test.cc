@@ -96,6 +96,22 @@ TEST(SplitCheck, SaysWhatWasLostOrThatItHeld) {
   EXPECT_NE(lost[1].find("2 wakeups ran none"), std::string::npos) << lost[1];
   EXPECT_NE(lost[1].find("counted in their sleep's part"), std::string::npos) << lost[1];
   c.check.wakeups_unrecovered = 0;
+  c.check.wakeups_missed = 0;
+  c.check.rq_found_ended = 4;  // ends no program saw, found by the sweep: said with the bound
+  lost = SplitCheckNotes(c, true);
+  ASSERT_EQ(lost.size(), 2u);
+  EXPECT_NE(lost[1].find("4 requests had ended with none of the programs seeing"),
+            std::string::npos)
+      << lost[1];
+  EXPECT_NE(lost[1].find("every 20 ms"), std::string::npos) << lost[1];
+  c.check.rq_found_ended = 0;
+  c.check.rq_untracked = 7;  // a full map: said, with what it held
+  lost = SplitCheckNotes(c, true);
+  ASSERT_EQ(lost.size(), 2u);
+  EXPECT_NE(lost[1].find("7 requests were not counted in flight (16384 already were)"),
+            std::string::npos)
+      << lost[1];
+  c.check.rq_untracked = 0;
   c.counts[SPLIT_DURING_FLUSH] = 1;  // a count the map does not back
   EXPECT_FALSE(c.Balanced());
   EXPECT_NE(SplitCheckNotes(c)[0].find("self-check FAILED"), std::string::npos);
