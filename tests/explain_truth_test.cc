@@ -163,6 +163,10 @@ class ExplainTruth : public ::testing::Test {
     EXPECT_NE(doc.find("self-check: every request and commit seen in flight ended"),
               std::string::npos)
         << "the self-check: " << err;
+    std::string checks;  // every self-check note, for an overlap that differs
+    for (size_t at = doc.find("\"self-check"); at != std::string::npos;
+         at = doc.find("\"self-check", at + 1))
+      checks += doc.substr(at, doc.find('"', at + 1) - at + 1) + " ";
     if (const size_t at = doc.find("wakeups ran none"); at != std::string::npos) {
       const size_t from = doc.rfind('"', at) + 1;
       std::printf("truth: note: %s\n", doc.substr(from, doc.find('"', at) - from).c_str());
@@ -223,12 +227,16 @@ class ExplainTruth : public ::testing::Test {
       // beside, their totals were seen 6 points apart once; 10 is allowed.
       for (int i = 0; i < kOverlaps; ++i)
         EXPECT_NEAR(Pct(a.during[i], a.ns), Pct(b.during[i], b.ns), 10)
-            << name << " " << kOverlapNames[i];
+            << name << " " << kOverlapNames[i] << "; the document's self-check: " << checks;
       // The comparison, for docs/explain.md: each part as writelab/the tracer.
       std::printf("truth: %s %s %s: %zu of %zu agree;", w.dir.c_str(), mode.c_str(),
                   beside ? "beside dd" : "alone", agree, durable);
       for (int i = 0; i < kParts; ++i)
         std::printf(" %s %.1f/%.1f", kPartNames[i], Pct(a.part[i], a.ns), Pct(b.part[i], b.ns));
+      std::printf(";");
+      for (int i = 0; i < kOverlaps; ++i)
+        std::printf(" %s %.1f/%.1f", kOverlapNames[i], Pct(a.during[i], a.ns),
+                    Pct(b.during[i], b.ns));
       std::printf("\n");
     }
   }
