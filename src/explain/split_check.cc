@@ -32,9 +32,9 @@ std::vector<std::string> SplitCheckNotes(const SplitSelfCheck& c, bool only_prob
   if (k.rq_found_ended)
     out.push_back(fmt::format(
         "self-check: {} requests had ended with none of the programs seeing their completion "
-        "or requeue (seen for completions run in the softirq of an interrupted task): the "
-        "sweep every {} ms found each, and the overlap figures (during_*) count it in flight "
-        "until then",
+        "or requeue (completions in a softirq that interrupted writelab's own system-call "
+        "programs): the sweep every {} ms found each, and the overlap figures (during_*) "
+        "count it in flight until then",
         k.rq_found_ended, SPLIT_RQ_SWEEP_NS / 1000000));
   if (k.rq_untracked)
     out.push_back(fmt::format(
