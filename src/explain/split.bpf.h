@@ -124,6 +124,9 @@ static __always_inline void SplitRqIssue(struct request* rq, __u32 opf) {
       SplitCount(&s->check.rq_untracked);
   }
   if (!s) return;
+  // Only this request in flight: nothing older to sweep (a syncing loop
+  // that waits for each request seldom sweeps at all).
+  if (s->counts[SPLIT_DURING_FLUSH] + s->counts[SPLIT_DURING_WRITES] <= 1) return;
   const __u64 last = s->last_reap_ns;
   if (now - last > SPLIT_RQ_SWEEP_NS &&
       __sync_val_compare_and_swap(&s->last_reap_ns, last, now) == last)

@@ -44,9 +44,10 @@
 // Requests the overlaps can hold in flight at once, on all watched disks
 // (the sweep below reads every slot: its cost grows with this).
 #define SPLIT_RQS 16384
-// How often the requests counted in flight are compared with the kernel's
-// own state of each (struct request's state): one whose end ran none of
-// the programs is dropped at the next sweep, counted in rq_found_ended.
+// How often, at most, the requests counted in flight are compared with
+// the kernel's own state of each (struct request's state), at an issue
+// while another is in flight: one whose end ran none of the programs is
+// dropped at the next sweep, counted in rq_found_ended.
 #define SPLIT_RQ_SWEEP_NS (20ull * 1000000ull)
 // A request issued less long ago than this is left to the sweep after:
 // the issue's event comes just before the kernel marks it in flight.
