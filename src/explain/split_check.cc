@@ -47,16 +47,17 @@ std::vector<std::string> SplitCheckNotes(const SplitSelfCheck& c, bool only_prob
                     k.stack_misses));
   if (k.wakeups_missed > k.wakeups_unrecovered)
     out.push_back(fmt::format(
-        "{} wakeups ran none of the split's programs (the kernel skips a program already "
-        "running on that CPU): the {:.3f} ms their threads then waited for a CPU, read from the "
-        "scheduler's own count (sched_info.run_delay), is counted as waiting for a CPU",
+        "{} wakeups ran none of the split's programs (their threads were switched in "
+        "while the split still had them asleep): the {:.3f} ms their threads then waited for a "
+        "CPU, read from the scheduler's own count (sched_info.run_delay), is counted as "
+        "waiting for a CPU",
         k.wakeups_missed - k.wakeups_unrecovered, static_cast<double>(k.missed_runq_ns) / 1e6));
   if (k.wakeups_unrecovered)
     out.push_back(fmt::format(
-        "{} wakeups ran none of the split's programs (the kernel skips a program already "
-        "running on that CPU), on a kernel that keeps no count of a thread's waits for a CPU "
-        "(CONFIG_SCHED_INFO): those threads' waits for a CPU after them are counted in their "
-        "sleep's part",
+        "{} wakeups ran none of the split's programs (their threads were switched in "
+        "while the split still had them asleep), on a kernel that keeps no count of a thread's "
+        "waits for a CPU (CONFIG_SCHED_INFO): those threads' waits for a CPU after them are "
+        "counted in their sleep's part",
         k.wakeups_unrecovered));
   // The balance said whenever it held, beside what else the check found.
   if (!only_problems && c.Balanced() && !lost) {

@@ -63,8 +63,7 @@ struct split_check {
   __u64 commits_unended;      // commits started again before their end was seen
   __u64 stack_misses;         // switch-outs whose stack could not be read: counted as other
   __u64 wakeups_missed;       // switch-ins of a thread the split still had asleep: its
-                              // wakeup ran no program (the kernel skips a program that
-                              // is already running on that CPU)
+                              // wakeup ran no program
   __u64 missed_runq_ns;       // their waits for a CPU, read from the scheduler's own
                               // count (sched_info.run_delay) at the thread's next
                               // switch-out or the call's end, moved from the sleep's part
