@@ -82,11 +82,12 @@ struct {
 } split_rqs SEC(".maps");
 
 // The sweep (SPLIT_RQ_SWEEP_NS): a request the kernel no longer has in
-// flight (its completion or requeue ran none of the programs, as happens
-// to completions in a softirq that interrupts a thread in the sys_enter or
-// sys_exit program, docs/explain.md) leaves at once, counted in rq_found_ended; one still in flight
-// after SPLIT_RQ_LOST_NS is dropped as lost, counted in rq_lost. The key is the request's address:
-// reading its state is a probe read, safe however the request has been reused since.
+// flight leaves at once, counted in rq_found_ended (its completion or
+// requeue ran none of the programs, as completions in a softirq that
+// interrupted a thread in the sys_enter or sys_exit program do,
+// docs/explain.md); one still in flight after SPLIT_RQ_LOST_NS is dropped
+// as lost, counted in rq_lost. The key is the request's address: reading
+// its state is a probe read, safe however the request was reused since.
 static long SplitReap(struct bpf_map* map, __u64* key, struct split_rq* rq, __u64* now) {
   if (*now < rq->issue_ns + SPLIT_RQ_SETTLE_NS) return 0;
   const int lost = *now - rq->issue_ns >= SPLIT_RQ_LOST_NS;
