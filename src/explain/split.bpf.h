@@ -83,9 +83,8 @@ struct {
 
 // The sweep (SPLIT_RQ_SWEEP_NS): a request the kernel no longer has in
 // flight leaves at once, counted in rq_found_ended (its completion or
-// requeue ran none of the programs, as completions in a softirq that
-// interrupted a thread in the sys_enter or sys_exit program do,
-// docs/explain.md); one still in flight after SPLIT_RQ_LOST_NS is dropped
+// requeue ran none of the programs: docs/explain.md says when that was
+// seen); one still in flight after SPLIT_RQ_LOST_NS is dropped
 // as lost, counted in rq_lost. The key is the request's address: reading
 // its state is a probe read, safe however the request was reused since.
 static long SplitReap(struct bpf_map* map, __u64* key, struct split_rq* rq, __u64* now) {

@@ -32,8 +32,7 @@ std::vector<std::string> SplitCheckNotes(const SplitSelfCheck& c, bool only_prob
   if (k.rq_found_ended)
     out.push_back(fmt::format(
         "self-check: {} requests had ended with none of the programs seeing their completion "
-        "or requeue (completions in a softirq that interrupted writelab's own system-call "
-        "programs): a sweep (at most every {} ms, while requests overlap) found each, and the "
+        "or requeue: a sweep (at most every {} ms, while requests overlap) found each, and the "
         "overlap figures (during_*) count it in flight until then",
         k.rq_found_ended, SPLIT_RQ_SWEEP_NS / 1000000));
   if (k.rq_untracked)
