@@ -10,6 +10,7 @@ file(GLOB WRITELAB_CORE_SOURCES CONFIGURE_DEPENDS
 # src/mpi/team_mpi.cc or team_off.cc: cmake/mpi.cmake picks one.
 list(FILTER WRITELAB_CORE_SOURCES EXCLUDE REGEX "(_test\\.cc|/main\\.cc|/team_(mpi|off)\\.cc)$")
 add_library(writelab_core STATIC ${WRITELAB_CORE_SOURCES})
+set_target_properties(writelab_core PROPERTIES UNITY_BUILD ${WRITELAB_UNITY_BUILD})
 target_include_directories(writelab_core PUBLIC src)
 target_compile_definitions(writelab_core PUBLIC WRITELAB_VERSION="${PROJECT_VERSION}")
 target_link_libraries(writelab_core PUBLIC writelab fmt::fmt nlohmann_json::nlohmann_json
