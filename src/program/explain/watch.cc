@@ -40,6 +40,7 @@
 #include "telemetry/identify.h"
 #include "telemetry/procfs.h"
 #include "telemetry/sysfs_block.h"
+#include "testbed/journal.h"
 #include "writelab/unique_fd.h"
 
 namespace writelab {
@@ -162,6 +163,25 @@ bool ProcessExited(int pidfd) {
   return poll(&p, 1, 0) != 0;
 }
 
+// A pidfd of the process the user named by its number: refused when the
+// process that has that number now started after writelab did (the one
+// named has ended and its number was given to another), read while the
+// pidfd shows it alive, so that the start time read is its own.
+Result<UniqueFd> HoldNamedProcess(pid_t pid) {
+  const std::string what = "--pid: process " + std::to_string(pid);
+  UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  if (!fd) return Unexpected(ErrnoError(errno, what));
+  const unsigned long long started = ProcessStartTime(pid), self = ProcessStartTime(getpid());
+  if (ProcessExited(fd.get()) || started == 0)
+    return Unexpected(PlainError(what + " exited at once, before any call was seen"));
+  if (started > self)
+    return Unexpected(
+        PlainError(what +
+                   " started after writelab did: the process named has ended and its number is "
+                   "another's"));
+  return fd;
+}
+
 uint64_t CallsSeen(const Tracer& tracer) {
   uint64_t calls = 0;
   for (const TraceFile& f : tracer.Files()) calls += f.stats.calls;
@@ -172,6 +192,15 @@ uint64_t CallsSeen(const Tracer& tracer) {
 
 Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Document& doc,
                          int* exit_status) {
+  // --pid: held before the programs load (a second or more on a busy
+  // machine), during which the process named may end and its number go to
+  // another.
+  UniqueFd pidfd;
+  if (spec.command.empty()) {
+    auto held = HoldNamedProcess(spec.pid);
+    if (!held) return Unexpected(held.error());
+    pidfd = std::move(*held);
+  }
   ProgramTrace trace;
   Collector collect(trace);
   std::vector<dev_t> devices;
@@ -188,11 +217,6 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
 
   std::optional<Child> child;
   pid_t root = spec.pid;
-  UniqueFd pidfd;  // --pid: the process attached to, held (its number may be reused after it ends)
-  if (spec.command.empty()) {
-    pidfd.Reset(static_cast<int>(syscall(SYS_pidfd_open, spec.pid, 0)));
-    if (!pidfd) return Unexpected(ErrnoError(errno, "--pid: process " + std::to_string(spec.pid)));
-  }
   trace.start_ns = NowNs();
   if (!spec.command.empty()) {
     auto spawned = Spawn(spec.command, *as);
@@ -208,6 +232,12 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
   } else {
     for (pid_t p : Descendants(root))
       if (auto st = tracer->AddProcess(p); !st) return st;
+    // Ended before it was in the programs' scope (its end takes its number
+    // out of the scope only once it is in), its number may be another's
+    // that the scope now holds.
+    if (ProcessExited(pidfd.get()))
+      return Unexpected(PlainError("--pid: process " + std::to_string(root) +
+                                   " exited at once, before any call was seen"));
   }
 
   MeminfoReader mem;
