@@ -87,9 +87,10 @@ phase() {
 # the rest.
 alone='^(ExplainTruth|ExplainBlame|Top)\.|^Mpi\.([^S]|S[^u])'
 asan_build() {
-  # A unity build (several sources per translation unit) halves this
-  # build's time; the normal build above keeps one unit per source, so that
-  # each file's own includes are checked there.
+  # A unity build (several sources per translation unit), the library's
+  # sources too: the normal build above keeps one unit per source for the
+  # library and the integration tests, so that their own includes are
+  # checked there.
   . scripts/compiler_cache.sh
   cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON \
     "${compiler_cache[@]}" >/dev/null
