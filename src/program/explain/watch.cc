@@ -163,6 +163,13 @@ bool ProcessExited(int pidfd) {
   return poll(&p, 1, 0) != 0;
 }
 
+// The refusal of a --pid process that ended before any of its calls was
+// seen.
+Error ExitedAtOnce(pid_t pid) {
+  return PlainError("--pid: process " + std::to_string(pid) +
+                    " exited at once, before any call was seen");
+}
+
 // A pidfd of the process the user named by its number: refused when the
 // process that has that number now started after writelab did (the one
 // named has ended and its number was given to another), read while the
@@ -172,8 +179,7 @@ Result<UniqueFd> HoldNamedProcess(pid_t pid) {
   UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   if (!fd) return Unexpected(ErrnoError(errno, what));
   const unsigned long long started = ProcessStartTime(pid), self = ProcessStartTime(getpid());
-  if (ProcessExited(fd.get()) || started == 0)
-    return Unexpected(PlainError(what + " exited at once, before any call was seen"));
+  if (ProcessExited(fd.get()) || started == 0) return Unexpected(ExitedAtOnce(pid));
   if (started > self)
     return Unexpected(
         PlainError(what +
@@ -235,9 +241,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
     // Ended before it was in the programs' scope (its end takes its number
     // out of the scope only once it is in), its number may be another's
     // that the scope now holds.
-    if (ProcessExited(pidfd.get()))
-      return Unexpected(PlainError("--pid: process " + std::to_string(root) +
-                                   " exited at once, before any call was seen"));
+    if (ProcessExited(pidfd.get())) return Unexpected(ExitedAtOnce(root));
   }
 
   MeminfoReader mem;
@@ -256,9 +260,7 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
     } else if (ProcessExited(pidfd.get())) {
       exited = true;
       // Gone before the first poll ended, with nothing seen: nothing to explain.
-      if (first && CallsSeen(*tracer) == 0)
-        return Unexpected(PlainError("--pid: process " + std::to_string(root) +
-                                     " exited at once, before any call was seen"));
+      if (first && CallsSeen(*tracer) == 0) return Unexpected(ExitedAtOnce(root));
     }
     const uint64_t now = NowNs();
     if (exited || (spec.duration_ns && now - trace.start_ns >= spec.duration_ns)) break;
