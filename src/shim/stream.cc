@@ -355,6 +355,11 @@ FdState* Follow(int fd) {
     return nullptr;
   }
   FdState& s = *p;
+  // Inside from before the lock until after Unlock's unlock: a signal
+  // handler that interrupts this thread while it holds the lock makes the
+  // real call instead of waiting for it (counted only after the lock, or no
+  // longer before the unlock, the handler's write waited for ever).
+  ++t_inside;
   pthread_mutex_lock(&s.mu);
   if (s.kind.load(std::memory_order_relaxed) == kUnknown) {
     const bool follow = Classify(s, fd);
@@ -362,11 +367,11 @@ FdState* Follow(int fd) {
     errno = saved;
     if (!follow) {
       pthread_mutex_unlock(&s.mu);
+      --t_inside;
       return nullptr;
     }
   }
   errno = saved;
-  ++t_inside;  // until Unlock: a signal handler's write to fd must not wait for this lock
   return &s;
 }
 
@@ -381,30 +386,33 @@ FdState* FollowUnlocked(int fd) {
 
 void Unlock(FdState* s) {
   if (!s) return;
-  --t_inside;
   pthread_mutex_unlock(&s->mu);
+  --t_inside;  // after the unlock: Follow says why
 }
 
 bool Relock(FdState* s, uint64_t bytes) {
+  ++t_inside;  // before the lock: Follow says why
   if (pthread_mutex_trylock(&s->mu) != 0) {
+    --t_inside;
     s->aside.fetch_add(bytes, std::memory_order_relaxed);
     return false;
   }
   if (s->kind.load(std::memory_order_relaxed) != kTracked) {
     pthread_mutex_unlock(&s->mu);
+    --t_inside;
     return false;
   }
-  ++t_inside;
   return true;
 }
 
 bool Lock(FdState* s) {
+  ++t_inside;  // before the lock: Follow says why
   pthread_mutex_lock(&s->mu);
   if (s->kind.load(std::memory_order_relaxed) != kTracked) {
     pthread_mutex_unlock(&s->mu);
+    --t_inside;
     return false;
   }
-  ++t_inside;
   return true;
 }
 
