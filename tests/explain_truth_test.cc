@@ -30,16 +30,16 @@
 namespace writelab::testing {
 namespace {
 
-constexpr int kParts = 7, kOverlaps = 3;
-const char* const kPartNames[kParts] = {"cpu",   "runq",      "journal", "writeback",
-                                        "flush", "throttled", "other"};
+constexpr int kTruthParts = 7, kOverlaps = 3;
+const char* const kPartNames[kTruthParts] = {"cpu",   "runq",      "journal", "writeback",
+                                             "flush", "throttled", "other"};
 const char* const kOverlapNames[kOverlaps] = {"during_commit", "during_flush", "during_writes"};
 
-struct Call {
+struct TruthCall {
   long tid = 0;
   std::string name;  // the tracer's: the system call's number
   uint64_t start = 0, ns = 0;
-  double part[kParts] = {}, during[kOverlaps] = {};  // ns
+  double part[kTruthParts] = {}, during[kOverlaps] = {};  // ns
 };
 
 // The tracer's system call numbers (x86-64) by writelab's names.
@@ -52,7 +52,7 @@ std::string CallName(const std::string& nr) {
 }
 
 // A CSV with a header: each call's columns by name.
-std::vector<Call> ReadCalls(const std::string& path) {
+std::vector<TruthCall> ReadTruthCalls(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
@@ -62,19 +62,19 @@ std::vector<Call> ReadCalls(const std::string& path) {
     std::string name;
     for (size_t i = 0; std::getline(head, name, ','); ++i) col[name] = i;
   }
-  std::vector<Call> calls;
+  std::vector<TruthCall> calls;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::istringstream cells(line);
     for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
     auto at = [&](const std::string& name) { return f.at(col.at(name)); };
     auto num = [&](const std::string& name) { return std::stod(at(name)); };
-    Call c;
+    TruthCall c;
     c.tid = std::stol(at("tid"));
     c.name = col.count("call") ? at("call") : CallName(at("nr"));
     c.start = std::stoull(at("start_ns"));
     c.ns = std::stoull(at("ns"));
-    for (int i = 0; i < kParts; ++i) c.part[i] = num(std::string(kPartNames[i]) + "_ns");
+    for (int i = 0; i < kTruthParts; ++i) c.part[i] = num(std::string(kPartNames[i]) + "_ns");
     for (int i = 0; i < kOverlaps; ++i) c.during[i] = num(std::string(kOverlapNames[i]) + "_ns");
     calls.push_back(c);
   }
@@ -89,21 +89,21 @@ double Pct(double part, uint64_t whole) { return whole ? 100 * part / whole : 0;
 // in one is its n-th in the other (a system call's tracepoints may be
 // preempted on this kernel, so the two start times can be tens of
 // microseconds apart under load; the order cannot differ).
-std::vector<std::pair<const Call*, const Call*>> Pair(const std::vector<Call>& mine,
-                                                      const std::vector<Call>& traced) {
-  std::map<long, std::vector<const Call*>> theirs;
-  for (const Call& t : traced) theirs[t.tid].push_back(&t);
+std::vector<std::pair<const TruthCall*, const TruthCall*>> Pair(
+    const std::vector<TruthCall>& mine, const std::vector<TruthCall>& traced) {
+  std::map<long, std::vector<const TruthCall*>> theirs;
+  for (const TruthCall& t : traced) theirs[t.tid].push_back(&t);
   for (auto& [tid, calls] : theirs)
     std::sort(calls.begin(), calls.end(),
-              [](const Call* x, const Call* y) { return x->start < y->start; });
+              [](const TruthCall* x, const TruthCall* y) { return x->start < y->start; });
   std::map<long, size_t> next;
-  std::vector<const Call*> ordered;
-  for (const Call& c : mine) ordered.push_back(&c);
+  std::vector<const TruthCall*> ordered;
+  for (const TruthCall& c : mine) ordered.push_back(&c);
   std::sort(ordered.begin(), ordered.end(),
-            [](const Call* x, const Call* y) { return x->start < y->start; });
-  std::vector<std::pair<const Call*, const Call*>> out;
-  for (const Call* c : ordered) {
-    const std::vector<const Call*>& calls = theirs[c->tid];
+            [](const TruthCall* x, const TruthCall* y) { return x->start < y->start; });
+  std::vector<std::pair<const TruthCall*, const TruthCall*>> out;
+  for (const TruthCall* c : ordered) {
+    const std::vector<const TruthCall*>& calls = theirs[c->tid];
     size_t& n = next[c->tid];
     out.push_back({c, n < calls.size() ? calls[n] : nullptr});
     ++n;
@@ -171,7 +171,7 @@ class ExplainTruth : public ::testing::Test {
       const size_t from = doc.rfind('"', at) + 1;
       std::printf("truth: note: %s\n", doc.substr(from, doc.find('"', at) - from).c_str());
     }
-    const std::vector<Call> mine = ReadCalls(wl_csv), traced = ReadCalls(tr_csv);
+    const std::vector<TruthCall> mine = ReadTruthCalls(wl_csv), traced = ReadTruthCalls(tr_csv);
     ASSERT_FALSE(mine.empty());
     EXPECT_EQ(mine.size(), traced.size()) << "the same calls, counted both ways";
     size_t durable = 0, agree = 0;
@@ -179,47 +179,48 @@ class ExplainTruth : public ::testing::Test {
     // (at most 5% of them, as the first test allows) is counted there, and
     // one slow call can be several percent of a short run's time. The
     // totals catch a bias over many calls, as a leak in flight makes.
-    std::map<std::string, std::pair<Call, Call>> totals;  // call -> (writelab's, tracer's)
+    std::map<std::string, std::pair<TruthCall, TruthCall>>
+        totals;  // call -> (writelab's, tracer's)
     for (const auto& [mc, t] : Pair(mine, traced)) {
-      const Call& c = *mc;
+      const TruthCall& c = *mc;
       ASSERT_TRUE(t && t->name == c.name)
           << c.name << " at " << c.start << " ns (thread " << c.tid << ") is "
           << (t ? "the tracer's " + t->name : "not among the tracer's calls");
       bool all = true;
-      for (int i = 0; i < kParts; ++i)
+      for (int i = 0; i < kTruthParts; ++i)
         all &= std::abs(Pct(c.part[i], c.ns) - Pct(t->part[i], t->ns)) <= 5;
       if (Durable(c.name)) ++durable, agree += all;
       if (!all) {  // said, for whoever looks into it
         std::printf("truth: differs: %s at %llu ns, %llu ns (writelab) / %llu ns (tracer):",
                     c.name.c_str(), static_cast<unsigned long long>(c.start),
                     static_cast<unsigned long long>(c.ns), static_cast<unsigned long long>(t->ns));
-        for (int i = 0; i < kParts; ++i)
+        for (int i = 0; i < kTruthParts; ++i)
           std::printf(" %s %.0f/%.0f", kPartNames[i], c.part[i] / 1e3, t->part[i] / 1e3);
         std::printf(" us\n");
         continue;
       }
       auto& [a, b] = totals[c.name];
       a.ns += c.ns, b.ns += t->ns;
-      for (int i = 0; i < kParts; ++i) a.part[i] += c.part[i], b.part[i] += t->part[i];
+      for (int i = 0; i < kTruthParts; ++i) a.part[i] += c.part[i], b.part[i] += t->part[i];
       for (int i = 0; i < kOverlaps; ++i) a.during[i] += c.during[i], b.during[i] += t->during[i];
     }
     ASSERT_GT(durable, 0u);
     EXPECT_GE(agree, 0.95 * durable) << agree << " of " << durable << " durability calls agree";
     // Each class's total: its share of all the calls' time, and of each
     // durability call type's.
-    Call all_a, all_b;
+    TruthCall all_a, all_b;
     for (const auto& [name, ab] : totals) {
       const auto& [a, b] = ab;
       all_a.ns += a.ns, all_b.ns += b.ns;
-      for (int i = 0; i < kParts; ++i) all_a.part[i] += a.part[i], all_b.part[i] += b.part[i];
+      for (int i = 0; i < kTruthParts; ++i) all_a.part[i] += a.part[i], all_b.part[i] += b.part[i];
     }
-    for (int i = 0; i < kParts; ++i)
+    for (int i = 0; i < kTruthParts; ++i)
       EXPECT_NEAR(Pct(all_a.part[i], all_a.ns), Pct(all_b.part[i], all_b.ns), 3)
           << "all calls " << kPartNames[i];
     for (const auto& [name, ab] : totals) {
       if (!Durable(name)) continue;  // a write of microseconds: the trace's clock is too coarse
       const auto& [a, b] = ab;
-      for (int i = 0; i < kParts; ++i)
+      for (int i = 0; i < kTruthParts; ++i)
         EXPECT_NEAR(Pct(a.part[i], a.ns), Pct(b.part[i], b.ns), 3) << name << " " << kPartNames[i];
       // The overlaps are not parts: what the disk did, which both see from
       // the same request events but key differently (writelab by request,
@@ -231,7 +232,7 @@ class ExplainTruth : public ::testing::Test {
       // The comparison, for docs/explain.md: each part as writelab/the tracer.
       std::printf("truth: %s %s %s: %zu of %zu agree;", w.dir.c_str(), mode.c_str(),
                   beside ? "beside dd" : "alone", agree, durable);
-      for (int i = 0; i < kParts; ++i)
+      for (int i = 0; i < kTruthParts; ++i)
         std::printf(" %s %.1f/%.1f", kPartNames[i], Pct(a.part[i], a.ns), Pct(b.part[i], b.ns));
       std::printf(";");
       for (int i = 0; i < kOverlaps; ++i)
