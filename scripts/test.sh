@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs what is missing, builds, and runs the tests, in one of two tiers:
+# Installs what is missing, builds, and runs the tests, in one of three tiers:
 #
 #   scripts/test.sh quick   the daily loop (about 1 minute warm here): the
 #                           build (through the compiler cache), the format
@@ -10,12 +10,14 @@
 #   scripts/test.sh [full]  what CI runs (.ci/run): the checks, every test of
 #                           the normal build (unit and integration; test beds
 #                           and loop devices when root), the package test
-#                           (tests/package/run.sh), the unit tests again under
-#                           AddressSanitizer + UndefinedBehaviorSanitizer,
-#                           then each parser's fuzz target for 30 s
-#                           (scripts/fuzz.sh); the sanitizer and fuzz
-#                           builds compile beside the tests that wait on
-#                           the disk, at the lowest CPU priority
+#                           (tests/package/run.sh), and the unit tests again
+#                           under AddressSanitizer + UndefinedBehaviorSanitizer
+#                           (their build compiles beside the tests, at the
+#                           lowest CPU priority)
+#   scripts/test.sh fuzz    each parser's fuzz target (clang++, ASan + UBSan)
+#                           built and run for 30 s (scripts/fuzz.sh): CI runs
+#                           it after the full tier (.ci/run); the full tier
+#                           replays their seed corpora only, as unit tests
 #
 # A phase of the full tier that passed for this very tree (the commit, every
 # change not committed, untracked files), on this kernel and host, with the
@@ -27,18 +29,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tier=${1:-full}
 case $tier in
-  quick | full) ;;
+  quick | full | fuzz) ;;
   *)
-    echo "test: unknown tier '$tier' (quick or full)" >&2
+    echo "test: unknown tier '$tier' (quick, full or fuzz)" >&2
     exit 2
     ;;
 esac
 # Every optional part is asked for by name: a build directory configured
 # before (scripts/try.sh, or before MPI was installed) keeps what its first
-# configure found, and a part left out would only make its tests skip.
-./scripts/build.sh -DWRITELAB_BUILD_TESTS=ON -DWRITELAB_BUILD_BENCH=ON -DWRITELAB_MPI=ON \
-  -DWRITELAB_EXPLAIN=ON
-echo "== format (clang-format) and floors (scripts/check_layers.sh), after ${SECONDS}s of set-up and build"
+# configure found, and a part left out would only make its tests skip. The
+# fuzz tier needs only the packages: its build is its own (build-fuzz/).
+if [ "$tier" = fuzz ]; then
+  ./scripts/setup.sh test
+else
+  ./scripts/build.sh -DWRITELAB_BUILD_TESTS=ON -DWRITELAB_BUILD_BENCH=ON -DWRITELAB_MPI=ON \
+    -DWRITELAB_EXPLAIN=ON
+fi
+echo "== format (clang-format) and floors (scripts/check_layers.sh), after ${SECONDS}s of set-up"
 git ls-files '*.cc' '*.h' '*.c' | grep -v '^third_party/' | xargs clang-format --dry-run -Werror
 ./scripts/check_layers.sh
 # A test whose part (a build with MPI, mpirun, chromium) is missing fails
@@ -76,27 +83,23 @@ phase() {
 }
 # The tests that time the machine's CPUs (explain's split against a tracer,
 # the planted culprits, top, mpirun's interrupts) run first, with nothing
-# beside them; the rest, waiting on the disk for most of their time, run
-# with the later phases' builds compiling beside them: the sanitizer's at
-# nice 19 (a test's thread that wakes takes the CPU from it at once), the
-# fuzzers' at idle priority (only when nothing else wants a CPU, so that
-# it never delays the sanitizer's build or tests), each phase waiting for
-# its own. A phase's own build runs again after (a no-op when the one
-# beside finished, and the place an error shows). MPI's survey across
+# beside them; the rest, waiting on the disk for part of their time, run
+# with the sanitizer's build compiling beside them at nice 19 (a test's
+# thread that wakes takes the CPU from it at once). Its phase waits for
+# it, then builds again (a no-op when the one beside finished, and the
+# place an error shows). MPI's survey across
 # ranks (Mpi.Survey*, about 30 s) times nothing of its own: it runs with
 # the rest.
 alone='^(ExplainTruth|ExplainBlame|Top)\.|^Mpi\.([^S]|S[^u])'
 asan_build() {
   # A unity build (several sources per translation unit), the library's
   # sources too: the normal build above keeps one unit per source for the
-  # library and the integration tests, so that their own includes are
-  # checked there.
+  # library, so that its own includes are checked there.
   . scripts/compiler_cache.sh
   cmake -S . -B build-asan -DWRITELAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON \
     "${compiler_cache[@]}" >/dev/null
   cmake --build build-asan -j "$(nproc)" --target unit_tests
 }
-fuzz_build() { WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 0; }
 declare -A beside=()
 # build_beside PHASE PRIORITY...: PHASE's build in the background, in its
 # own process group (setsid), so that a run that stops (a failure,
@@ -106,7 +109,7 @@ build_beside() {
   shift
   [ "${WRITELAB_RETEST:-0}" != 1 ] && [ "$(cat "build/.passed/$name" 2>/dev/null)" = "$fingerprint" ] &&
     return 0
-  setsid -w "$@" bash -c "$(declare -f asan_build fuzz_build); ${name}_build" \
+  setsid -w "$@" bash -c "$(declare -f asan_build); ${name}_build" \
     >"build/$name-beside.log" 2>&1 &
   beside[$name]=$!
 }
@@ -125,7 +128,6 @@ await_beside() {
 phase_tests() {
   ctest --test-dir build --output-on-failure -j 2 -R "$alone"
   build_beside asan nice -n 19
-  build_beside fuzz chrt --idle 0 nice -n 19
   ctest --test-dir build --output-on-failure -j 2 -E "$alone"
 }
 phase_package() { BUILD_DIR=build tests/package/run.sh; }
@@ -135,14 +137,14 @@ phase_asan() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 -L unit
 }
-phase_fuzz() {
-  await_beside fuzz
-  WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30
-}
+phase_fuzz() { WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30; }
+if [ "$tier" = fuzz ]; then
+  phase fuzz "fuzz targets built and run, 30 s each, $(nproc) at a time (build-fuzz/)"
+  echo "== fuzz tier passed in ${SECONDS}s"
+  exit 0
+fi
 phase tests "tests (build/)"
 phase package "package: install, find_package, add_subdirectory, pkg-config, man page, completion, .deb"
 phase asan "unit tests under ASan + UBSan (build-asan/)"
-phase fuzz "fuzz targets, 30 s each, $(nproc) at a time (build-fuzz/)"
 await_beside asan
-await_beside fuzz
 echo "== all passed in ${SECONDS}s"
