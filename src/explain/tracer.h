@@ -52,6 +52,9 @@ class Tracer {
   // Adds a process (its thread group) to the scope; what it forks from then
   // on joins by itself.
   virtual Status AddProcess(pid_t tgid) = 0;
+  // Takes a process out of the scope again (one added that was not what
+  // was meant: its number was another's by then).
+  virtual void RemoveProcess(pid_t tgid) = 0;
   // Calls at least this long (and every durability call) are delivered.
   virtual void SetSlow(uint64_t ns) = 0;
   // Delivers what the ring holds to the sink, waiting at most timeout_ms

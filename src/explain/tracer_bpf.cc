@@ -110,6 +110,10 @@ class BpfTracer final : public Tracer {
       return Unexpected(ErrnoError(errno, "explain: add process " + std::to_string(tgid)));
     return {};
   }
+  void RemoveProcess(pid_t tgid) override {
+    __u32 key = static_cast<__u32>(tgid);
+    bpf_map__delete_elem(skel_->maps.scope, &key, sizeof key, 0);  // gone already: fine
+  }
   void SetSlow(uint64_t ns) override { skel_->data->slow_ns = ns; }
   // The programs submit without waking anyone (BPF_RB_NO_WAKEUP): a wake-up
   // per durability call would cost the watched program a context switch.

@@ -236,8 +236,15 @@ Status RunExplainProgram(const ProgramSpec& spec, const RunContext& ctx, Documen
     }
     if (Status ran = child->Release("explain: run " + spec.command.front()); !ran) return ran;
   } else {
-    for (pid_t p : Descendants(root))
+    const std::vector<pid_t> listed = Descendants(root);
+    for (pid_t p : listed)
       if (auto st = tracer->AddProcess(p); !st) return st;
+    // A descendant that ended between the listing and its adding left its
+    // number in the scope (as the process named would, below), where a
+    // newcomer could get it: what is no longer a descendant goes out again.
+    const std::vector<pid_t> still = Descendants(root);
+    for (pid_t p : listed)
+      if (std::find(still.begin(), still.end(), p) == still.end()) tracer->RemoveProcess(p);
     // Ended before it was in the programs' scope (its end takes its number
     // out of the scope only once it is in), its number may be another's
     // that the scope now holds.
