@@ -198,16 +198,24 @@ TEST_F(Explain, TheBackgroundsDirectWritesAreAheadOfTheSyncsThroughItsChildren) 
 TEST_F(Explain, TheBackgroundsPagesACommitWritesFirstAreAheadOfTheSyncs) {
   // data=ordered without delayed allocation: each commit the fsync waits
   // for writes the stream background's dirty pages first.
-  json doc =
-      Run({"fsync", "--testbed", "ext4:data=ordered:nodelalloc", "--testbed-size", "512M",
-           "--count", "6", "--interval", "100ms", "--background", "stream", "--bg-warmup", "1s"});
-  ASSERT_FALSE(doc.empty());
-  const json& row = doc["experiments"][0]["rows"][0];
-  auto f = Figures(row);
+  json doc;
+  std::map<std::string, double> f;
   // How much of the background is queued during six short syncs depends on
   // whether the flusher was writing it then: 78% alone here, 25% (2 MiB a
   // commit carried, against the syncs' own 6 MiB) in two CI runs beside
-  // other tests. What must hold is that its pages are charged to it.
+  // other tests, and none at all once (a cold CI run: the flusher had
+  // written every page of it before a commit could, 0 MB carried). What
+  // must hold is that its pages are charged to it when some were queued:
+  // a row with none of them is run again, three times at most.
+  for (int run = 0; run < 3; ++run) {
+    doc =
+        Run({"fsync", "--testbed", "ext4:data=ordered:nodelalloc", "--testbed-size", "512M",
+             "--count", "6", "--interval", "100ms", "--background", "stream", "--bg-warmup", "1s"});
+    ASSERT_FALSE(doc.empty());
+    f = Figures(doc["experiments"][0]["rows"][0]);
+    if (f["x_ahead_background_pct"] > 0 || f["x_commit_carried_mb"] > 0) break;
+  }
+  const json& row = doc["experiments"][0]["rows"][0];
   ExpectTheBackgroundAhead(f, 6, "stream", row, 10);
 }
 
