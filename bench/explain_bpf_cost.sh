@@ -35,24 +35,24 @@ mkdir "$work/v"
 pid=$!
 while kill -0 "$pid" 2>/dev/null; do
   bpftool -j prog show 2>/dev/null >>"$work/snapshots" || true
+  # explain's programs: those whose descriptors its process holds.
+  cat "/proc/$pid/fdinfo/"* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' >>"$work/ids" || true
   echo >>"$work/snapshots"
   sleep 0.2
 done
 wait "$pid" || { echo "explain_bpf_cost: explain failed: $(tail -1 "$work/err")" >&2; exit 1; }
-python3 - "$work/snapshots" "$count" <<'EOF'
+touch "$work/ids"
+python3 - "$work/snapshots" "$count" "$work/ids" <<'EOF'
 import json, sys
 path, count = sys.argv[1], int(sys.argv[2])
-names = {"rq_issue", "rq_complete", "rq_requeue", "split_rq_insert", "split_switch",
-         "split_wakeup", "blame_bio", "bio_queue", "blame_dirty", "commit_start", "commit_end",
-         "commit_stats", "conversion", "scope_fork", "scope_exit", "call_enter", "call_exit",
-         "uring_submit", "uring_complete"}
+ids = {int(line) for line in open(sys.argv[3]) if line.strip()}
 best = {}
 for line in open(path):
     line = line.strip()
     if not line:
         continue
     for p in json.loads(line):
-        if p.get("name") not in names or not p.get("run_cnt"):
+        if p.get("id") not in ids or not p.get("run_cnt"):
             continue
         key = (p["id"], p["name"])
         if key not in best or p["run_cnt"] > best[key]["run_cnt"]:
@@ -60,7 +60,7 @@ for line in open(path):
 rows = sorted(((p["run_time_ns"] / count, n, p["run_cnt"] / count, p["run_time_ns"] / p["run_cnt"])
                for (_, n), p in best.items()), reverse=True)
 if not rows:
-    sys.exit("explain_bpf_cost: no program of explain's was seen running")
+    sys.exit("explain_bpf_cost: no program whose descriptor explain held was seen running")
 for ns, name, runs, each in rows:
     print(f"{name:<16} {ns / 1000:6.2f} us an iteration  {runs:6.1f} runs  {each:5.0f} ns a run")
 print(f"{'all':<16} {sum(r[0] for r in rows) / 1000:6.2f} us an iteration "
