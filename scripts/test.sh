@@ -7,13 +7,13 @@
 #                           and floor checks, the unit tests, the fuzz
 #                           targets' seed corpora replayed, and the smoke
 #                           tests (one small run of every command)
-#   scripts/test.sh [full]  what CI runs (.ci/run): the checks, every test of
-#                           the normal build (unit and integration; test beds
-#                           and loop devices when root), the package test
-#                           (tests/package/run.sh), and the unit tests again
-#                           under AddressSanitizer + UndefinedBehaviorSanitizer
-#                           (their build compiles beside the tests, at the
-#                           lowest CPU priority)
+#   scripts/test.sh [full]  the test command, which CI runs first (.ci/run):
+#                           the checks, every test of the normal build (unit
+#                           and integration; test beds and loop devices when
+#                           root), the package test (tests/package/run.sh),
+#                           and the unit tests again under AddressSanitizer
+#                           + UndefinedBehaviorSanitizer (their build
+#                           compiles beside the tests, at nice 19)
 #   scripts/test.sh fuzz    each parser's fuzz target (clang++, ASan + UBSan)
 #                           built and run for 30 s (scripts/fuzz.sh): CI runs
 #                           it after the full tier (.ci/run); the full tier
