@@ -35,6 +35,16 @@ case $tier in
     exit 2
     ;;
 esac
+# As root, the tests run writelab and its shim as the user nobody (refusals,
+# --user): nobody must be able to reach this clone, which a clone under
+# /root (mode 0700) is not.
+if [ "$(id -u)" -eq 0 ] && [ "$tier" != fuzz ] &&
+  ! setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$PWD/scripts/test.sh" 2>/dev/null; then
+  echo "test: the tests run parts of writelab as the user nobody, who cannot reach $PWD" \
+    "(a directory above it is private, as /root is): clone it where everyone can read," \
+    "e.g. under /opt or /var/tmp" >&2
+  exit 2
+fi
 # Every optional part is asked for by name: a build directory configured
 # before (scripts/try.sh, or before MPI was installed) keeps what its first
 # configure found, and a part left out would only make its tests skip. The
