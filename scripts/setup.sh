@@ -2,10 +2,6 @@
 # SPDX-License-Identifier: MIT
 # Installs what writelab needs on Debian 12, by profile:
 #   scripts/setup.sh run    building and running the tool, test beds included
-#   scripts/setup.sh build  what the test command's build needs beyond run
-#                           (GoogleTest, Google Benchmark, MPI, ccache):
-#                           scripts/test.sh installs it first, then the rest
-#                           of test while it compiles
 #   scripts/setup.sh test   everything: also the tests' and benchmarks' tools
 #                           (GoogleTest, chromium for the report's browser
 #                           test, fio, clang for the fuzz targets, dpkg-dev
@@ -22,27 +18,23 @@ run_packages=(
   clang bpftool libbpf-dev  # --explain's BPF programs (cmake -DWRITELAB_EXPLAIN=OFF builds without)
   e2fsprogs xfsprogs btrfs-progs util-linux  # --testbed file systems and loop devices
 )
-build_packages=(
-  libgtest-dev libbenchmark-dev
-  ccache  # the build scripts compile through it where present (scripts/compiler_cache.sh)
-  openmpi-bin libopenmpi-dev  # writelab under mpirun (docs/mpi.md) and its tests (tests/mpi_test.cc)
-)
 test_packages=(
-  clang-format fio jq
+  clang-format libgtest-dev libbenchmark-dev fio jq
+  ccache  # the build scripts compile through it where present (scripts/compiler_cache.sh)
   chromium  # the HTML report's browser test (tests/report_test.cc)
   libclang-rt-14-dev  # libFuzzer and its sanitizer runtimes for the fuzz targets (scripts/fuzz.sh)
   dpkg-dev file bash-completion  # the package test: dpkg-shlibdeps and file for cpack, the completion test
   zsh fish  # the package test of their completion (completion/_writelab, writelab.fish)
+  openmpi-bin libopenmpi-dev  # writelab under mpirun (docs/mpi.md) and its tests (tests/mpi_test.cc)
   sqlite3 rsync git xz-utils cpio zstd  # real programs under run (tests/run_programs_test.cc)
   procps  # pgrep and pkill, which stop the truth test's background dd (tests/explain_truth_test.cc)
   strace  # the observer of the paced streamer's calls (tests/stream_test.cc)
 )
 case $profile in
   run) packages=("${run_packages[@]}") ;;
-  build) packages=("${run_packages[@]}" "${build_packages[@]}") ;;
-  test) packages=("${run_packages[@]}" "${build_packages[@]}" "${test_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
   *)
-    echo "setup: unknown profile '$profile' (run, build or test)" >&2
+    echo "setup: unknown profile '$profile' (run or test)" >&2
     exit 2
     ;;
 esac

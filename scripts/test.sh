@@ -52,19 +52,8 @@ fi
 if [ "$tier" = fuzz ]; then
   ./scripts/setup.sh test
 else
-  # On a fresh machine the packages only the tests use (chromium, fio, the
-  # package test's tools, ...) are fetched and installed while the build
-  # compiles: the build needs only the build profile's.
-  ./scripts/setup.sh build
-  mkdir -p build
-  ./scripts/setup.sh test >build/setup-test.log 2>&1 &
-  setup_test=$!
-  SETUP_PROFILE=build ./scripts/build.sh -DWRITELAB_BUILD_TESTS=ON -DWRITELAB_BUILD_BENCH=ON \
-    -DWRITELAB_MPI=ON -DWRITELAB_EXPLAIN=ON
-  wait "$setup_test" || {
-    cat build/setup-test.log >&2
-    exit 1
-  }
+  ./scripts/build.sh -DWRITELAB_BUILD_TESTS=ON -DWRITELAB_BUILD_BENCH=ON -DWRITELAB_MPI=ON \
+    -DWRITELAB_EXPLAIN=ON
 fi
 echo "== format (clang-format) and floors (scripts/check_layers.sh), after ${SECONDS}s of set-up"
 git ls-files '*.cc' '*.h' '*.c' | grep -v '^third_party/' | xargs clang-format --dry-run -Werror
