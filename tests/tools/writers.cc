@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -352,8 +353,11 @@ int Swap(const char* dir, long pairs, long seconds) {
     fds.push_back(fcntl(fd, F_DUPFD_CLOEXEC, 100 + i));
     close(fd);
   }
-  const time_t end = time(nullptr) + seconds;
-  while (time(nullptr) < end)
+  // A monotonic clock, not time(): a whole second of time() began up to a
+  // second ago, so SECONDS 1 swapped for as little as a millisecond, before
+  // the supervisor had looked at all (10 of 16 files, once in CI).
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < end)
     for (int k = 0; k < 1000; ++k)
       for (long i = 0; i < pairs; ++i)
         if (dup2(fds[2 * i + k % 2], static_cast<int>(30 + i)) < 0) return Fail("dup2");
