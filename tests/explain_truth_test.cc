@@ -140,11 +140,15 @@ class ExplainTruth : public ::testing::Test {
     SCOPED_TRACE(mode + (beside ? " beside dd" : " alone") + (spin ? " and two CPU spinners" : "") +
                  " in " + w.dir);
     const std::string tr_csv = work.path() + "/tr.csv", wl_csv = work.path() + "/wl.csv";
-    // dd in a loop of 256 MiB overwrites: it never fills a test bed.
+    // dd in a loop of 256 MiB overwrites: it never fills a test bed. The
+    // spinners and the loop end by themselves after 300 s: a run killed
+    // midway (ctest's timeout, Ctrl-C) does not leave them spinning on the
+    // machine's CPUs for good, as two once did for an hour of CI runs.
+    const std::string spinner = "timeout 300 sh -c 'while :; do :; done'";
     const std::string bg =
-        (spin ? "sh -c 'while :; do :; done' & s1=$!; sh -c 'while :; do :; done' & s2=$!; " : "") +
-        (beside ? "(while :; do dd if=/dev/zero of=" + w.dir +
-                      "/bg bs=1M count=256 oflag=direct conv=notrunc; done) >/dev/null 2>&1 & "
+        (spin ? spinner + " & s1=$!; " + spinner + " & s2=$!; " : "") +
+        (beside ? "timeout 300 sh -c 'while :; do dd if=/dev/zero of=" + w.dir +
+                      "/bg bs=1M count=256 oflag=direct conv=notrunc; done' >/dev/null 2>&1 & "
                       "bg=$!; sleep 0.3; "
                 : "");
     const std::string cmd =
