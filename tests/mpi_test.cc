@@ -393,7 +393,11 @@ TEST_F(Mpi, AKilledRankLeavesOnlyItsOwnFilesAndCleanupRemovesThem) {
   EXPECT_TRUE(work.Entries().empty()) << c.out;
 }
 
-TEST_F(Mpi, ADirectoryThatIsNotSharedIsRefusedWithOneLine) {
+// Refusals: nothing is timed, so they run beside other tests (the Mpi
+// suite runs alone, tests/CMakeLists.txt).
+class MpiRefusals : public Mpi {};
+
+TEST_F(MpiRefusals, ADirectoryThatIsNotSharedIsRefusedWithOneLine) {
   ScratchDir other{"mpi-other"};
   std::vector<std::string> a =
       MpirunArgs(1, {"stream", "--dir", work.path(), "--size", "8M", "--json", json_path});
@@ -408,7 +412,7 @@ TEST_F(Mpi, ADirectoryThatIsNotSharedIsRefusedWithOneLine) {
   EXPECT_FALSE(std::filesystem::exists(json_path));
 }
 
-TEST_F(Mpi, WhatChangesOneMachineIsRefused) {
+TEST_F(MpiRefusals, WhatChangesOneMachineIsRefused) {
   const std::string dir = work.path();
   for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"stream", "--dir", dir, "--testbed", "ext4"}, "--testbed: not under MPI"},
