@@ -93,13 +93,14 @@ phase() {
 }
 # The tests that time the machine's CPUs (explain's split against a tracer,
 # the planted culprits, top, mpirun's interrupts) run first, with nothing
-# beside them; the rest, waiting on the disk for part of their time, run
-# with the sanitizer's build compiling beside them at nice 19 (a test's
-# thread that wakes takes the CPU from it at once). Its phase waits for
-# it, then builds again (a no-op when the one beside finished, and the
-# place an error shows). MPI's survey across
-# ranks (Mpi.Survey*, about 30 s) times nothing of its own: it runs with
-# the rest.
+# beside them; the rest, waiting on the disk or a sleep for most of their
+# time, run two per CPU, at most 4, which share one disk (at one per CPU
+# they kept 0.77 of the 2 CPUs here busy: 257 s; at two, 161 s), with the sanitizer's build compiling beside
+# them at nice 19 (a test's thread that wakes takes the CPU from it at
+# once). Its phase waits for it, then builds again (a no-op when the one
+# beside finished, and the place an error shows). MPI's survey across
+# ranks (Mpi.Survey*, about 30 s) and its refusals (MpiRefusals.*) time
+# nothing of their own: they run with the rest.
 alone='^(ExplainTruth|ExplainBlame|Top)\.|^Mpi\.([^S]|S[^u])'
 asan_build() {
   # A unity build (several sources per translation unit), the library's
@@ -136,9 +137,11 @@ await_beside() {
   unset "beside[$1]"
 }
 phase_tests() {
+  local nproc
+  nproc=$(nproc)
   ctest --test-dir build --output-on-failure -j 2 -R "$alone"
   build_beside asan nice -n 19
-  ctest --test-dir build --output-on-failure -j 2 -E "$alone"
+  ctest --test-dir build --output-on-failure -j "$((nproc * 2 > 4 ? 4 : nproc * 2))" -E "$alone"
 }
 phase_package() { BUILD_DIR=build tests/package/run.sh; }
 phase_asan() {
