@@ -80,7 +80,7 @@ target_link_libraries(wal_example PRIVATE writelab)
 # of C++'s run time (no exceptions, no thread-safe statics), so that it
 # adds only libc to a process. The binary finds it beside itself in the
 # build tree, then where it is installed.
-add_library(writelab_run_shim MODULE src/shim/run_shim.cc src/shim/stream.cc src/shim/report.cc
+add_library(writelab_run_shim MODULE src/shim/run_shim.cc src/shim/stream.cc src/shim/direct.cc src/shim/report.cc
   src/lib/writeback_window.cc src/lib/paced_window.cc)
 set_target_properties(writelab_run_shim PROPERTIES OUTPUT_NAME writelab-run PREFIX lib
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR} LINKER_LANGUAGE C)

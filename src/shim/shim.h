@@ -142,10 +142,8 @@ int RealClose(int fd);
 // the thread counts as inside the shim (t_inside).
 FdState* Follow(int fd);
 void Unlock(FdState* s);
-// fd is no longer one of the shim's own descriptors (direct's): the
-// program closed it or put another file at its number. Cheap when the shim
-// holds none.
-void Disown(int fd);
+// fd is a regular file, the one s follows (its device and inode).
+bool SameFile(const FdState& s, int fd);
 // For a positional write: fd's state when the shim follows it, NOT locked
 // (a descriptor already followed costs no lock here; one seen for the first
 // time is classified under its lock). Relock before counting the write.
@@ -160,16 +158,6 @@ bool Relock(FdState* s, uint64_t bytes);
 // write must not have the shim's descriptor closed under it); false when
 // the descriptor is no longer followed.
 bool Lock(FdState* s);
-// direct: the write made through the shim's own O_DIRECT descriptor, at
-// the program's position (moved past it after, as its write would have) or
-// at offset, with s locked; *result and errno are the write's, *start where
-// it began. False when the write is not one to make direct (not aligned,
-// not where the stream goes on, flags, the descriptor lost) or the direct
-// write failed: the caller then makes the program's own call, whose result
-// the program gets. The first write after the claim that is not aligned
-// refuses the file; a failed one leaves it as the program writes it.
-bool WriteDirect(FdState& s, int fd, const iovec* iov, int count, off_t offset, int flags,
-                 ssize_t* result, uint64_t* start);
 // After n bytes were written at start: uncached (RWF_DONTCACHE, or direct)
 // or cached.
 void Wrote(FdState& s, int fd, uint64_t start, uint64_t n, bool uncached);
@@ -194,6 +182,30 @@ void FinishAll();
 // Every stream ended, then the shim steps aside for good (a seccomp filter
 // is about to be installed): later calls go straight to the real ones.
 void StepAside(const char* reason);
+
+// ---- direct.cc: the shim's own O_DIRECT descriptors ------------------------
+
+// fd is no longer one of the shim's own descriptors (direct's): the
+// program closed it or put another file at its number. Cheap when the shim
+// holds none.
+void Disown(int fd);
+// direct, at the claim: the shim's own O_DIRECT descriptor of fd's file,
+// with the file system's alignment, in s; false (s.refusal says why) when
+// the file cannot be written so (O_APPEND, or no such descriptor).
+bool OpenDirect(FdState& s, int fd);
+// direct no more on s: the shim's descriptor closed (unless the program
+// took its number), and the file's writes the program's own again.
+void CloseDirect(FdState& s);
+// direct: the write made through the shim's own O_DIRECT descriptor, at
+// the program's position (moved past it after, as its write would have) or
+// at offset, with s locked; *result and errno are the write's, *start where
+// it began. False when the write is not one to make direct (not aligned,
+// not where the stream goes on, flags, the descriptor lost) or the direct
+// write failed: the caller then makes the program's own call, whose result
+// the program gets. The first write after the claim that is not aligned
+// refuses the file; a failed one leaves it as the program writes it.
+bool WriteDirect(FdState& s, int fd, const iovec* iov, int count, off_t offset, int flags,
+                 ssize_t* result, uint64_t* start);
 
 // ---- report.cc: records to writelab (protocol.h) --------------------------
 
