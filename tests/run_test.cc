@@ -408,5 +408,32 @@ TEST(RunRefusals, BadInputIsOneLineAndExitTwo) {
   }
 }
 
+// A writelab whose shim the user CMD runs as cannot read (built under a
+// private directory, as /root is) is refused before CMD starts, with one
+// line that says what to do, instead of CMD failing at the loader.
+TEST(RunRefusals, AShimTheUserCannotReadIsRefusedWithOneLine) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: --user";
+  ScratchDir dir("private-shim");
+  const std::string bin = dir.path() + "/bin";
+  std::filesystem::create_directories(bin);
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all);  // 0700
+  const std::string from = std::filesystem::path(WRITELAB_BINARY).parent_path().string();
+  ASSERT_EQ(Shell("cp " + std::string(WRITELAB_BINARY) + " " + from + "/libwritelab-run.so " + bin +
+                  "/ && echo ok"),
+            "ok");
+  const std::string marker = dir.path() + "/ran";
+  RunResult r = RunProgram(bin + "/writelab",
+                           {"run", "--user", "nobody", "--", "sh", "-c", "touch " + marker});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("nobody, whom CMD runs as, cannot read the shim " + bin), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "CMD ran";
+  // The same writelab runs CMD as root, who can read it.
+  RunResult ok = RunProgram(bin + "/writelab", {"run", "--", "sh", "-c", "touch " + marker});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(std::filesystem::exists(marker));
+}
+
 }  // namespace
 }  // namespace writelab::testing

@@ -161,7 +161,9 @@ std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
     if (!s.measure) return Refuse("--probe-dir: with --measure");
   }
   if (auto as = ResolveUser(s.user); !as) return Refuse(as.error());
-  if (auto shim = FindShim(); !shim) return Refuse("run: " + shim.error());
+  auto shim = FindShim();
+  if (!shim) return Refuse("run: " + shim.error());
+  if (auto unread = ShimUnreadableBy(s.user, *shim)) return Refuse(*unread);
   for (const RunVariant& v : s.variants)
     if (v.strategy == RunStrategy::kDontcache)
       if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir))

@@ -364,6 +364,20 @@ std::expected<std::string, std::string> FindShim() {
   return std::unexpected("libwritelab-run.so not found (looked at " + looked + ")");
 }
 
+std::optional<std::string> ShimUnreadableBy(const std::string& user, const std::string& shim) {
+  auto as = ResolveUser(user);
+  if (!as || !as->change) return std::nullopt;
+  const int fd = OpenAsUser(*as, [&] { return open(shim.c_str(), O_RDONLY | O_CLOEXEC); });
+  if (fd >= 0) {
+    close(fd);
+    return std::nullopt;
+  }
+  return "run: " + as->name + ", whom CMD runs as, cannot read the shim " + shim + " (" +
+         std::strerror(errno) +
+         "): build or install writelab where every user can read it (e.g. under /opt or "
+         "/usr/local), or set WRITELAB_RUN_SHIM to a copy that user can read";
+}
+
 std::optional<std::string> DontcacheRefusal(const std::string& dir) {
   const int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0) return std::nullopt;  // no unseen file here: each file's record will tell

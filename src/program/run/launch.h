@@ -54,6 +54,12 @@ struct RunTrial {
 // root's (or ours) and writable by nobody else, since it runs inside CMD.
 std::expected<std::string, std::string> FindShim();
 
+// Why the user CMD runs as (--user, or SUDO_USER) cannot load the shim: the
+// dynamic loader opens it with CMD's rights, and a shim under a directory
+// that user cannot reach (a build under /root) would fail CMD's start with
+// the loader's message on CMD's stderr. Nothing when it can.
+std::optional<std::string> ShimUnreadableBy(const std::string& user, const std::string& shim);
+
 // Whether the kernel and the file system of dir take RWF_DONTCACHE; an
 // error says why not (checked on a file no one sees: O_TMPFILE).
 std::optional<std::string> DontcacheRefusal(const std::string& dir);
