@@ -187,7 +187,9 @@ TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
     // a test running beside this one may take it and set a limit of its own.
     fs.RestoreLimit();
     EXPECT_EQ(Shell("cat " + bdi + "max_ratio_fine " + bdi + "strict_limit"), "1000000\n0")
-        << "the test's own limit is undone (a limit left behind misleads the next test)";
+        << "the test's own limit is undone (a limit left behind misleads the next test); the "
+           "device read "
+        << fs.Found() << " when the test bound it";
   }
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE((r.out + r.err).find("it writes at least "), std::string::npos)

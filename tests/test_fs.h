@@ -27,6 +27,7 @@ class TestFs {
       return;
     mounted_ = true;
     bdi_ = "/sys/block/" + dev_.substr(5) + "/bdi/";
+    found_ = Shell("cat " + bdi_ + "max_ratio_fine " + bdi_ + "strict_limit");
     if (dirty_limit) {
       old_fine_ = Shell("cat " + bdi_ + "max_ratio_fine");  // without its newline
       Shell("echo 1 > " + bdi_ + "strict_limit; echo " + std::to_string(dirty_limit) + " > " +
@@ -51,10 +52,13 @@ class TestFs {
   bool ok() const { return mounted_; }
   std::string Path(const std::string& name) const { return mnt_ + "/" + name; }
   const std::string& Dir() const { return mnt_; }
+  // The device's max_ratio_fine and strict_limit when the test bound it
+  // ("1000000\n0" unless someone left a limit on it).
+  const std::string& Found() const { return found_; }
   std::string DeviceName() const { return dev_.substr(dev_.find_last_of('/') + 1); }  // "loop3"
 
  private:
-  std::string image_, mnt_, dev_, bdi_, old_fine_;
+  std::string image_, mnt_, dev_, bdi_, old_fine_, found_;
   bool mounted_ = false;
 };
 
