@@ -429,8 +429,10 @@ TEST(RunRefusals, AShimTheUserCannotReadIsRefusedWithOneLine) {
   EXPECT_NE(r.err.find("nobody, whom CMD runs as, cannot read the shim " + bin), std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(marker)) << "CMD ran";
-  // The same writelab runs CMD as root, who can read it.
-  RunResult ok = RunProgram(bin + "/writelab", {"run", "--", "sh", "-c", "touch " + marker});
+  // The same writelab runs CMD as root, who can read it (named: under sudo
+  // CMD would run as SUDO_USER).
+  RunResult ok =
+      RunProgram(bin + "/writelab", {"run", "--user", "root", "--", "sh", "-c", "touch " + marker});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_TRUE(std::filesystem::exists(marker));
 }
