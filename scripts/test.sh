@@ -95,12 +95,13 @@ phase() {
 # the planted culprits, top, mpirun's interrupts) run first, with nothing
 # beside them; the rest, waiting on the disk or a sleep for most of their
 # time, run two per CPU, at most 4, which share one disk (at one per CPU
-# they kept 0.77 of the 2 CPUs here busy: 257 s; at two, 161 s), with the sanitizer's build compiling beside
-# them at nice 19 (a test's thread that wakes takes the CPU from it at
-# once). Its phase waits for it, then builds again (a no-op when the one
-# beside finished, and the place an error shows). MPI's survey across
-# ranks (Mpi.Survey*, about 30 s) and its refusals (MpiRefusals.*) time
-# nothing of their own: they run with the rest.
+# they kept 0.77 of the 2 CPUs here busy: 257 s; at two, 161 s), with the
+# sanitizer's build compiling beside them at nice 19 (a test's thread
+# that wakes takes the CPU from it at once). Its phase waits for it, then
+# builds again (a no-op when the one beside finished, and the place an
+# error shows). MPI's survey across ranks (Mpi.Survey*, about 30 s) and
+# its refusals (MpiRefusals.*) time nothing of their own: they run with
+# the rest.
 alone='^(ExplainTruth|ExplainBlame|Top)\.|^Mpi\.([^S]|S[^u])'
 asan_build() {
   # A unity build (several sources per translation unit), the library's
