@@ -160,10 +160,11 @@ std::expected<RunSpec, std::string> BuildRunSpec(RunOptions& o) {
       return Refuse("--probe-dir: '" + s.probe_dir + "' is not a directory");
     if (!s.measure) return Refuse("--probe-dir: with --measure");
   }
-  if (auto as = ResolveUser(s.user); !as) return Refuse(as.error());
+  auto as = ResolveUser(s.user);
+  if (!as) return Refuse(as.error());
   auto shim = FindShim();
   if (!shim) return Refuse("run: " + shim.error());
-  if (auto unread = ShimUnreadableBy(s.user, *shim)) return Refuse(*unread);
+  if (auto unread = ShimUnreadableBy(*as, *shim)) return Refuse(*unread);
   for (const RunVariant& v : s.variants)
     if (v.strategy == RunStrategy::kDontcache)
       if (auto refused = DontcacheRefusal(s.probe_dir.empty() ? "." : s.probe_dir))

@@ -364,15 +364,16 @@ std::expected<std::string, std::string> FindShim() {
   return std::unexpected("libwritelab-run.so not found (looked at " + looked + ")");
 }
 
-std::optional<std::string> ShimUnreadableBy(const std::string& user, const std::string& shim) {
-  auto as = ResolveUser(user);
-  if (!as || !as->change) return std::nullopt;
-  const int fd = OpenAsUser(*as, [&] { return open(shim.c_str(), O_RDONLY | O_CLOEXEC); });
+std::optional<std::string> ShimUnreadableBy(const RunAs& as, const std::string& shim) {
+  if (!as.change) return std::nullopt;
+  // Links followed, as the loader follows them: FindShim checked the file
+  // they lead to, and this open only reads, as the user, and closes.
+  const int fd = OpenAsUser(as, [&] { return open(shim.c_str(), O_RDONLY | O_CLOEXEC); });
   if (fd >= 0) {
     close(fd);
     return std::nullopt;
   }
-  return "run: " + as->name + ", whom CMD runs as, cannot read the shim " + shim + " (" +
+  return "run: " + as.name + ", whom CMD runs as, cannot read the shim " + shim + " (" +
          std::strerror(errno) +
          "): build or install writelab where every user can read it (e.g. under /opt or "
          "/usr/local), or set WRITELAB_RUN_SHIM to a copy that user can read";

@@ -13,6 +13,7 @@
 #include "core/result.h"
 #include "core/run_context.h"
 #include "program/run/spec.h"
+#include "program/spawn.h"
 #include "writelab/error.h"
 
 namespace writelab {
@@ -54,11 +55,11 @@ struct RunTrial {
 // root's (or ours) and writable by nobody else, since it runs inside CMD.
 std::expected<std::string, std::string> FindShim();
 
-// Why the user CMD runs as (--user, or SUDO_USER) cannot load the shim: the
-// dynamic loader opens it with CMD's rights, and a shim under a directory
-// that user cannot reach (a build under /root) would fail CMD's start with
-// the loader's message on CMD's stderr. Nothing when it can.
-std::optional<std::string> ShimUnreadableBy(const std::string& user, const std::string& shim);
+// Why as, the user CMD runs as (--user, or SUDO_USER), cannot load the shim:
+// the dynamic loader opens it with CMD's rights, and a shim under a
+// directory that user cannot reach (a build under /root) would fail CMD's
+// start with the loader's message on CMD's stderr. Nothing when it can.
+std::optional<std::string> ShimUnreadableBy(const RunAs& as, const std::string& shim);
 
 // Whether the kernel and the file system of dir take RWF_DONTCACHE; an
 // error says why not (checked on a file no one sees: O_TMPFILE).
