@@ -113,12 +113,24 @@ AsyncRunner::AsyncRunner(WriteEngine& engine, unsigned depth, unsigned batch, Hi
       batch_(batch == 0 || batch > depth ? depth : batch) {
   for (unsigned i = depth; i > 0; --i) free_.push_back(i - 1);
   for (unsigned i = 0; i < depth; ++i) reqs_[i].user = &reqs_[i];
+  if (latency_) unstamped_.resize(depth);
+}
+
+// The requests prepared since the last submission leave for the kernel
+// now: their latency starts, one clock reading for all of them. A requeued
+// request keeps the time of its first submission.
+void AsyncRunner::StampSubmitted() {
+  if (unstamped_n_ == 0) return;
+  const uint64_t now = NowNs();
+  for (unsigned i = 0; i < unstamped_n_; ++i) unstamped_[i]->issue_ns = now;
+  unstamped_n_ = 0;
 }
 
 int AsyncRunner::SubmitPrepared() {
   if (prepared_ == 0) return 0;
   prepared_ = 0;
   ++submits_;
+  StampSubmitted();
   if (auto st = engine_.Commit(); !st) return -st.error().code;
   return 0;
 }
@@ -128,6 +140,7 @@ int AsyncRunner::Queue(IoRequest& req) {
     Submit s = engine_.Queue(req);
     if (s == Submit::kQueued) {
       ++in_flight_;
+      if (latency_ && req.issue_ns == 0) unstamped_[unstamped_n_++] = &req;
       if (++prepared_ < batch_) return 0;
       // With no slot free the caller's next step is a wait (FreeSlot, Drain),
       // and ReapSome submits in the same io_uring_enter as the wait: the
@@ -145,7 +158,7 @@ int AsyncRunner::Issue(unsigned slot, const void* buf, uint64_t len, uint64_t of
   req.len = len;
   req.offset = offset;
   req.res = 0;
-  if (latency_) req.issue_ns = NowNs();
+  req.issue_ns = 0;  // stamped when submitted
   return Queue(req);
 }
 
@@ -156,9 +169,10 @@ int AsyncRunner::Issue(unsigned slot, const void* buf, uint64_t len, uint64_t of
 // were all seen at once, and the time taken to account for the first is not
 // the last one's latency.
 int AsyncRunner::ReapSome() {
-  if (prepared_ > 0) {
+  if (prepared_ > 0) {  // the engine's Reap submits them
     prepared_ = 0;
     ++submits_;
+    StampSubmitted();
   }
   int n = engine_.Reap(1, done_);
   if (n < 0) return n;

@@ -13,8 +13,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <vector>
 
+#include "core/clock.h"
+#include "core/histogram.h"
 #include "expect_ok.h"
 #include "io/fault_engine.h"
 #include "io/file.h"
@@ -273,6 +276,7 @@ class RecordingAsyncEngine final : public WriteEngine {
       IoRequest* r = submitted_.front();
       submitted_.erase(submitted_.begin());
       r->res = static_cast<int64_t>(r->len);
+      if (short_first && r->len > 1 && shortened_.insert(r).second) r->res /= 2;
       done[static_cast<size_t>(n++)] = r;
     }
     return n;
@@ -283,16 +287,24 @@ class RecordingAsyncEngine final : public WriteEngine {
   std::vector<unsigned> commits_;  // requests submitted by each submission
   unsigned commit_calls_ = 0;      // submissions made alone, not with a reap's wait
   int reap_per_call = 1;
+  // The issue stamps of each submission's requests, as they were when it
+  // reached the engine.
+  std::vector<std::vector<uint64_t>> stamps_;
+  // Completes every request's first submission short by half (once).
+  bool short_first = false;
 
  private:
   void SubmitAll() {
     commits_.push_back(static_cast<unsigned>(prepared_.size()));
+    stamps_.emplace_back();
+    for (IoRequest* r : prepared_) stamps_.back().push_back(r->issue_ns);
     for (IoRequest* r : prepared_) submitted_.push_back(r);
     prepared_.clear();
   }
 
   unsigned depth_;
   std::vector<IoRequest*> prepared_, submitted_;
+  std::set<IoRequest*> shortened_;
 };
 
 // Issues n writes of 8 bytes, as stride does: FreeSlot, then Issue.
@@ -370,6 +382,44 @@ TEST(AsyncRunner, InjectedWriteFailureCompletesWithItsErrno) {
   EXPECT_EQ(rc, -ENOSPC);
   // The fifth write fails at the next reap; one write had completed before it.
   EXPECT_EQ(runner.counters().bytes, 8u);
+}
+
+// A timed runner starts each request's latency when the submission that
+// carries it reaches the engine: one clock reading for the whole
+// submission, none per request; every request timed once.
+TEST(AsyncRunner, LatencyStartsAtTheSubmissionOneReadingForAllItCarries) {
+  RecordingAsyncEngine engine(8);
+  engine.reap_per_call = 3;
+  Histogram latency;
+  std::atomic<uint64_t> progress{0};
+  AsyncRunner runner(engine, 8, 0, &latency, &progress);
+  const uint64_t before = NowNs();
+  IssueWrites(runner, 8 + 3 + 3 + 2);
+  ASSERT_EQ(engine.stamps_.size(), 4u);
+  for (const auto& s : engine.stamps_) {
+    ASSERT_FALSE(s.empty());
+    EXPECT_GE(s.front(), before);
+    for (uint64_t t : s) EXPECT_EQ(t, s.front());  // stamped together
+  }
+  EXPECT_EQ(latency.count(), 16u);
+  EXPECT_EQ(progress.load(), 16u * 8);
+}
+
+// A short write is requeued for its rest: its latency still starts at its
+// first submission, and it is timed once, when its last byte is written.
+TEST(AsyncRunner, ARequeuedShortWriteKeepsItsFirstSubmissionsStamp) {
+  RecordingAsyncEngine engine(4);
+  engine.reap_per_call = 4;
+  engine.short_first = true;
+  Histogram latency;
+  std::atomic<uint64_t> progress{0};
+  AsyncRunner runner(engine, 4, 0, &latency, &progress);
+  IssueWrites(runner, 4);
+  ASSERT_EQ(engine.stamps_.size(), 2u);  // the four, then their four rests
+  ASSERT_EQ(engine.stamps_[1].size(), 4u);
+  for (uint64_t t : engine.stamps_[1]) EXPECT_EQ(t, engine.stamps_[0].front());
+  EXPECT_EQ(runner.counters().short_writes, 4u);
+  EXPECT_EQ(latency.count(), 4u);
 }
 
 TEST(AsyncRunner, BatchOneSubmitsEachRequestAlone) {
