@@ -7,8 +7,9 @@
 # depth of QDS, the two run alternately for ROUNDS rounds (the order
 # flipping each round); the script prints the median MB/s, device merges per
 # write and io_uring_enter calls per write of each, writelab / loop (the
-# medians' ratio), and the median and spread of each round's own ratio. Goal: at least 0.95x at every step
-# and depth, and at least the loop's merges at step 8.
+# medians' ratio), and the median and spread of each round's own ratio (the
+# paired median). Goal: a paired median of at least 0.95 at every step and
+# depth, and at least the loop's merges at step 8.
 #
 # Usage: bench/stride_vs_bare.sh [BUILD_DIR] (default build). Root: it makes a
 # loop device of its own and removes it at exit.
@@ -87,7 +88,7 @@ done
 echo "stride (io_uring) vs the minimal liburing loop, median of $rounds rounds of ${secs}s, $dev (mq-deadline):"
 printf "%-5s %-6s %12s %12s %7s %7s %11s %14s %14s %14s %14s\n" qd step "writelab MB/s" "loop MB/s" ratio \
   paired "(min-max)" "merges/write" "(loop)" "enters/write" "(loop)"
-worst=9 logsum=0 cells=0
+worst=9 worst_paired=9 logsum=0 cells=0
 for qd in "${qds[@]}"; do
   for step in "${steps[@]}"; do
     wl=$(awk '{print $1}' "$work/wl.$qd.$step" | median)
@@ -103,13 +104,18 @@ for qd in "${qds[@]}"; do
     paired=$(median <<<"$pairs")
     spread=$(sort -g <<<"$pairs" | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}')
     worst=$(awk -v a="$ratio" -v w="$worst" 'BEGIN {print (a < w) ? a : w}')
+    worst_paired=$(awk -v a="$paired" -v w="$worst_paired" 'BEGIN {print (a < w) ? a : w}')
     logsum=$(awk -v a="$wl" -v b="$bl" -v s="$logsum" 'BEGIN {printf "%.6f", s + log(a / b)}')
     cells=$((cells + 1))
     printf "%-5s %-6s %12.0f %12.0f %7s %7.2f %11s %14.3f %14.3f %14.3f %14.3f\n" "$qd" "$step" "$wl" "$bl" \
       "$ratio" "$paired" "$spread" "$wm" "$bm" "$we" "$be"
   done
 done
-echo "lowest ratio: $worst (goal: at least 0.95)"
+# The goal is read on the paired medians, as the per-write goal is (the
+# median of the rounds' own ratios): two runs seconds apart share the
+# device's state, two medians over minutes do not.
+printf "lowest paired median: %.2f (goal: at least 0.95)\n" "$worst_paired"
+echo "lowest ratio of the medians: $worst"
 # One cell's median moves by several percent between runs on a shared
 # machine; the geometric mean over every cell shows a cost that is
 # everywhere (docs/performance.md).
