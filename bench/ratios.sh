@@ -16,7 +16,8 @@
 # means. Root (loop devices, BPF).
 #
 # Usage: bench/ratios.sh [BUILD_DIR] (default build). Env: ROUNDS (5, passed
-# on to each script), ONLY (a space-separated subset of the script names).
+# on to each script but stride_vs_bare, which takes STRIDE_ROUNDS, 11), ONLY
+# (a space-separated subset of the script names).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -61,9 +62,14 @@ if run per_write; then  # stated, no goal: the log lists where the difference go
   table+=("$(printf '%-58s %10s %16s %12s' "instructions a write, timed bare ${ba:-?} / writelab ${wl:-?}" \
     "$(awk -v w="$wl" -v b="$ba" 'BEGIN {if (w > 0) printf "%.3f", b / w}')" "no goal" "—")")
 fi
-if run stride_vs_bare; then
-  while read -r qd step _ _ ratio _ _ _ _ _ _; do
-    row "stride io_uring / minimal loop, qd $qd step $step" "$ratio" "at least 0.95"
+# stride: the issue's 16 cells (depths 1, 8, 32, 128; steps 1, 8, 9, 512),
+# each the median of its rounds' own ratios (writelab and the loop seconds
+# apart: the device's drift between rounds cancels), over STRIDE_ROUNDS
+# (11): one cell's rounds spread by 0.1 to 0.3 here, which 5 rounds do not
+# settle.
+if STEPS=${STEPS:-1 8 9 512} ROUNDS=${STRIDE_ROUNDS:-11} run stride_vs_bare; then
+  while read -r qd step _ _ _ paired _ _ _ _ _; do
+    row "stride io_uring / minimal loop, qd $qd step $step" "$paired" "at least 0.95"
   done < <(awk '$1 ~ /^[0-9]+$/ && NF == 11' "$logs/stride_vs_bare.log")
   row "stride io_uring / minimal loop, geometric mean of all" \
     "$(sed -n 's/^geometric mean of the [0-9]* ratios: *\([0-9.]*\).*/\1/p' "$logs/stride_vs_bare.log")" \
