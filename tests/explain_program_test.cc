@@ -172,11 +172,13 @@ TEST_F(ExplainProgram, SigintKeepsWhatWasMeasuredAndLeavesNothingAttached) {
   const std::string f = work.path() + "/interrupted";
   RunResult r = RunWritelab({"explain", "--quiet", "--json", json_path, "--",
                              WRITELAB_WRITERS_BINARY, "fsync", f, "100000", "10"},
-                            1500, SIGINT);
+                            2500, SIGINT);
   EXPECT_NE(r.exit_code, 0) << r.err;
   json doc = json::parse(Slurp(json_path));
   ASSERT_TRUE(RowOf(doc, "explain", "fsync")) << "what was measured is kept";
-  EXPECT_GE(MedianOf(*RowOf(doc, "explain", "fsync"), "calls"), 10);
+  // Alone, about 50 calls before the signal; beside three other tests the
+  // programs' loading and the root disk's fsyncs left 4 in 1.5 s.
+  EXPECT_GE(MedianOf(*RowOf(doc, "explain", "fsync"), "calls"), 5);
   // The kernel frees a program after a grace period, once its last link
   // and fd are closed: give it a moment. (scope_fork is the tracer's own
   // name; the ExplainProgram tests hold a lock against each other.)
