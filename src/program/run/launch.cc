@@ -367,8 +367,11 @@ std::expected<std::string, std::string> FindShim() {
 std::optional<std::string> ShimUnreadableBy(const RunAs& as, const std::string& shim) {
   if (!as.change) return std::nullopt;
   // Links followed, as the loader follows them: FindShim checked the file
-  // they lead to, and this open only reads, as the user, and closes.
-  const int fd = OpenAsUser(as, [&] { return open(shim.c_str(), O_RDONLY | O_CLOEXEC); });
+  // they lead to, and this open only reads, as the user, and closes. It never
+  // blocks: a FIFO put at the path since FindShim's check would hold a plain
+  // open until someone writes to it.
+  const int fd =
+      OpenAsUser(as, [&] { return open(shim.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); });
   if (fd >= 0) {
     close(fd);
     return std::nullopt;
