@@ -166,6 +166,8 @@ struct trace_charge_event {
   __u64 rest_bytes;  // beyond the entries: not named
   struct trace_charge e[TRACE_CHARGE_ENTRIES];
 };
+// A record in the ring is its head and its n entries, no more.
+#define TRACE_CHARGE_HEAD __builtin_offsetof(struct trace_charge_event, e)
 
 // A culprit of a window or commit.
 struct trace_blame_key {

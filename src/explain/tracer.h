@@ -86,6 +86,11 @@ class Tracer {
 // The call kinds' names: "write", "fdatasync", "io_uring write"...
 const char* TraceKindName(uint32_t kind);
 
+// A charge record as the ring delivers it (size bytes: its head and its n
+// entries, no more) into out, the entries past n zero; false when size is
+// too short for its head or for the entries it says it holds.
+bool ReadChargeRecord(const void* data, size_t size, TraceCharges& out);
+
 // Loads and attaches trace.bpf.c; devices (the disks of --device, as
 // dev_t) join the scope's from the start. The refusal of ExplainRefusal
 // (explain/explainer.h) applies.

@@ -174,10 +174,9 @@ int BpfTracer::OnEvent(void* self, void* data, size_t size) {
     std::memcpy(&f, data, sizeof f);
     for (auto& part : f.name) part[TRACE_NAME_LEN - 1] = 0;
     t->sink_.file(f);
-  } else if (type == TRACE_EVENT_CHARGE && size >= sizeof(TraceCharges) && t->sink_.charges) {
+  } else if (type == TRACE_EVENT_CHARGE && t->sink_.charges) {
     TraceCharges c;
-    std::memcpy(&c, data, sizeof c);
-    t->sink_.charges(c);
+    if (ReadChargeRecord(data, size, c)) t->sink_.charges(c);
   }
   return 0;
 }

@@ -2,6 +2,9 @@
 // The parts of `writelab explain -- CMD`'s tracer that do not need libbpf.
 #include "explain/tracer.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace writelab {
 
 const char* TracePartName(TracePart p) {
@@ -33,6 +36,18 @@ const char* TraceKindName(uint32_t kind) {
                                                       "sync",           "io_uring write",
                                                       "io_uring fsync", "io_uring sync_file_range"};
   return kind < TRACE_KINDS ? kNames[kind] : "?";
+}
+
+bool ReadChargeRecord(const void* data, size_t size, TraceCharges& out) {
+  out = TraceCharges{};
+  if (size < TRACE_CHARGE_HEAD) return false;
+  std::memcpy(&out, data, std::min(size, sizeof out));
+  const size_t held = (std::min(size, sizeof out) - TRACE_CHARGE_HEAD) / sizeof(trace_charge);
+  if (out.n > held) {
+    out = TraceCharges{};
+    return false;
+  }
+  return true;
 }
 
 }  // namespace writelab
