@@ -35,8 +35,11 @@
 // The kernel functions a sleep is classified by: user space resolves their
 // address ranges from /proc/kallsyms, sorted by start, at most this many.
 #define SPLIT_WAIT_FNS 48
-// Stack frames read at a switch-out.
+// Stack frames read at a switch-out: the innermost SPLIT_STACK_NEAR first,
+// the whole stack (at most SPLIT_STACK_FRAMES) only when none of those is
+// a listed function and the stack goes deeper.
 #define SPLIT_STACK_FRAMES 48
+#define SPLIT_STACK_NEAR 8
 
 // A request still in flight this long after its issue was lost (its
 // completion never reached the tracepoint): the block layer's own timeout.
