@@ -47,6 +47,7 @@ bool ReadChargeRecord(const void* data, size_t size, TraceCharges& out) {
     out = TraceCharges{};
     return false;
   }
+  for (size_t i = out.n; i < TRACE_CHARGE_ENTRIES; ++i) out.e[i] = trace_charge{};
   return true;
 }
 

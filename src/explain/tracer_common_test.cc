@@ -64,11 +64,13 @@ TEST(ReadChargeRecord, AFlushWithNothingChargedIsItsHeadAlone) {
 }
 
 TEST(ReadChargeRecord, ARecordWholeAsBeforeIsReadToo) {
-  const TraceCharges sent = TwoCulprits();
+  TraceCharges sent = TwoCulprits();
+  sent.e[3].bytes = 77;  // a slot emptied after the record was filled: not an entry
   TraceCharges got;
   ASSERT_TRUE(ReadChargeRecord(&sent, sizeof sent, got));
   EXPECT_EQ(got.n, 2u);
   EXPECT_EQ(got.e[1].bytes, 8192u);
+  EXPECT_EQ(got.e[3].bytes, 0u) << "only the n entries are read";
 }
 
 TEST(ReadChargeRecord, MoreEntriesThanItsLengthHoldsIsRefused) {
