@@ -245,7 +245,8 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
   if (s->e.n || s->e.rest_bytes || flush) {
     // Only the entries filled (a culprit or two: 104 or 152 bytes, where a
     // whole record is 824): the copy into the ring is on a flush's issue,
-    // and the ring holds eight times as many windows before it is full.
+    // and the ring (8 bytes of header a record) holds 5 to 7 times as many
+    // windows before it is full.
     __u32 n = s->e.n;
     if (n > TRACE_CHARGE_ENTRIES) n = TRACE_CHARGE_ENTRIES;
     const __u64 size = TRACE_CHARGE_HEAD + (__u64)n * sizeof(struct trace_charge);
