@@ -266,12 +266,13 @@ static __always_inline __u32 InnermostPart(const __u64* frames, long from, long 
 
 // What the current task goes to sleep for: the innermost frame of its stack
 // in a listed function; SPLIT_OTHER for none. Reading a stack is the
-// split's largest cost on a fast device (about 1.5 us a sleep on 6.18 in a
-// VM, most of it whatever the depth: docs/explain.md). A sleep in
-// fdatasync has 11 to 15 frames there, its listed function at frame 5 to
-// 7, so the innermost SPLIT_STACK_NEAR frames are read first (a fifth
-// less), and the whole stack only when none of them is listed and there
-// are more: the same answer as reading it whole.
+// split's largest cost on a fast device (about 5 us of a victim's
+// iteration on 6.18 in a VM, most of it whatever the depth:
+// docs/explain.md, "What it costs"). A sleep in fdatasync has 11 to 15
+// frames there, its listed function at frame 5 to 7, so the innermost
+// SPLIT_STACK_NEAR frames are read first (a fifth less), and the whole
+// stack only when none of them is listed and the read filled its buffer
+// (the stack may go deeper): the same answer as reading it whole.
 static __always_inline __u32 SleepPart(void* ctx, struct split_state* s) {
   __u32 zero = 0;
   __u64* frames = bpf_map_lookup_elem(&split_stack, &zero);
