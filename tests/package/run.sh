@@ -20,7 +20,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=$(pwd)
 # The library's two builds below go through the compiler cache where there
-# is one (warm: 4 s instead of 22 here): a second run, or a clean clone's,
+# is one (warm: 4 s instead of 22 here): a second run, or a clean clone's
+# at the same path (CCACHE_BASEDIR: the build folders are outside it),
 # compiles nothing that has not changed.
 . scripts/compiler_cache.sh
 build=$(cd "${BUILD_DIR:-build}" && pwd)
