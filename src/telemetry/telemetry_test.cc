@@ -152,5 +152,47 @@ TEST(Sampler, ALongRunKeepsTheIntervalAskedFor) {
         << "sample " << i;
 }
 
+// The disk's cumulative counters once read one merge lower than 0.5 ms
+// before: the interval counts no merge (not 2^64 - 1), and the column
+// still sums to the run's total.
+TEST(TimelineSeries, ACounterReadLowerThanBeforeCountsNothingForItsInterval) {
+  std::vector<SamplePoint> points;
+  const uint64_t merges[] = {1, 3, 2, 3, 5}, writes[] = {10, 40, 39, 70, 100};
+  for (int i = 0; i < 5; ++i) {
+    SamplePoint p;
+    p.t_s = 0.01 * (i + 1);
+    p.have_progress = true;
+    p.bytes = i == 2 ? 4096 : 8192u * (i + 1);  // the progress counter too
+    p.have_device = true;
+    p.dev_write_merges = merges[i];
+    p.dev_writes = writes[i];
+    p.dev_write_bytes = writes[i] * 4096;
+    points.push_back(p);
+  }
+  Series t = TimelineSeries(points, 0, 0.01);
+  ASSERT_EQ(t.points.size(), 4u);
+  auto column = [&](const char* name) {
+    for (size_t c = 0; c < t.columns.size(); ++c)
+      if (t.columns[c].name == name) return c;
+    ADD_FAILURE() << "no column " << name;
+    return size_t{0};
+  };
+  const size_t m = column("device_write_merges"), w = column("device_writes"),
+               mb = column("device_written"), tp = column("throughput");
+  double merged = 0, written = 0;
+  for (const auto& row : t.points) {
+    for (double v : row) EXPECT_LT(v, 1e12) << "a wrapped difference";
+    EXPECT_GE(row[m], 0);
+    EXPECT_GE(row[mb], 0);
+    EXPECT_GE(row[tp], 0);
+    merged += row[m];
+    written += row[w];
+  }
+  EXPECT_EQ(t.points[1][m], 0) << "the interval whose read was lower";
+  EXPECT_EQ(t.points[2][m], 0) << "back to the highest read: nothing new";
+  EXPECT_EQ(merged, 4) << "5 - 1: the run's merges";
+  EXPECT_EQ(written, 90) << "100 - 10: the run's writes";
+}
+
 }  // namespace
 }  // namespace writelab
