@@ -102,6 +102,11 @@ void Sampler::Loop() {
 }
 
 SamplePoint Sampler::Take() {
+  // One reading at a time: the time stamp and the counters in one order.
+  // The thread and SampleNow (the writer's thread) once read them
+  // interleaved: the sample stamped first read the disk's counters last,
+  // and sorted by time the merges went 3, 2, a difference of 2^64 - 1.
+  std::lock_guard one(take_mu_);
   SamplePoint p;
   p.t_s = static_cast<double>(NowNs() - start_ns_) / 1e9;
   if (progress_) {
@@ -115,10 +120,9 @@ SamplePoint Sampler::Take() {
   }
   if (auto b = blockstat_.Read()) {
     p.have_device = true;
-    auto since = [](uint64_t now, uint64_t base) { return now > base ? now - base : 0; };
-    p.dev_writes = since(b->writes, base_.writes);
-    p.dev_write_merges = since(b->write_merges, base_.write_merges);
-    p.dev_write_bytes = since(b->write_sectors, base_.write_sectors) * 512;
+    p.dev_writes = b->writes - base_.writes;
+    p.dev_write_merges = b->write_merges - base_.write_merges;
+    p.dev_write_bytes = (b->write_sectors - base_.write_sectors) * 512;
     p.dev_in_flight = b->in_flight;
   }
   return p;
@@ -145,23 +149,11 @@ Series TimelineSeries(const std::vector<SamplePoint>& points, int trial, double 
                                        {"device_written", "MB/s"},
                                        {"device_in_flight", "requests"}});
   }
-  // The cumulative counters as the highest value read so far: they only
-  // grow, but a read of the disk's counters once came back one merge lower
-  // than the read 0.5 ms before it (this VM, 6.18), which as a difference
-  // of unsigned counts drew 1.8e19 merges. Such an interval counts nothing;
-  // the next counts from the highest value, so the column still sums to
-  // the run's total.
-  SamplePoint hi = points.empty() ? SamplePoint{} : points.front();
   for (size_t i = 1; i < points.size(); ++i) {
-    const SamplePoint a = hi;  // a copy: hi moves on below
-    SamplePoint b = points[i];
-    b.bytes = std::max(b.bytes, a.bytes);
-    b.dev_writes = std::max(b.dev_writes, a.dev_writes);
-    b.dev_write_merges = std::max(b.dev_write_merges, a.dev_write_merges);
-    b.dev_write_bytes = std::max(b.dev_write_bytes, a.dev_write_bytes);
-    const double dt = b.t_s - points[i - 1].t_s;
+    const SamplePoint& a = points[i - 1];
+    const SamplePoint& b = points[i];
+    double dt = b.t_s - a.t_s;
     if (dt <= 0) continue;
-    hi = b;
     auto rate = [&](uint64_t x, uint64_t y) { return static_cast<double>(y - x) / dt / kMB; };
     auto num = [](uint64_t v) { return static_cast<double>(v); };
     std::vector<double> row = {b.t_s};

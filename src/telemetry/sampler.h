@@ -73,6 +73,7 @@ class Sampler {
   uint64_t start_ns_ = 0;
   std::vector<SamplePoint> points_;
   std::mutex mu_;
+  std::mutex take_mu_;  // Take: one at a time (the thread, SampleNow, Stop)
   std::condition_variable cv_;
   bool stop_ = false;
   std::thread thread_;

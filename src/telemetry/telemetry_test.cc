@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 #include "expect_ok.h"
 #include "io/file.h"
@@ -11,6 +15,7 @@
 #include "telemetry/pagecache.h"
 #include "telemetry/procfs.h"
 #include "telemetry/sampler.h"
+#include "telemetry/sysfs_block.h"
 
 namespace writelab {
 namespace {
@@ -152,46 +157,47 @@ TEST(Sampler, ALongRunKeepsTheIntervalAskedFor) {
         << "sample " << i;
 }
 
-// The disk's cumulative counters once read one merge lower than 0.5 ms
-// before: the interval counts no merge (not 2^64 - 1), and the column
-// still sums to the run's total.
-TEST(TimelineSeries, ACounterReadLowerThanBeforeCountsNothingForItsInterval) {
-  std::vector<SamplePoint> points;
-  const uint64_t merges[] = {1, 3, 2, 3, 5}, writes[] = {10, 40, 39, 70, 100};
-  for (int i = 0; i < 5; ++i) {
-    SamplePoint p;
-    p.t_s = 0.01 * (i + 1);
-    p.have_progress = true;
-    p.bytes = i == 2 ? 4096 : 8192u * (i + 1);  // the progress counter too
-    p.have_device = true;
-    p.dev_write_merges = merges[i];
-    p.dev_writes = writes[i];
-    p.dev_write_bytes = writes[i] * 4096;
-    points.push_back(p);
-  }
-  Series t = TimelineSeries(points, 0, 0.01);
-  ASSERT_EQ(t.points.size(), 4u);
-  auto column = [&](const char* name) {
-    for (size_t c = 0; c < t.columns.size(); ++c)
-      if (t.columns[c].name == name) return c;
-    ADD_FAILURE() << "no column " << name;
-    return size_t{0};
+// The sampler's thread and SampleNow from two writer threads at once,
+// while this test's writes and fsyncs keep the disk's counters moving:
+// sorted by time, no counter goes back (an interleaving once stamped one
+// sample first and read its counters last: merges 3 then 2, a difference
+// of 2^64 - 1 on the timeline).
+TEST(Sampler, ConcurrentReadingsKeepTheCountersInTimeOrder) {
+  const std::string dir = "/var/tmp";
+  struct stat st {};
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  const std::string disk = SysfsBlockName(DiskOf(st.st_dev));
+  if (disk.empty() || !std::filesystem::exists("/sys/block/" + disk + "/stat"))
+    GTEST_SKIP() << dir << " is on no block device";
+  char path[] = "/var/tmp/writelab-sampler-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  Sampler s(disk, 10'000'000, nullptr);
+  s.Start();
+  std::atomic<bool> stop{false};
+  auto asker = [&] {
+    while (!stop.load()) s.SampleNow();
   };
-  const size_t m = column("device_write_merges"), w = column("device_writes"),
-               mb = column("device_written"), tp = column("throughput");
-  double merged = 0, written = 0;
-  for (const auto& row : t.points) {
-    for (double v : row) EXPECT_LT(v, 1e12) << "a wrapped difference";
-    EXPECT_GE(row[m], 0);
-    EXPECT_GE(row[mb], 0);
-    EXPECT_GE(row[tp], 0);
-    merged += row[m];
-    written += row[w];
+  std::thread a(asker), b(asker);
+  const std::vector<char> block(64 * 1024, 'x');
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(pwrite(fd, block.data(), block.size(), (i % 64) * 65536), 65536);
+    ASSERT_EQ(fdatasync(fd), 0);
   }
-  EXPECT_EQ(t.points[1][m], 0) << "the interval whose read was lower";
-  EXPECT_EQ(t.points[2][m], 0) << "back to the highest read: nothing new";
-  EXPECT_EQ(merged, 4) << "5 - 1: the run's merges";
-  EXPECT_EQ(written, 90) << "100 - 10: the run's writes";
+  stop = true;
+  a.join();
+  b.join();
+  std::vector<SamplePoint> points = s.Stop();
+  close(fd);
+  ASSERT_GT(points.size(), 100u);
+  EXPECT_GT(points.back().dev_writes, points.front().dev_writes) << "the disk wrote";
+  for (size_t i = 1; i < points.size(); ++i) {
+    EXPECT_GE(points[i].dev_writes, points[i - 1].dev_writes) << "sample " << i;
+    EXPECT_GE(points[i].dev_write_merges, points[i - 1].dev_write_merges) << "sample " << i;
+    EXPECT_GE(points[i].dev_write_bytes, points[i - 1].dev_write_bytes) << "sample " << i;
+    if (HasFailure()) break;
+  }
 }
 
 }  // namespace
