@@ -41,13 +41,14 @@ const char* TraceKindName(uint32_t kind) {
 bool ReadChargeRecord(const void* data, size_t size, TraceCharges& out) {
   out = TraceCharges{};
   if (size < TRACE_CHARGE_HEAD) return false;
-  std::memcpy(&out, data, std::min(size, sizeof out));
+  std::memcpy(&out, data, TRACE_CHARGE_HEAD);
   const size_t held = (std::min(size, sizeof out) - TRACE_CHARGE_HEAD) / sizeof(trace_charge);
   if (out.n > held) {
     out = TraceCharges{};
     return false;
   }
-  for (size_t i = out.n; i < TRACE_CHARGE_ENTRIES; ++i) out.e[i] = trace_charge{};
+  std::memcpy(out.e, static_cast<const char*>(data) + TRACE_CHARGE_HEAD,
+              out.n * sizeof(trace_charge));
   return true;
 }
 
