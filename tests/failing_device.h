@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Devices that fail writes, for error-path tests (root: tmpfs, loop, mkfs,
 // mount). Everything is made under the test's own directory and undone by
-// the destructor.
+// the destructor, and journaled (bed_journal.h) for `writelab cleanup` if a
+// signal ends the test first.
 //   FullTmpfs    a tmpfs of 1 MiB, filled: a write(2) into it fails with
 //                ENOSPC at once (what stdio's fclose must report).
 //   FailingExt4  an ext4 on a loop device over a file on a tmpfs of its own,
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bed_journal.h"
 #include "harness.h"
 
 namespace writelab::testing {
@@ -47,11 +49,13 @@ class Tmpfs {
  public:
   Tmpfs(const std::string& dir, const std::string& size) : dir_(dir) {
     std::filesystem::create_directories(dir_);
+    step_ = BedJournal::Record({"mount", dir_, "", "writelab-test"});
     mounted_ =
         Shell("mount -t tmpfs -o size=" + size + " writelab-test " + dir_ + " && echo ok") == "ok";
   }
   ~Tmpfs() {
     if (mounted_) Shell("umount " + dir_);
+    BedJournal::Done(step_);
   }
   bool ok() const { return mounted_; }
   const std::string& dir() const { return dir_; }
@@ -59,18 +63,21 @@ class Tmpfs {
  private:
   std::string dir_;
   bool mounted_ = false;
+  int step_ = 0;  // the mount's, in the test's journal (bed_journal.h)
 };
 
 class FullTmpfs {
  public:
   explicit FullTmpfs(const std::string& dir) : dir_(dir) {
     std::filesystem::create_directories(dir_);
+    step_ = BedJournal::Record({"mount", dir_, "", "writelab-test-full"});
     mounted_ =
         Shell("mount -t tmpfs -o size=1M writelab-test-full " + dir_ + " && echo ok") == "ok";
     if (mounted_) FillUp(dir_);
   }
   ~FullTmpfs() {
     if (mounted_) Shell("umount " + dir_);
+    BedJournal::Done(step_);
   }
   bool ok() const { return mounted_; }
   const std::string& dir() const { return dir_; }
@@ -78,6 +85,7 @@ class FullTmpfs {
  private:
   std::string dir_;
   bool mounted_ = false;
+  int step_ = 0;  // the mount's, in the test's journal (bed_journal.h)
 };
 
 class FailingExt4 {
@@ -88,6 +96,7 @@ class FailingExt4 {
   FailingExt4(const std::string& dir, uint64_t size, uint64_t fail) : dir_(dir) {
     std::filesystem::create_directories(dir_ + "/tmpfs");
     std::filesystem::create_directories(dir_ + "/mnt");
+    tmpfs_step_ = BedJournal::Record({"mount", dir_ + "/tmpfs", "", "writelab-test-failing"});
     if (!Step("mount -t tmpfs -o size=96M writelab-test-failing " + dir_ + "/tmpfs")) return;
     tmpfs_ = true;
     const std::string image = dir_ + "/tmpfs/image";
@@ -99,6 +108,8 @@ class FailingExt4 {
       Fail("losetup: " + loop_);
       return;
     }
+    loop_step_ = BedJournal::Record({"loop", loop_, image, BedJournal::BackingInode(image)});
+    mount_step_ = BedJournal::Record({"mount", dir_ + "/mnt", "", loop_});
     if (!Step("mkfs.ext4 -q -F " + loop_ + " && mount " + loop_ + " " + dir_ + "/mnt")) return;
     mounted_ = true;
     file_ = dir_ + "/mnt/victim";
@@ -111,8 +122,11 @@ class FailingExt4 {
   }
   ~FailingExt4() {
     if (mounted_) Shell("umount " + dir_ + "/mnt");
+    BedJournal::Done(mount_step_);
     if (loop_.starts_with("/dev/loop")) Shell("losetup -d " + loop_);
+    BedJournal::Done(loop_step_);
     if (tmpfs_) Shell("umount " + dir_ + "/tmpfs");
+    BedJournal::Done(tmpfs_step_);
   }
   bool ok() const { return ok_; }
   const std::string& why() const { return why_; }
@@ -162,6 +176,7 @@ class FailingExt4 {
   std::string dir_, loop_, file_, why_;
   std::string mount_ = dir_ + "/mnt";
   bool tmpfs_ = false, mounted_ = false, ok_ = false;
+  int tmpfs_step_ = 0, loop_step_ = 0, mount_step_ = 0;  // in the test's journal (bed_journal.h)
 };
 
 }  // namespace writelab::testing

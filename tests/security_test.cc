@@ -15,6 +15,7 @@
 #include <thread>
 #include <tuple>
 
+#include "bed_journal.h"
 #include "harness.h"
 #include "test_paths.h"
 
@@ -249,6 +250,8 @@ TEST_F(Cleanup, LoopDeviceTakenByAnotherRunIsLeftAlone) {
   Shell("truncate -s 64M " + backing);
   std::string dev = Shell("losetup -f --show " + backing);
   if (!dev.starts_with("/dev/loop")) GTEST_SKIP() << "losetup failed: " << dev;
+  const int loop_step =
+      BedJournal::Record({"loop", dev, backing, BedJournal::BackingInode(backing)});
   std::string name = dev.substr(5), sched = "/sys/block/" + name + "/queue/scheduler";
   Shell("echo mq-deadline > " + sched);
   std::string before = Slurp(sched);
@@ -270,6 +273,7 @@ TEST_F(Cleanup, LoopDeviceTakenByAnotherRunIsLeftAlone) {
       << r.out;
   EXPECT_EQ(r.out.find("undone:"), std::string::npos) << r.out;
   Shell("losetup -d " + dev);
+  BedJournal::Done(loop_step);
 }
 
 // A dead run left a loop device's scheduler changed. A live run on the same
@@ -282,6 +286,8 @@ TEST_F(Security, ALiveRunUndoesADeadRunsChangeBeforeItsOwn) {
   Shell("truncate -s 256M " + backing);
   std::string dev = Shell("losetup -f --show " + backing);
   ASSERT_TRUE(dev.starts_with("/dev/loop")) << "losetup failed: " << dev;
+  const int loop_step =
+      BedJournal::Record({"loop", dev, backing, BedJournal::BackingInode(backing)});
   const std::string sched = "/sys/block/" + dev.substr(5) + "/queue/scheduler";
   Shell("echo none > " + sched);
   const std::string original = Slurp(sched);
@@ -312,6 +318,7 @@ TEST_F(Security, ALiveRunUndoesADeadRunsChangeBeforeItsOwn) {
     EXPECT_NE(RunWritelab({"cleanup"}).exit_code, 1);
   }
   Shell("losetup -d " + dev);
+  BedJournal::Done(loop_step);
   std::filesystem::remove(dead);
 }
 

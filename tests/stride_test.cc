@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "bed_journal.h"
 #include "harness.h"
 
 namespace writelab::testing {
@@ -32,13 +33,16 @@ class LoopDevice : public ::testing::Test {
     Shell("truncate -s 256M " + backing_);
     dev_ = Shell("losetup -f --show " + backing_);
     if (!dev_.starts_with("/dev/loop")) GTEST_SKIP() << "losetup failed: " << dev_;
+    loop_step_ = BedJournal::Record({"loop", dev_, backing_, BedJournal::BackingInode(backing_)});
   }
   void TearDown() override {
     if (!dev_.empty()) Shell("losetup -d " + dev_);
+    BedJournal::Done(loop_step_);
     std::filesystem::remove(json_path_);
   }
   ScratchDir scratch_{"stride"};
   std::string backing_, dev_;
+  int loop_step_ = 0;  // in the test's journal (bed_journal.h)
   std::string json_path_ = scratch_.path() + ".json";
 };
 

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // A loop-device ext4 file system a test makes for itself (root): mounted
 // with the options given, with a per-device dirty limit (bdi max_bytes and
-// strict_limit) when asked, all undone when it goes.
+// strict_limit) when asked, all undone when it goes, and journaled so that
+// `writelab cleanup` undoes it if a signal ends the test first.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
 
+#include "bed_journal.h"
 #include "harness.h"
 
 namespace writelab::testing {
@@ -18,10 +20,15 @@ class TestFs {
   explicit TestFs(const std::string& base, const std::string& options, uint64_t dirty_limit)
       : image_(base + ".img"), mnt_(base + ".mnt") {
     std::filesystem::create_directories(mnt_);
+    dir_step_ = BedJournal::Record({"dir", mnt_, "", ""});
     Shell("truncate -s 2G " + image_);
+    image_step_ = BedJournal::Record({"file", image_, "", BedJournal::InodeOf(image_)});
     dev_ = Shell("losetup -f --show --direct-io=on " + image_ +
                  " 2>/dev/null || losetup -f --show " + image_);
     if (!dev_.starts_with("/dev/loop")) return;
+    const std::string inode = BedJournal::BackingInode(image_);
+    loop_step_ = BedJournal::Record({"loop", dev_, image_, inode});
+    mount_step_ = BedJournal::Record({"mount", mnt_, "", dev_});
     if (Shell("mkfs.ext4 -q -F " + dev_ + " >/dev/null 2>&1 && mount -o " + options + " " + dev_ +
               " " + mnt_ + " && echo ok") != "ok")
       return;
@@ -30,6 +37,9 @@ class TestFs {
     found_ = Shell("cat " + bdi_ + "max_ratio_fine " + bdi_ + "strict_limit");
     if (dirty_limit) {
       old_fine_ = Shell("cat " + bdi_ + "max_ratio_fine");  // without its newline
+      fine_step_ =
+          BedJournal::Record({"sysfs", bdi_ + "max_ratio_fine", old_fine_, "loop:" + inode});
+      strict_step_ = BedJournal::Record({"sysfs", bdi_ + "strict_limit", "0", "loop:" + inode});
       Shell("echo 1 > " + bdi_ + "strict_limit; echo " + std::to_string(dirty_limit) + " > " +
             bdi_ + "max_bytes");
     }
@@ -37,9 +47,13 @@ class TestFs {
   ~TestFs() {
     RestoreLimit();
     if (mounted_) Shell("umount " + mnt_);
+    BedJournal::Done(mount_step_);
     if (dev_.starts_with("/dev/loop")) Shell("losetup -d " + dev_);
+    BedJournal::Done(loop_step_);
     std::filesystem::remove(image_);
+    BedJournal::Done(image_step_);
     std::filesystem::remove_all(mnt_);
+    BedJournal::Done(dir_step_);
   }
   // Puts the device's dirty limit back as it was (the destructor does it
   // too): a test that checks the restore reads it back before the loop
@@ -47,6 +61,8 @@ class TestFs {
   void RestoreLimit() {
     if (old_fine_.empty()) return;
     Shell("echo " + old_fine_ + " > " + bdi_ + "max_ratio_fine; echo 0 > " + bdi_ + "strict_limit");
+    BedJournal::Done(strict_step_);
+    BedJournal::Done(fine_step_);
     old_fine_.clear();
   }
   bool ok() const { return mounted_; }
@@ -60,6 +76,9 @@ class TestFs {
  private:
   std::string image_, mnt_, dev_, bdi_, old_fine_, found_;
   bool mounted_ = false;
+  // Its journal's steps (bed_journal.h), undone in the reverse order.
+  int dir_step_ = 0, image_step_ = 0, loop_step_ = 0, mount_step_ = 0, fine_step_ = 0,
+      strict_step_ = 0;
 };
 
 }  // namespace writelab::testing

@@ -12,6 +12,7 @@
 #include "figures.h"
 #include "harness.h"
 #include "killed_runs.h"
+#include "test_fs.h"
 
 namespace writelab::testing {
 namespace {
@@ -271,6 +272,58 @@ TEST(TestbedRefusals, NeedRootAndValidSpecs) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("test beds need root"), std::string::npos) << r.err;
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
+}
+
+// The tests' own beds are journaled too (bed_journal.h): a test process
+// killed with its bed made (a child here, with an ext4 on a loop device
+// under a dirty limit, killed with SIGKILL as ctest's timeout kills)
+// leaves it in place, and `writelab cleanup` undoes all of it: the limit,
+// the mount, the loop device, the image and the mount point. Asserted on
+// the machine's state, not on cleanup's words: a test beside this one may
+// run cleanup first.
+TEST(TestbedJournal, AKilledTestsBedIsUndoneByCleanup) {
+  std::string why;
+  if (!CanMakeTestbeds(&why)) GTEST_SKIP() << why;
+  ScratchDir work("killed-bed");
+  const std::string base = work.path() + "/bed", mnt = base + ".mnt", image = base + ".img";
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(ready[0]);
+    TestFs fs(base, "data=ordered", 16 << 20);
+    const std::string said = fs.ok() ? fs.DeviceName() + " " + fs.Found() : "";
+    if (write(ready[1], said.data(), said.size()) < 0) _exit(1);
+    close(ready[1]);
+    pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  std::string said;
+  char buf[64];
+  for (ssize_t n; (n = read(ready[0], buf, sizeof buf)) > 0;) said.append(buf, n);
+  close(ready[0]);
+  const std::string dev = said.substr(0, said.find(' '));
+  const std::string found = said.empty() ? "" : said.substr(said.find(' ') + 1);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  ASSERT_FALSE(dev.empty()) << "the child made no bed";
+  const std::string bdi = "/sys/block/" + dev + "/bdi/";
+  ASSERT_EQ(Shell("findmnt -n -o SOURCE " + mnt), "/dev/" + dev) << "the killed test's mount";
+  ASSERT_EQ(Slurp(bdi + "strict_limit"), "1\n") << "the killed test's dirty limit";
+
+  RunResult c = RunWritelab({"cleanup"});
+  EXPECT_EQ(c.exit_code, 0) << c.err << c.out;
+  EXPECT_EQ(Shell("findmnt -n -o SOURCE " + mnt), "") << c.out;
+  EXPECT_TRUE(LoopsBackedUnder(image).empty()) << "loop device left bound: " << c.out;
+  EXPECT_FALSE(std::filesystem::exists(image)) << c.out;
+  EXPECT_FALSE(std::filesystem::exists(mnt)) << c.out;
+  // Once let go, the device may be bound by a test beside this one, which
+  // may set a limit of its own: read only while nothing is bound to it.
+  const std::string limit = Shell("cat " + bdi + "max_ratio_fine " + bdi + "strict_limit");
+  if (LoopDeviceFree(dev)) {
+    EXPECT_EQ(limit, found) << dev << "'s dirty limit: " << c.out;
+  }
 }
 
 }  // namespace
