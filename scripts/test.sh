@@ -61,7 +61,16 @@ git ls-files '*.cc' '*.h' '*.c' | grep -v '^third_party/' | xargs clang-format -
 # A test whose part (a build with MPI, mpirun, chromium) is missing fails
 # here instead of skipping (tests/harness.h, WRITELAB_SKIP_WITHOUT_PART).
 export WRITELAB_REQUIRE_PARTS=1
+# What a test killed before its destructors ran left on the machine (its
+# loop devices, mounts and dirty limits are journaled: tests/bed_journal.h),
+# and what a killed writelab run left, undone before the tests start: a
+# leftover limit on a loop device would fail the next test that binds it.
+undo_leftovers() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  build/writelab cleanup || echo "(writelab cleanup could not undo all of the above)"
+}
 if [ "$tier" = quick ]; then
+  undo_leftovers
   echo "== unit tests, seed corpora and smoke (build/) (at ${SECONDS}s)"
   ctest --test-dir build --output-on-failure -j 2 -L 'unit|smoke'
   echo "== quick tier passed in ${SECONDS}s"
@@ -142,6 +151,7 @@ await_beside() {
 phase_tests() {
   local nproc
   nproc=$(nproc)
+  undo_leftovers
   ctest --test-dir build --output-on-failure -j 2 -R "$alone"
   build_beside asan nice -n 19
   ctest --test-dir build --output-on-failure -j "$((nproc * 2 > 4 ? 4 : nproc * 2))" -E "$alone"
