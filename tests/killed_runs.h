@@ -23,12 +23,15 @@ namespace writelab::testing {
 using nlohmann::json;
 
 // The undo steps of the journal under /run/writelab that names dir (the
-// killed run's): each as its JSON object.
+// killed run's): each as its JSON object. The test's own journal, which
+// names the beds it made (bed_journal.h), is not a run's.
 inline std::vector<json> JournalSteps(const std::string& dir) {
   std::error_code ec;
+  const std::string own = "journal-" + std::to_string(getpid()) + "-";
   for (const auto& j : std::filesystem::directory_iterator("/run/writelab", ec)) {
+    const std::string name = j.path().filename().string();
     const std::string text = Slurp(j.path().string());
-    if (!j.path().filename().string().starts_with("journal-") ||
+    if (!name.starts_with("journal-") || name.starts_with(own) ||
         text.find(dir) == std::string::npos)
       continue;
     std::vector<json> steps;
