@@ -279,13 +279,11 @@ TEST(TestbedRefusals, NeedRootAndValidSpecs) {
 // under a dirty limit, killed with SIGKILL as ctest's timeout kills)
 // leaves it in place, and `writelab cleanup` undoes all of it: the limit,
 // the mount, the loop device, the image and the mount point. Asserted on
-// the machine's state, not on cleanup's words: a test beside this one may
-// run cleanup first.
-TEST(TestbedJournal, AKilledTestsBedIsUndoneByCleanup) {
-  std::string why;
-  if (!CanMakeTestbeds(&why)) GTEST_SKIP() << why;
-  ScratchDir work("killed-bed");
-  const std::string base = work.path() + "/bed", mnt = base + ".mnt", image = base + ".img";
+// the machine's state, not on cleanup's words. One at a time, as the
+// other Cleanup tests (tests/CMakeLists.txt): cleanup undoes every dead
+// process's journal, which a test beside it may be about to read.
+TEST_F(Testbeds, CleanupUndoesTheBedOfAKilledTest) {
+  const std::string base = scratch.path() + "/bed", mnt = base + ".mnt", image = base + ".img";
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   const pid_t child = fork();
