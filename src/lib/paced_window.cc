@@ -42,10 +42,12 @@ int PacedWindow::FlushTo(WindowCalls& calls, uint64_t end, const char** what) {
   flushed_ = end;
   ++flushes_;
   slowest_ns_ = std::max(slowest_ns_, took);
-  if (took > target_ns_ / 2)
+  if (took > target_ns_ / 2) {
+    unmet_ += window_ == kMinWindow;
     window_ = std::max(kMinWindow, window_ / 2);
-  else if (took < target_ns_ / 4)
+  } else if (took < target_ns_ / 4) {
     window_ = std::min(kMaxWindow, window_ + kStep);
+  }
   smallest_ = std::min(smallest_, window_);
   largest_ = std::max(largest_, window_);
   return 0;

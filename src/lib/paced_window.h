@@ -55,6 +55,10 @@ class PacedWindow {
   uint64_t smallest_window() const { return smallest_; }
   uint64_t largest_window() const { return largest_; }
   uint64_t slowest_flush_ns() const { return slowest_ns_; }
+  // Flushes that took more than half the target with the window at its
+  // smallest already: the target is below what the device gives beside
+  // this writer, and a lower one would only add flushes.
+  uint64_t unmet_flushes() const { return unmet_; }
 
  private:
   uint64_t target_ns_;
@@ -63,6 +67,7 @@ class PacedWindow {
   uint64_t flushes_ = 0;
   uint64_t smallest_, largest_;
   uint64_t slowest_ns_ = 0;
+  uint64_t unmet_ = 0;
 
   int FlushTo(WindowCalls& calls, uint64_t end, const char** what);
 };

@@ -65,6 +65,10 @@ TEST(PacedWindow, GrowsWhileFlushesAreFastAndHalvesWhenSlow) {
   calls.flush_us = 60'000;  // over half of 100 ms
   PacedWrite(slow, calls, end, end + 128 * kPacedMiB);
   EXPECT_EQ(slow.window(), PacedWindow::kMinWindow) << "halved at each slow flush";
+  // 64, 32, ..., 1 MiB: 127 MiB; the flushes at 127 and 128 MiB were of the
+  // smallest window and as slow: the target was not met.
+  EXPECT_EQ(slow.unmet_flushes(), 2u);
+  EXPECT_EQ(w.unmet_flushes(), 0u);
   EXPECT_GE(slow.slowest_flush_ns(), 60'000'000u);
   EXPECT_GT(slow.flushes(), 6u);
   uint64_t next = 0;  // each drop reaches back to the 2 MiB boundary below the last one's end
