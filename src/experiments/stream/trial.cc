@@ -142,6 +142,7 @@ void WriteLoop(StreamStrategy s, const TrialEnv& env, WriteRunner& runner, GibCl
   r.paced_window_min = paced.smallest_window();
   r.paced_window_max = paced.largest_window();
   r.paced_slowest_ns = paced.slowest_flush_ns();
+  r.paced_unmet = paced.unmet_flushes();
 }
 
 // The library strategy: the application's view, one Append() per block.

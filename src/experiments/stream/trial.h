@@ -59,7 +59,8 @@ struct TrialResult {
   std::string library_choice;
   // paced: its own flushes, the window's range and the slowest flush.
   uint64_t paced_flushes = 0, paced_window_min = 0, paced_window_max = 0, paced_slowest_ns = 0;
-  std::string path;                         // the file written (kept only with keep_file)
+  uint64_t paced_unmet = 0;  // its flushes over half the target at the smallest window
+  std::string path;          // the file written (kept only with keep_file)
   std::map<std::string, double> explained;  // --explain: keys of kExplainFigures
   std::optional<uint64_t> memcg_peak;       // memcg: the most its cgroup was charged
   std::string memcg_note;                   // memcg: its limit, as the kernel read it back
