@@ -112,7 +112,9 @@ phase() {
 # its refusals (MpiRefusals.*) time nothing of their own: they run with
 # the rest. Explain.TheBackgrounds* weigh the background's share of what
 # the disk was sent during the calls, which three tests beside them
-# writing to the same disk took to 34% once (the background's 44%).
+# writing to the same disk took to 34% once (the background's 44%); they
+# run one at a time too (RUN_SERIAL: beside each other both failed once).
+# The build's own writes reach the disk before these tests start (sync).
 alone='^(ExplainTruth|ExplainBlame|Top)\.|^Explain\.TheBackgrounds|^Mpi\.([^S]|S[^u])'
 asan_build() {
   # A unity build (several sources per translation unit), the library's
@@ -152,6 +154,7 @@ phase_tests() {
   local nproc
   nproc=$(nproc)
   undo_leftovers
+  sync
   ctest --test-dir build --output-on-failure -j 2 -R "$alone"
   build_beside asan nice -n 19
   ctest --test-dir build --output-on-failure -j "$((nproc * 2 > 4 ? 4 : nproc * 2))" -E "$alone"
