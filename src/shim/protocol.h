@@ -13,6 +13,9 @@
 //   WLRUN1 hello pid=P exe=PATH
 //   WLRUN1 claim pid=P dev=D ino=I path=PATH
 //   WLRUN1 done pid=P dev=D ino=I written=B handled=H mech=M path=PATH
+//        under paced, a file the shim claimed adds (before path)
+//        flushes=F unmet=U slowest=NS: its own flushes, those that took
+//        over half the target at the smallest window, the slowest in ns
 //   WLRUN1 unseen pid=P dev=D ino=I path=PATH   (closed, MIN_FILE or more,
 //        open for writing, but written by no call the shim wraps: io_uring,
 //        mmap, a raw system call; the supervisor's)

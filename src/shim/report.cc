@@ -154,6 +154,14 @@ void ReportFile(const char* type, const FdState& s, int fd) {
     PutNumber(buf, &n, s.handled);
     Put(buf, &n, " mech=");
     Put(buf, &n, Mechanism(s));
+    if (g_config.strategy == RunStrategy::kPaced && s.ever_claimed) {
+      Put(buf, &n, " flushes=");
+      PutNumber(buf, &n, s.paced_flushes);
+      Put(buf, &n, " unmet=");
+      PutNumber(buf, &n, s.paced_unmet);
+      Put(buf, &n, " slowest=");
+      PutNumber(buf, &n, s.paced_slowest_ns);
+    }
   }
   char path[2048];
   FdPath(fd, path, sizeof path);

@@ -100,6 +100,9 @@ struct FdState {
   std::atomic<uint64_t> stdio{0};
   WritebackWindow window{0, false};
   PacedWindow paced{0, 0};  // paced: its own flushes, a window behind the writer
+  // paced, over the descriptor's streams: its flushes, those over half the
+  // target at the smallest window, the slowest (the done record's).
+  uint64_t paced_flushes = 0, paced_unmet = 0, paced_slowest_ns = 0;
   // direct: from the claim on, writes aligned as O_DIRECT needs go through
   // direct_fd, an O_DIRECT descriptor of the shim's own (the program's is
   // left as it is); the rest are the program's own and go through the

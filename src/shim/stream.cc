@@ -195,15 +195,21 @@ void EndStream(FdState& s, int fd) {
   CloseDirect(s);
   if (!s.claimed) return;
   Pass(s, fd, true);
-  if (s.failed || s.refusal != DirectRefusal::kNone) return;
-  ShimCalls calls(s, fd);
-  const char* what = "";
-  if (g_config.strategy == RunStrategy::kDropBehind)
-    s.failed = calls.DropCache(s.start, s.next - s.start) < 0;
-  else if (g_config.strategy == RunStrategy::kPaced)  // its last window, flushed and dropped
-    s.failed = s.paced.Flush(calls, s.next, &what) < 0;
-  else
-    s.failed = s.window.Finish(calls, s.next, &what) < 0;
+  if (!s.failed && s.refusal == DirectRefusal::kNone) {
+    ShimCalls calls(s, fd);
+    const char* what = "";
+    if (g_config.strategy == RunStrategy::kDropBehind)
+      s.failed = calls.DropCache(s.start, s.next - s.start) < 0;
+    else if (g_config.strategy == RunStrategy::kPaced)  // its last window, flushed and dropped
+      s.failed = s.paced.Flush(calls, s.next, &what) < 0;
+    else
+      s.failed = s.window.Finish(calls, s.next, &what) < 0;
+  }
+  s.paced_flushes += s.paced.flushes();
+  s.paced_unmet += s.paced.unmet_flushes();
+  if (s.paced.slowest_flush_ns() > s.paced_slowest_ns)
+    s.paced_slowest_ns = s.paced.slowest_flush_ns();
+  s.paced = PacedWindow(g_config.pace_target_ns, g_config.window);  // counted once
 }
 
 // The stream reached MIN_FILE: from now on it is the shim's. Under dontcache
@@ -254,6 +260,7 @@ bool Classify(FdState& s, int fd) {
   s.dev = st.st_dev, s.ino = st.st_ino;
   s.refused = s.cached = s.failed = s.ever_claimed = s.nowait = false;
   s.written = s.handled = s.unchecked = s.direct_bytes = 0;
+  s.paced_flushes = s.paced_unmet = s.paced_slowest_ns = 0;
   s.refusal = DirectRefusal::kNone;
   s.direct = false, s.direct_fd = -1;  // a descriptor of a state let go unfinished: lost
   s.stdio.store(0, std::memory_order_relaxed);

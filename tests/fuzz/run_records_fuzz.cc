@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // What libwritelab-run.so says to writelab, on any bytes (a program under
 // `writelab run` can write anything to the pipe's descriptor): the reader
-// never crashes, a record it accepts has a process id in range and a path
-// without a NUL, and no line it takes is longer than a record can be.
+// never crashes, a record it accepts has a process id in range, a path
+// without a NUL and, under paced, no more unmet flushes than flushes, and no
+// line it takes is longer than a record can be.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (r.pid <= 0 || r.pid > 4194304) __builtin_trap();
     if (r.path.find('\0') != std::string::npos) __builtin_trap();
     if (r.path.size() > writelab::run_protocol::kMaxRecord) __builtin_trap();
+    if (r.paced && r.paced->unmet > r.paced->flushes) __builtin_trap();
   }
   (void)writelab::ParseShimRecord(bytes);
   return 0;

@@ -97,7 +97,8 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
   static constexpr std::string_view kNumbers[] = {"pid", "dev", "ino", "written", "handled"};
   const size_t numbers = r.type == Type::kHello ? 1 : r.type == Type::kDone ? 5 : 3;
   const std::string_view text_field = r.type == Type::kHello ? "exe" : "path";
-  const size_t expected = numbers + 1 + (r.type == Type::kDone ? 1 : 0);
+  const bool paced = r.type == Type::kDone && fields.contains("flushes");
+  const size_t expected = numbers + 1 + (r.type == Type::kDone ? 1 : 0) + (paced ? 3 : 0);
   if (fields.size() != expected) return std::unexpected("the fields of its type, no more, no less");
   for (size_t k = 0; k < numbers; ++k) {
     const std::string_view key = kNumbers[k];
@@ -143,6 +144,17 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
     for (std::string_view m : kMechs) known |= mech != fields.end() && mech->second == m;
     if (!known) return std::unexpected("'mech' is not one the shim says");
     r.mech = mech->second;
+  }
+  if (paced) {
+    auto value = [&](std::string_view key) {
+      auto it = fields.find(key);
+      return it == fields.end() ? std::nullopt : Number(it->second);
+    };
+    auto flushes = value("flushes"), unmet = value("unmet"), slowest = value("slowest");
+    if (!flushes || !unmet || !slowest)
+      return std::unexpected("'flushes', 'unmet' and 'slowest' must be numbers");
+    if (*unmet > *flushes) return std::unexpected("more 'unmet' flushes than flushes");
+    r.paced = ShimRecord::Paced{*flushes, *unmet, *slowest};
   }
   return r;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,12 @@ struct ShimRecord {
   uint64_t written = 0, handled = 0;  // done
   std::string mech;                   // done: how (protocol.h); leave: the reason
   std::string path;                   // claim, done, unseen: the file; hello: the executable
+  // done, under paced, of a file the shim claimed: its own flushes, those
+  // over half the target at the smallest window, the slowest.
+  struct Paced {
+    uint64_t flushes = 0, unmet = 0, slowest_ns = 0;
+  };
+  std::optional<Paced> paced;
 };
 
 // One line without its newline; an error says what is wrong with it.

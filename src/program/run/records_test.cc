@@ -32,6 +32,15 @@ TEST(ShimRecords, EachTypeIsReadWithItsFields) {
     ASSERT_TRUE(d) << mech << ": " << d.error();
     EXPECT_EQ(d->mech, mech);
   }
+  EXPECT_FALSE(done->paced) << "no paced counts unless the shim sent them";
+  auto paced = ParseShimRecord(
+      "WLRUN1 done pid=7 dev=1 ino=2 written=9 handled=9 mech=paced flushes=40 unmet=3 "
+      "slowest=9150000 path=/f");
+  ASSERT_TRUE(paced) << paced.error();
+  ASSERT_TRUE(paced->paced);
+  EXPECT_EQ(paced->paced->flushes, 40u);
+  EXPECT_EQ(paced->paced->unmet, 3u);
+  EXPECT_EQ(paced->paced->slowest_ns, 9'150'000u);
   auto unseen = ParseShimRecord("WLRUN1 unseen pid=7 dev=2049 ino=14 path=/mnt/ring");
   ASSERT_TRUE(unseen) << unseen.error();
   EXPECT_EQ(unseen->type, ShimRecord::Type::kUnseen);
@@ -54,6 +63,15 @@ TEST(ShimRecords, AnythingElseIsAnError) {
            "WLRUN1 claim pid=1 dev=1 ino=2 path=/a%00",
            "WLRUN1 claim pid=1 dev=1 ino=2 path=/a%zz",
            "WLRUN1 done pid=1 dev=1 ino=2 written=1 handled=1 mech=fast path=/x",
+           // paced's counts: all three, numbers, no more unmet than flushes
+           "WLRUN1 done pid=1 dev=1 ino=2 written=1 handled=1 mech=paced flushes=4 path=/x",
+           "WLRUN1 done pid=1 dev=1 ino=2 written=1 handled=1 mech=paced flushes=4 unmet=1 "
+           "slow=2 path=/x",
+           "WLRUN1 done pid=1 dev=1 ino=2 written=1 handled=1 mech=paced flushes=4 unmet=x "
+           "slowest=2 path=/x",
+           "WLRUN1 done pid=1 dev=1 ino=2 written=1 handled=1 mech=paced flushes=4 unmet=5 "
+           "slowest=2 path=/x",
+           "WLRUN1 claim pid=1 dev=1 ino=2 flushes=1 unmet=0 slowest=2 path=/x",
        }) {
     auto r = ParseShimRecord(bad);
     EXPECT_FALSE(r) << "accepted: " << bad;
