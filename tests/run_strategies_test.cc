@@ -53,6 +53,12 @@ TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
   ASSERT_EQ(dds, 1) << "dd's open of " << path << " is not in one process's trace";
   EXPECT_GE(flushes, 256 / 64) << "fewer flushes than the largest window allows";
   EXPECT_EQ(not_its_own, 0) << "a flush on a descriptor the shim did not open for itself";
+  // The file's row counts them as strace did: "shim: paced (N flushes of its own, ...".
+  const std::string how = How(*row), said = "shim: paced (";
+  const size_t at = how.find(said);
+  ASSERT_NE(at, std::string::npos) << how;
+  EXPECT_EQ(std::stoi(how.substr(at + said.size())), flushes) << how;
+  EXPECT_NE(how.find(" flushes of its own, the slowest "), std::string::npos) << how;
 }
 
 // Issue 44: direct through the shim, strace watching each process apart:
@@ -134,7 +140,7 @@ TEST_F(RunCli, AStaticWriterIsPacedByTheSupervisor) {
   json doc = Run({"--strategy", "paced"},
                  {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  ExpectHandled(doc, Path("out"), "supervisor: paced");
+  ExpectHandled(doc, Path("out"), "supervisor: paced (");  // its flushes counted
   const json* row = FileRow(doc, Path("out"));
   ASSERT_TRUE(row);
   EXPECT_LE(Figures(*row).at("cached_end"), 16 << 20) << "its last window flushed and dropped";

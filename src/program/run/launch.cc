@@ -104,6 +104,21 @@ int ReportFdNumber() {
   return static_cast<int>(std::min<rlim_t>(proto::kReportFd, lim.rlim_cur - 1));
 }
 
+// paced's own flushes of a file, in words: how many, the slowest, and
+// those that missed the target with the window as small as it goes.
+std::string PacedWords(const ShimRecord::Paced& p) {
+  std::string words = " (" + std::to_string(p.flushes) + " flush" + (p.flushes == 1 ? "" : "es") +
+                      " of its own, the slowest " +
+                      FormatValue(static_cast<double>(p.slowest_ns) / 1e6, "ms");
+  if (p.unmet)
+    words += "; " + std::to_string(p.unmet) +
+             " took more than half the target with its window at the smallest, " +
+             FormatBytes(static_cast<double>(PacedWindow::kMinWindow)) +
+             ": then the device did not give that target beside CMD, and a lower one only adds "
+             "flushes";
+  return words + ")";
+}
+
 // The shim's mech for a file, said in words where the word alone is not
 // enough.
 std::string MechWords(const std::string& mech) {
@@ -137,6 +152,8 @@ std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, 
   const uint64_t handled = std::max(f.shim_handled, supervised);
   std::string how;
   if (f.shim_claimed) how = "shim: " + MechWords(f.shim_mech);
+  if (f.shim_claimed && s == RunStrategy::kPaced && f.shim_paced.flushes)
+    how += PacedWords(f.shim_paced);
   if (s == RunStrategy::kDirect && !f.shim_claimed && GrowthOf(f) >= spec.min_file)
     return {
         "refused-direct: written by calls the shim does not see (a static binary, io_uring, "
@@ -146,6 +163,8 @@ std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, 
     how += how.empty() ? "supervisor: " : "; supervisor first: ";
     how += s == RunStrategy::kDontcache ? "window-drop (RWF_DONTCACHE needs the writer's own call)"
                                         : std::string(NameOf(kRunStrategies, s));
+    if (s == RunStrategy::kPaced && f.paced.flushes())
+      how += PacedWords({f.paced.flushes(), f.paced.unmet_flushes(), f.paced.slowest_flush_ns()});
   }
   if (!f.supervisor_error.empty()) how += " (failed: " + f.supervisor_error + ")";
   const uint64_t written = std::max(GrowthOf(f), f.shim_written);

@@ -55,7 +55,8 @@ struct WatchedFile {
   bool shim_claimed = false;
   uint64_t shim_written = 0, shim_handled = 0;
   std::string shim_mech;
-  bool shim_left = false;  // a process writing it stepped the shim aside (seccomp)
+  ShimRecord::Paced shim_paced;  // paced: summed over its done records, the slowest kept
+  bool shim_left = false;        // a process writing it stepped the shim aside (seccomp)
   // The supervisor's.
   int unclaimed_looks = 0;  // looks at or past --min-file without a claim
   bool supervised = false;
