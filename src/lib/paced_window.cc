@@ -32,6 +32,7 @@ int PacedWindow::Flush(WindowCalls& calls, uint64_t end, const char** what) {
 }
 
 int PacedWindow::FlushTo(WindowCalls& calls, uint64_t end, const char** what) {
+  const uint64_t span = end - flushed_;  // a caller's write may carry it past the window
   *what = "fdatasync";
   const uint64_t start = PacedNowNs();
   if (int rc = calls.Datasync(); rc < 0) return rc;
@@ -43,7 +44,7 @@ int PacedWindow::FlushTo(WindowCalls& calls, uint64_t end, const char** what) {
   ++flushes_;
   slowest_ns_ = std::max(slowest_ns_, took);
   if (took > target_ns_ / 2) {
-    unmet_ += window_ == kMinWindow;
+    unmet_ += window_ == kMinWindow && span <= kUnmetSpan;
     window_ = std::max(kMinWindow, window_ / 2);
   } else if (took < target_ns_ / 4) {
     window_ = std::min(kMaxWindow, window_ + kStep);

@@ -29,6 +29,9 @@ class PacedWindow {
   static constexpr uint64_t kMinWindow = uint64_t{1} << 20;
   static constexpr uint64_t kMaxWindow = uint64_t{64} << 20;
   static constexpr uint64_t kStep = uint64_t{1} << 20;
+  // The most a flush may cover and still count as unmet (unmet_flushes):
+  // the smallest window and a write past it.
+  static constexpr uint64_t kUnmetSpan = 2 * kMinWindow;
 
   // target_ns: the flush latency the writer keeps its own flushes under,
   // twice what it aims at; window_bytes: the first window.
@@ -55,9 +58,11 @@ class PacedWindow {
   uint64_t smallest_window() const { return smallest_; }
   uint64_t largest_window() const { return largest_; }
   uint64_t slowest_flush_ns() const { return slowest_ns_; }
-  // Flushes that took more than half the target with the window at its
-  // smallest already: the target is below what the device gives beside
-  // this writer, and a lower one would only add flushes.
+  // Flushes of at most kUnmetSpan that took more than half the target with
+  // the window at its smallest already: the target is below what the device
+  // gives beside this writer, and a lower one would only add flushes. (A
+  // writer whose writes are larger than that makes larger flushes: those
+  // are not counted, the device was not asked for a small one.)
   uint64_t unmet_flushes() const { return unmet_; }
 
  private:

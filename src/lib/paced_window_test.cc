@@ -80,6 +80,21 @@ TEST(PacedWindow, GrowsWhileFlushesAreFastAndHalvesWhenSlow) {
   EXPECT_EQ(static_cast<int>(calls.drops.size()), calls.datasyncs);
 }
 
+// A flush counts as unmet only when it was a small one: a writer's 16 MiB
+// write flushed at once with the window at its smallest is not the device
+// missing the target for a small flush.
+TEST(PacedWindow, AnUnmetFlushIsASmallOne) {
+  SlowFlushCalls calls;
+  calls.flush_us = 60'000;  // over half of 100 ms
+  PacedWindow w(100'000'000, PacedWindow::kMinWindow);
+  const char* what = "";
+  ASSERT_EQ(w.AfterWrite(calls, 16 * kPacedMiB, &what), 0);
+  EXPECT_EQ(w.flushes(), 1u);
+  EXPECT_EQ(w.unmet_flushes(), 0u) << "16 MiB in one flush";
+  ASSERT_EQ(w.AfterWrite(calls, 17 * kPacedMiB, &what), 0);
+  EXPECT_EQ(w.unmet_flushes(), 1u) << "1 MiB, as slow";
+}
+
 // Room keeps a write within the window whatever its size; Flush takes what
 // is left (a pass's or a stream's tail), and nothing when nothing is.
 TEST(PacedWindow, RoomBoundsAWriteAndFlushTakesTheTail) {

@@ -90,8 +90,10 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
                              " of them took more than half the target with its window at the "
                              "smallest, " +
                              FormatBytes(static_cast<double>(PacedWindow::kMinWindow)) +
-                             ", which it cannot go below: then this device did not give that "
-                             "target beside this writer, and a lower one only adds flushes"
+                             ", which it cannot go below (each flushing " +
+                             FormatBytes(static_cast<double>(PacedWindow::kUnmetSpan)) +
+                             " at most): then this device did not give that target beside this "
+                             "writer, and a lower one only adds flushes"
                        : std::string()));
   if (t.memcg_peak) add(StreamKey("memcg_peak"), static_cast<double>(*t.memcg_peak));
   if (!t.memcg_note.empty() && round == 0) acc.notes.push_back(t.memcg_note);

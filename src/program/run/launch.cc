@@ -113,9 +113,10 @@ std::string PacedWords(const ShimRecord::Paced& p) {
   if (p.unmet)
     words += "; " + std::to_string(p.unmet) +
              " took more than half the target with its window at the smallest, " +
-             FormatBytes(static_cast<double>(PacedWindow::kMinWindow)) +
-             ": then the device did not give that target beside CMD, and a lower one only adds "
-             "flushes";
+             FormatBytes(static_cast<double>(PacedWindow::kMinWindow)) + ", each flushing " +
+             FormatBytes(static_cast<double>(PacedWindow::kUnmetSpan)) +
+             " at most: then the device did not give that target beside CMD, and a lower one "
+             "only adds flushes";
   return words + ")";
 }
 
