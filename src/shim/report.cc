@@ -154,7 +154,8 @@ void ReportFile(const char* type, const FdState& s, int fd) {
     PutNumber(buf, &n, s.handled);
     Put(buf, &n, " mech=");
     Put(buf, &n, Mechanism(s));
-    if (g_config.strategy == RunStrategy::kPaced && s.ever_claimed) {
+    // Under no-wait nothing was flushed (no descriptor of its own to flush).
+    if (g_config.strategy == RunStrategy::kPaced && s.ever_claimed && !s.nowait) {
       Put(buf, &n, " flushes=");
       PutNumber(buf, &n, s.paced_flushes);
       Put(buf, &n, " unmet=");

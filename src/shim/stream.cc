@@ -210,6 +210,7 @@ void EndStream(FdState& s, int fd) {
   if (s.paced.slowest_flush_ns() > s.paced_slowest_ns)
     s.paced_slowest_ns = s.paced.slowest_flush_ns();
   s.paced = PacedWindow(g_config.pace_target_ns, g_config.window);  // counted once
+  s.paced.MarkFlushed(s.next);
 }
 
 // The stream reached MIN_FILE: from now on it is the shim's. Under dontcache

@@ -154,6 +154,8 @@ std::expected<ShimRecord, std::string> ParseShimRecord(std::string_view line) {
     if (!flushes || !unmet || !slowest)
       return std::unexpected("'flushes', 'unmet' and 'slowest' must be numbers");
     if (*unmet > *flushes) return std::unexpected("more 'unmet' flushes than flushes");
+    if (r.mech == "small" || r.mech == "plain")
+      return std::unexpected("paced's counts on a file the shim did not handle");
     r.paced = ShimRecord::Paced{*flushes, *unmet, *slowest};
   }
   return r;

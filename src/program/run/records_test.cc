@@ -72,6 +72,8 @@ TEST(ShimRecords, AnythingElseIsAnError) {
            "WLRUN1 done pid=1 dev=1 ino=2 written=1 handled=1 mech=paced flushes=4 unmet=5 "
            "slowest=2 path=/x",
            "WLRUN1 claim pid=1 dev=1 ino=2 flushes=1 unmet=0 slowest=2 path=/x",
+           "WLRUN1 done pid=1 dev=1 ino=2 written=1 handled=0 mech=small flushes=1 unmet=0 "
+           "slowest=2 path=/x",
        }) {
     auto r = ParseShimRecord(bad);
     EXPECT_FALSE(r) << "accepted: " << bad;
