@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,18 +25,23 @@ class BedJournal {
   // Records step in this process's journal (/run/writelab/journal-PID-START,
   // opened at the first step); its id for Done, or 0 when it could not be
   // recorded (not root: then the test makes no bed either).
-  static int Record(const UndoStep& step) {
+  // Its paths are made absolute and canonical, as the kernel shows a loop
+  // device's backing file and as cleanup's checks compare them
+  // (WRITELAB_TEST_DIR may be relative or reached through a link).
+  static int Record(UndoStep step) {
     std::lock_guard lock(Mu());
     UndoJournal* j = Journal();
     if (!j) return 0;
+    if (step.op != "sysfs") step.path = Canonical(step.path);
+    if (step.op == "loop") step.value = Canonical(step.value);
     auto id = j->Record(step);
     return id ? *id : 0;
   }
-  // The change step id recorded was undone.
+  // The change step id recorded was undone. In a process that did not
+  // record it (a forked child), nothing.
   static void Done(int id) {
-    if (id == 0) return;
     std::lock_guard lock(Mu());
-    if (UndoJournal* j = Journal()) j->Done(id);
+    if (id != 0 && Held().owner == getpid() && Held().journal) Held().journal->Done(id);
   }
   // A file step's check: the file still is the one made (its device and
   // inode), never another one given its name since.
@@ -56,18 +62,35 @@ class BedJournal {
     static std::mutex mu;
     return mu;
   }
+  static std::string Canonical(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+    return ec ? path : p.string();
+  }
+  // The journal and the process that opened it. Closed (and removed when
+  // every step is done) at that process's exit only: a forked child that
+  // exits normally leaves its parent's alone.
+  struct Holder {
+    UndoJournal* journal = nullptr;
+    pid_t owner = 0;
+    ~Holder() {
+      if (owner == getpid()) delete journal;
+    }
+  };
+  static Holder& Held() {
+    static Holder held;
+    return held;
+  }
   // This process's journal. A child forked from a process that had one
   // opens its own (its steps are its own), leaving the parent's open.
   static UndoJournal* Journal() {
-    static std::unique_ptr<UndoJournal> journal;
-    static pid_t owner = 0;
-    if (owner != getpid()) {
-      if (journal) (void)journal.release();  // the parent's: not closed, not removed here
+    Holder& h = Held();
+    if (h.owner != getpid()) {
       auto opened = UndoJournal::Open("/run/writelab");
-      journal = opened ? std::move(*opened) : nullptr;
-      owner = getpid();
+      h.journal = opened ? opened->release() : nullptr;  // the parent's, if any, left as it is
+      h.owner = getpid();
     }
-    return journal.get();
+    return h.journal;
   }
 };
 

@@ -54,8 +54,7 @@ class Tmpfs {
         Shell("mount -t tmpfs -o size=" + size + " writelab-test " + dir_ + " && echo ok") == "ok";
   }
   ~Tmpfs() {
-    if (mounted_) Shell("umount " + dir_);
-    BedJournal::Done(step_);
+    if (!mounted_ || Shell("umount " + dir_ + " && echo ok") == "ok") BedJournal::Done(step_);
   }
   bool ok() const { return mounted_; }
   const std::string& dir() const { return dir_; }
@@ -76,8 +75,7 @@ class FullTmpfs {
     if (mounted_) FillUp(dir_);
   }
   ~FullTmpfs() {
-    if (mounted_) Shell("umount " + dir_);
-    BedJournal::Done(step_);
+    if (!mounted_ || Shell("umount " + dir_ + " && echo ok") == "ok") BedJournal::Done(step_);
   }
   bool ok() const { return mounted_; }
   const std::string& dir() const { return dir_; }
@@ -121,12 +119,13 @@ class FailingExt4 {
     ok_ = true;
   }
   ~FailingExt4() {
-    if (mounted_) Shell("umount " + dir_ + "/mnt");
-    BedJournal::Done(mount_step_);
-    if (loop_.starts_with("/dev/loop")) Shell("losetup -d " + loop_);
-    BedJournal::Done(loop_step_);
-    if (tmpfs_) Shell("umount " + dir_ + "/tmpfs");
-    BedJournal::Done(tmpfs_step_);
+    // Each step marked done only once undone (bed_journal.h).
+    if (!mounted_ || Shell("umount " + dir_ + "/mnt && echo ok") == "ok")
+      BedJournal::Done(mount_step_);
+    if (loop_.starts_with("/dev/loop") && Shell("losetup -d " + loop_ + " && echo ok") == "ok")
+      BedJournal::Done(loop_step_);
+    if (!tmpfs_ || Shell("umount " + dir_ + "/tmpfs && echo ok") == "ok")
+      BedJournal::Done(tmpfs_step_);
   }
   bool ok() const { return ok_; }
   const std::string& why() const { return why_; }

@@ -31,8 +31,9 @@ inline std::vector<json> JournalSteps(const std::string& dir) {
   for (const auto& j : std::filesystem::directory_iterator("/run/writelab", ec)) {
     const std::string name = j.path().filename().string();
     const std::string text = Slurp(j.path().string());
+    // a path that begins with dir (a folder, or a prefix as "/sys/fs/cgroup/writelab-")
     if (!name.starts_with("journal-") || name.starts_with(own) ||
-        text.find(dir) == std::string::npos)
+        text.find("\"" + dir) == std::string::npos)
       continue;
     std::vector<json> steps;
     std::istringstream lines(text);

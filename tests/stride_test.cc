@@ -36,8 +36,8 @@ class LoopDevice : public ::testing::Test {
     loop_step_ = BedJournal::Record({"loop", dev_, backing_, BedJournal::BackingInode(backing_)});
   }
   void TearDown() override {
-    if (!dev_.empty()) Shell("losetup -d " + dev_);
-    BedJournal::Done(loop_step_);
+    if (dev_.empty() || Shell("losetup -d " + dev_ + " && echo ok") == "ok")
+      BedJournal::Done(loop_step_);
     std::filesystem::remove(json_path_);
   }
   ScratchDir scratch_{"stride"};

@@ -35,8 +35,8 @@ class TestFs {
     mounted_ = true;
     bdi_ = "/sys/block/" + dev_.substr(5) + "/bdi/";
     found_ = Shell("cat " + bdi_ + "max_ratio_fine " + bdi_ + "strict_limit");
-    if (dirty_limit) {
-      old_fine_ = Shell("cat " + bdi_ + "max_ratio_fine");  // without its newline
+    // A limit only where what it replaces could be read (and so restored).
+    if (dirty_limit && !(old_fine_ = Shell("cat " + bdi_ + "max_ratio_fine")).empty()) {
       fine_step_ =
           BedJournal::Record({"sysfs", bdi_ + "max_ratio_fine", old_fine_, "loop:" + inode});
       strict_step_ = BedJournal::Record({"sysfs", bdi_ + "strict_limit", "0", "loop:" + inode});
@@ -44,25 +44,30 @@ class TestFs {
             bdi_ + "max_bytes");
     }
   }
+  // Each step is marked done only once undone: what failed (a mount still
+  // busy) stays in the journal for `writelab cleanup`.
   ~TestFs() {
     RestoreLimit();
-    if (mounted_) Shell("umount " + mnt_);
-    BedJournal::Done(mount_step_);
-    if (dev_.starts_with("/dev/loop")) Shell("losetup -d " + dev_);
-    BedJournal::Done(loop_step_);
-    std::filesystem::remove(image_);
-    BedJournal::Done(image_step_);
-    std::filesystem::remove_all(mnt_);
-    BedJournal::Done(dir_step_);
+    const bool unmounted = !mounted_ || Shell("umount " + mnt_ + " && echo ok") == "ok";
+    if (unmounted) BedJournal::Done(mount_step_);
+    if (dev_.starts_with("/dev/loop") && Shell("losetup -d " + dev_ + " && echo ok") == "ok")
+      BedJournal::Done(loop_step_);
+    std::error_code ec;
+    if (std::filesystem::remove(image_, ec) || !ec) BedJournal::Done(image_step_);
+    if (!unmounted) return;  // never into a file system still mounted
+    std::filesystem::remove_all(mnt_, ec);
+    if (!ec) BedJournal::Done(dir_step_);
   }
   // Puts the device's dirty limit back as it was (the destructor does it
   // too): a test that checks the restore reads it back before the loop
   // device is let go, while no other test can have taken the device.
   void RestoreLimit() {
     if (old_fine_.empty()) return;
-    Shell("echo " + old_fine_ + " > " + bdi_ + "max_ratio_fine; echo 0 > " + bdi_ + "strict_limit");
-    BedJournal::Done(strict_step_);
-    BedJournal::Done(fine_step_);
+    if (Shell("echo " + old_fine_ + " > " + bdi_ + "max_ratio_fine && echo 0 > " + bdi_ +
+              "strict_limit && echo ok") == "ok") {
+      BedJournal::Done(strict_step_);
+      BedJournal::Done(fine_step_);
+    }
     old_fine_.clear();
   }
   bool ok() const { return mounted_; }

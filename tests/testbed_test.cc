@@ -4,6 +4,7 @@
 // for leftovers is exactly what it made.
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
@@ -299,18 +300,26 @@ TEST_F(Testbeds, CleanupUndoesTheBedOfAKilledTest) {
   close(ready[1]);
   std::string said;
   char buf[64];
-  for (ssize_t n; (n = read(ready[0], buf, sizeof buf)) > 0;) said.append(buf, n);
+  pollfd p{ready[0], POLLIN, 0};
+  while (poll(&p, 1, 60'000) == 1) {  // the bed made, or the child gone: at most a minute
+    const ssize_t n = read(ready[0], buf, sizeof buf);
+    if (n <= 0) break;
+    said.append(buf, n);
+  }
   close(ready[0]);
   const std::string dev = said.substr(0, said.find(' '));
   const std::string found = said.empty() ? "" : said.substr(said.find(' ') + 1);
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
-  ASSERT_FALSE(dev.empty()) << "the child made no bed";
   const std::string bdi = "/sys/block/" + dev + "/bdi/";
-  ASSERT_EQ(Shell("findmnt -n -o SOURCE " + mnt), "/dev/" + dev) << "the killed test's mount";
-  ASSERT_EQ(Slurp(bdi + "strict_limit"), "1\n") << "the killed test's dirty limit";
-
+  // What the kill left, read before cleanup, asserted after it: a failed
+  // assertion must not leave the bed for the tests after this one.
+  const std::string left_mount = Shell("findmnt -n -o SOURCE " + mnt);
+  const std::string left_limit = dev.empty() ? "" : Slurp(bdi + "strict_limit");
   RunResult c = RunWritelab({"cleanup"});
+  ASSERT_FALSE(dev.empty()) << "the child made no bed";
+  EXPECT_EQ(left_mount, "/dev/" + dev) << "the killed test's mount";
+  EXPECT_EQ(left_limit, "1\n") << "the killed test's dirty limit";
   EXPECT_EQ(c.exit_code, 0) << c.err << c.out;
   EXPECT_EQ(Shell("findmnt -n -o SOURCE " + mnt), "") << c.out;
   EXPECT_TRUE(LoopsBackedUnder(image).empty()) << "loop device left bound: " << c.out;
