@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -70,9 +71,13 @@ inline std::vector<std::string> TestEnvironment() {
 using ChildSetup = int (*)();
 // With again_after_us > 0, sig is sent a second time that long after the
 // first (GNU timeout's way: to the program, then to its process group).
+// signal_after_ms: sig is sent that long after the start, or, with
+// signal_when, as soon as signal_when() says so (polled every 20 ms; at
+// signal_after_ms at the latest).
 inline RunResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
                             ChildSetup setup = nullptr, int signal_after_ms = 0, int sig = SIGINT,
-                            int again_after_us = 0) {
+                            int again_after_us = 0,
+                            const std::function<bool()>& signal_when = nullptr) {
   static int counter = 0;
   std::string base =
       "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
@@ -98,7 +103,15 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
   RunResult r;
   if (pid > 0) {
     if (signal_after_ms > 0) {
-      usleep(static_cast<useconds_t>(signal_after_ms) * 1000);
+      auto exited = [pid] {  // without reaping it: wait4 below does
+        siginfo_t info{};
+        return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+               info.si_pid == pid;
+      };
+      for (int waited = 0; signal_when && waited < signal_after_ms && !signal_when() && !exited();
+           waited += 20)
+        usleep(20'000);
+      if (!signal_when) usleep(static_cast<useconds_t>(signal_after_ms) * 1000);
       kill(pid, sig);
       if (again_after_us > 0) {
         usleep(static_cast<useconds_t>(again_after_us));
