@@ -6,7 +6,7 @@
 #include "core/units.h"
 #include "experiments/stream/figures.h"
 #include "explain/figures.h"
-#include "lib/paced_window.h"
+#include "lib/paced_words.h"
 #include "telemetry/sampler.h"
 #include "writelab/error.h"
 
@@ -86,15 +86,9 @@ void AddStreamTrial(const StreamSpec& spec, int round, const TrialResult& t,
         FormatBytes(static_cast<double>(t.paced_window_max)) + ", its slowest flush " +
         FormatValue(static_cast<double>(t.paced_slowest_ns) / 1e6, "ms") + " (target " +
         FormatValue(static_cast<double>(spec.pace_target_ns) / 1e6, "ms") + ")" +
-        (t.paced_unmet ? "; " + std::to_string(t.paced_unmet) +
-                             " of them took more than half the target with its window at the "
-                             "smallest, " +
-                             FormatBytes(static_cast<double>(PacedWindow::kMinWindow)) +
-                             ", which it cannot go below (each flushing " +
-                             FormatBytes(static_cast<double>(PacedWindow::kUnmetSpan)) +
-                             " at most): then this device did not give that target beside this "
-                             "writer, and a lower one only adds flushes"
-                       : std::string()));
+        (t.paced_unmet
+             ? "; " + std::to_string(t.paced_unmet) + " of them" + UnmetFlushesWords("this writer")
+             : std::string()));
   if (t.memcg_peak) add(StreamKey("memcg_peak"), static_cast<double>(*t.memcg_peak));
   if (!t.memcg_note.empty() && round == 0) acc.notes.push_back(t.memcg_note);
   if (!t.residency_error.empty()) acc.notes.push_back("page cache: " + t.residency_error);

@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "core/units.h"
 #include "io/bystander.h"
+#include "lib/paced_words.h"
 #include "port/linux_compat.h"
 #include "program/run/supervisor.h"
 #include "program/spawn.h"
@@ -110,13 +111,7 @@ std::string PacedWords(const ShimRecord::Paced& p) {
   std::string words = " (" + std::to_string(p.flushes) + " flush" + (p.flushes == 1 ? "" : "es") +
                       " of its own, the slowest " +
                       FormatValue(static_cast<double>(p.slowest_ns) / 1e6, "ms");
-  if (p.unmet)
-    words += "; " + std::to_string(p.unmet) +
-             " took more than half the target with its window at the smallest, " +
-             FormatBytes(static_cast<double>(PacedWindow::kMinWindow)) + ", each flushing " +
-             FormatBytes(static_cast<double>(PacedWindow::kUnmetSpan)) +
-             " at most: then the device did not give that target beside CMD, and a lower one "
-             "only adds flushes";
+  if (p.unmet) words += "; " + std::to_string(p.unmet) + UnmetFlushesWords("CMD");
   return words + ")";
 }
 
