@@ -251,7 +251,22 @@ TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStalls
     EXPECT_GT(on_big, 0) << "the victim waited on the big writer's data";
     EXPECT_GT(on_small, 0) << "the victim waited on the small writer's data";
   }
-  EXPECT_GT(pair(big, "self"), pair(big, small)) << "the big writer throttled mostly for its own";
+  // A writer asleep in balance_dirty_pages dirties nothing, so the 10 ms
+  // windows its sleep overlaps hold the other's dirtying more than its own:
+  // the split is not ranked (the big one's throttling went 2421 ms to itself
+  // and 2460 ms to the small one in one CI run, 2790 and 961 ms here; the
+  // small one's 482 ms to itself and 1413 ms to the big one). Both dirty
+  // throughout, so each holds a share of either's throttling, and the two of
+  // them nearly all of it.
+  for (const auto& [who, other] : {std::pair{big, small}, std::pair{small, big}}) {
+    const double throttled = procs.at(who).at("throttled_ms");
+    const double self = pair(who, "self"), on_other = pair(who, other);
+    std::printf("top: %s throttled %.0f ms: %.0f ms charged to itself, %.0f ms to %s\n",
+                who.c_str(), throttled, self, on_other, other.c_str());
+    EXPECT_GE(self + on_other, 0.8 * throttled) << who << ": its throttling charged to the writers";
+    EXPECT_GE(self, 0.1 * throttled) << who << ": its own dirtying";
+    EXPECT_GE(on_other, 0.1 * throttled) << who << ": the other's dirtying";
+  }
 }
 
 TEST_F(Top, RefusesBadOptionsAndAnUnprivilegedUserWithOneLine) {
