@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "program/run/records.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
 
+#include "core/memory_room.h"
 #include "shim/protocol.h"
 
 namespace writelab {
@@ -184,6 +186,12 @@ void ShimRecordReader::Feed(std::string_view bytes, std::vector<ShimRecord>& rec
     partial_.clear();
     skipping_ = false;
   }
+}
+
+void ShimRecord::Paced::Add(const Paced& r) {
+  flushes = SaturatingAdd(flushes, r.flushes);
+  unmet = SaturatingAdd(unmet, r.unmet);
+  slowest_ns = std::max(slowest_ns, r.slowest_ns);
 }
 
 }  // namespace writelab

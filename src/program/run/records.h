@@ -25,6 +25,10 @@ struct ShimRecord {
   // over half the target at the smallest window, the slowest.
   struct Paced {
     uint64_t flushes = 0, unmet = 0, slowest_ns = 0;
+    // A file's records summed (several processes, or several streams of
+    // one): the counts added, saturating (a record is the program's to
+    // forge), the slowest kept.
+    void Add(const Paced& r);
   };
   std::optional<Paced> paced;
 };

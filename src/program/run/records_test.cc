@@ -47,6 +47,23 @@ TEST(ShimRecords, EachTypeIsReadWithItsFields) {
   EXPECT_FALSE(ParseShimRecord("WLRUN1 unseen pid=7 dev=2049 ino=14 written=1 path=/mnt/ring"));
 }
 
+// A file's done records summed: counts that a forged record makes huge
+// stop at the largest number instead of wrapping, and never leave more
+// unmet flushes than flushes.
+TEST(ShimRecords, PacedCountsSumWithoutWrapping) {
+  ShimRecord::Paced sum;
+  sum.Add({40, 3, 9'150'000});
+  sum.Add({2, 1, 12'000'000});
+  EXPECT_EQ(sum.flushes, 42u);
+  EXPECT_EQ(sum.unmet, 4u);
+  EXPECT_EQ(sum.slowest_ns, 12'000'000u);
+  sum.Add({UINT64_MAX, UINT64_MAX - 1, 1});
+  EXPECT_EQ(sum.flushes, UINT64_MAX);
+  EXPECT_EQ(sum.unmet, UINT64_MAX);
+  EXPECT_LE(sum.unmet, sum.flushes);
+  EXPECT_EQ(sum.slowest_ns, 12'000'000u);
+}
+
 TEST(ShimRecords, AnythingElseIsAnError) {
   for (const char* bad : {
            "",

@@ -241,11 +241,7 @@ void Supervisor::Take(const ShimRecord& r, pid_t sender) {
   }
   f->shim_written += r.written;
   f->shim_handled += r.handled;
-  if (r.paced) {
-    f->shim_paced.flushes += r.paced->flushes;
-    f->shim_paced.unmet += r.paced->unmet;
-    f->shim_paced.slowest_ns = std::max(f->shim_paced.slowest_ns, r.paced->slowest_ns);
-  }
+  if (r.paced) f->shim_paced.Add(*r.paced);
   if (r.mech != "small" && r.mech != "plain") f->shim_claimed = true;
   if (f->shim_mech.empty() || f->shim_mech == "small") f->shim_mech = r.mech;
 }
