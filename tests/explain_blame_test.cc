@@ -182,7 +182,16 @@ class ExplainBlame : public ::testing::Test {
     // by the little each had in flight at that instant, which follows
     // their 3:1 bytes only on the whole: 14 of 15 seen, and 13 of 15 in a
     // later run.
-    EXPECT_GE(big_first, (over < 20e6 ? 0.8 : 0.95) * static_cast<double>(slow));
+    // The ranking follows the bytes where the planted 3:1 held, at least
+    // 2:1 by the writers' own counts; a disk slower than the rates asked
+    // for serves two direct writers (or throttles two buffered ones) about
+    // alike, and then the rank of each call is a coin's. Their MB charged
+    // are checked against their counts above either way.
+    if (writers["big"].mb >= 2 * writers["small"].mb)
+      EXPECT_GE(big_first, (over < 20e6 ? 0.8 : 0.95) * static_cast<double>(slow));
+    else
+      std::printf("blame: the writers' bytes %.0f and %.0f MB, not 2:1: their ranks not checked\n",
+                  writers["big"].mb, writers["small"].mb);
     // A call that misses is printed above with its culprits: the misses
     // seen (before the sync above) were flushes carrying writeback of pages
     // dirtied before tracing, charged to "unknown".
