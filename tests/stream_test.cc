@@ -93,9 +93,9 @@ TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
 // after its first write, its file's writes are at most a block, what lies
 // written but not flushed (fdatasync) never exceeds the largest window its
 // row reports, across passes too (--min-time writes the 24 MiB file over
-// and over: a pass's tail is flushed before the next begins; a 60 MiB file
-// once took the whole second beside three other tests, with no second
-// pass), and it flushed as many times as its row says; then nothing is
+// and over, for 2 s: a pass's tail is flushed before the next begins; a
+// 60 MiB file once took the whole of a 1 s minimum beside three other
+// tests, with no second pass), and it flushed as many times as its row says; then nothing is
 // left cached.
 TEST_F(StreamCli, PacedFlushesEachWindowAsATraceShows) {
   const std::string trace = work.path() + "/../writelab-stream-trace-" + std::to_string(getpid());
@@ -114,7 +114,7 @@ TEST_F(StreamCli, PacedFlushesEachWindowAsATraceShows) {
                                                "--size",
                                                "24M",
                                                "--min-time",
-                                               "1s",
+                                               "2s",
                                                "--rounds",
                                                "1",
                                                "--no-probe",
