@@ -95,8 +95,8 @@ TEST_F(StreamCli, EveryStrategyMeasuredOnARealDirectory) {
 // row reports, across passes too (--min-time writes the 24 MiB file over
 // and over, for 2 s: a pass's tail is flushed before the next begins; a
 // 60 MiB file once took the whole of a 1 s minimum beside three other
-// tests, with no second pass), and it flushed as many times as its row says; then nothing is
-// left cached.
+// tests, with no second pass), and it flushed as many times as its row
+// says; then nothing is left cached.
 TEST_F(StreamCli, PacedFlushesEachWindowAsATraceShows) {
   const std::string trace = work.path() + "/../writelab-stream-trace-" + std::to_string(getpid());
   RunResult r = RunProgram("/usr/bin/strace", {"-f",
