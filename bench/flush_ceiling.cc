@@ -22,6 +22,7 @@
 // Usage: flush_ceiling DIR MIB WINDOW_MIB ROUNDS. Its files are in a new
 // directory under DIR (mkdtemp), removed at the end.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,15 +152,22 @@ bool RunTrial(const std::string& dir, int dir_fd, const char* mode, uint64_t mib
   const std::string victim = dir + "/bystander", file = dir + "/stream";
   const pid_t child = fork();
   if (child == 0) Bystander(victim, stop[0], out[1]);
-  usleep(200000);  // its first calls alone
-  const int fd = Create(file);
-  const bool ok = child > 0 && fd >= 0 && Stream(fd, dir_fd, mode, mib, window, t);
-  if (fd >= 0) close(fd);
-  if (write(stop[1], "x", 1) != 1) return false;
-  int status = 0;
-  waitpid(child, &status, 0);
-  const bool got = read(out[0], &t->bystander_p99_ms, sizeof(double)) == sizeof(double);
-  for (int p : {stop[0], stop[1], out[0], out[1]}) close(p);
+  // The child's ends closed here: a bystander that dies without its p99
+  // gives the read below an end of file, not a wait for ever.
+  close(stop[0]);
+  close(out[1]);
+  bool ok = false, got = false;
+  if (child > 0) {
+    usleep(200000);  // its first calls alone
+    const int fd = Create(file);
+    ok = fd >= 0 && Stream(fd, dir_fd, mode, mib, window, t);
+    if (fd >= 0) close(fd);
+    ok &= write(stop[1], "x", 1) == 1;
+    got = read(out[0], &t->bystander_p99_ms, sizeof(double)) == sizeof(double);
+    waitpid(child, nullptr, 0);
+  }
+  close(stop[1]);
+  close(out[0]);
   unlink(file.c_str());
   unlink(victim.c_str());
   return ok && got;
@@ -172,6 +180,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s DIR MIB WINDOW_MIB ROUNDS\n", argv[0]);
     return 2;
   }
+  signal(SIGPIPE, SIG_IGN);  // a bystander gone: its pipe's write fails, said as such
   const uint64_t mib = std::strtoull(argv[2], nullptr, 10);
   const uint64_t window = std::strtoull(argv[3], nullptr, 10) * kMiB;
   const int rounds = std::atoi(argv[4]);
