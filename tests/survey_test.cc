@@ -185,7 +185,7 @@ TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
           << "survey left a file in the surveyed directory";
     // Read back while the loop device is still the test's: once let go,
     // a test running beside this one may take it and set a limit of its own.
-    fs.RestoreLimit();
+    EXPECT_TRUE(fs.RestoreLimit()) << "the limit could not be put back";
     EXPECT_EQ(Shell("cat " + bdi + "max_ratio_fine " + bdi + "strict_limit"), "1000000\n0")
         << "the test's own limit is undone (a limit left behind misleads the next test); the "
            "device read "

@@ -36,22 +36,30 @@ class TestFs {
     bdi_ = "/sys/block/" + dev_.substr(5) + "/bdi/";
     found_ = Shell("cat " + bdi_ + "max_ratio_fine " + bdi_ + "strict_limit");
     // A limit only where what it replaces could be read (and so restored).
-    if (dirty_limit && !(old_fine_ = Shell("cat " + bdi_ + "max_ratio_fine")).empty()) {
+    if (dirty_limit && !(old_fine_ = Shell("cat " + bdi_ + "max_ratio_fine")).empty() &&
+        !(old_strict_ = Shell("cat " + bdi_ + "strict_limit")).empty()) {
       fine_step_ =
           BedJournal::Record({"sysfs", bdi_ + "max_ratio_fine", old_fine_, "loop:" + inode});
-      strict_step_ = BedJournal::Record({"sysfs", bdi_ + "strict_limit", "0", "loop:" + inode});
+      strict_step_ =
+          BedJournal::Record({"sysfs", bdi_ + "strict_limit", old_strict_, "loop:" + inode});
       Shell("echo 1 > " + bdi_ + "strict_limit; echo " + std::to_string(dirty_limit) + " > " +
             bdi_ + "max_bytes");
     }
   }
   // Each step is marked done only once undone: what failed (a mount still
   // busy) stays in the journal for `writelab cleanup`.
+  // A limit that could not be put back keeps the device (and so its image):
+  // `writelab cleanup` restores a knob only while its loop device backs the
+  // same image, and a device let go would carry the limit to its next user.
+  // An image stays, too, while a device that could not be let go backs it.
   ~TestFs() {
-    RestoreLimit();
+    if (!RestoreLimit()) return;
     const bool unmounted = !mounted_ || Shell("umount " + mnt_ + " && echo ok") == "ok";
     if (unmounted) BedJournal::Done(mount_step_);
-    if (dev_.starts_with("/dev/loop") && Shell("losetup -d " + dev_ + " && echo ok") == "ok")
+    if (dev_.starts_with("/dev/loop")) {
+      if (Shell("losetup -d " + dev_ + " && echo ok") != "ok") return;
       BedJournal::Done(loop_step_);
+    }
     std::error_code ec;
     if (std::filesystem::remove(image_, ec) || !ec) BedJournal::Done(image_step_);
     if (!unmounted) return;  // never into a file system still mounted
@@ -61,14 +69,16 @@ class TestFs {
   // Puts the device's dirty limit back as it was (the destructor does it
   // too): a test that checks the restore reads it back before the loop
   // device is let go, while no other test can have taken the device.
-  void RestoreLimit() {
-    if (old_fine_.empty()) return;
-    if (Shell("echo " + old_fine_ + " > " + bdi_ + "max_ratio_fine && echo 0 > " + bdi_ +
-              "strict_limit && echo ok") == "ok") {
-      BedJournal::Done(strict_step_);
-      BedJournal::Done(fine_step_);
-    }
+  // False when it could not (the steps stay in the journal).
+  bool RestoreLimit() {
+    if (old_fine_.empty()) return true;
+    if (Shell("echo " + old_fine_ + " > " + bdi_ + "max_ratio_fine && echo " + old_strict_ + " > " +
+              bdi_ + "strict_limit && echo ok") != "ok")
+      return false;
+    BedJournal::Done(strict_step_);
+    BedJournal::Done(fine_step_);
     old_fine_.clear();
+    return true;
   }
   bool ok() const { return mounted_; }
   std::string Path(const std::string& name) const { return mnt_ + "/" + name; }
@@ -79,7 +89,7 @@ class TestFs {
   std::string DeviceName() const { return dev_.substr(dev_.find_last_of('/') + 1); }  // "loop3"
 
  private:
-  std::string image_, mnt_, dev_, bdi_, old_fine_, found_;
+  std::string image_, mnt_, dev_, bdi_, old_fine_, old_strict_, found_;
   bool mounted_ = false;
   // Its journal's steps (bed_journal.h), undone in the reverse order.
   int dir_step_ = 0, image_step_ = 0, loop_step_ = 0, mount_step_ = 0, fine_step_ = 0,
