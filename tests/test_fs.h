@@ -5,6 +5,10 @@
 // `writelab cleanup` undoes it if a signal ends the test first.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -19,10 +23,22 @@ class TestFs {
  public:
   explicit TestFs(const std::string& base, const std::string& options, uint64_t dirty_limit)
       : image_(base + ".img"), mnt_(base + ".mnt") {
-    std::filesystem::create_directories(mnt_);
+    // Both its own, new (the directory above may be /var/tmp, where anyone
+    // can plant a name): a mount point or image already there is not taken.
+    if (mkdir(mnt_.c_str(), 0700) != 0) return;
+    made_dir_ = true;
     dir_step_ = BedJournal::Record({"dir", mnt_, "", ""});
-    Shell("truncate -s 2G " + image_);
-    image_step_ = BedJournal::Record({"file", image_, "", BedJournal::InodeOf(image_)});
+    const int image =
+        open(image_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (image < 0) return;
+    made_image_ = true;
+    struct stat st {};
+    const bool sized = fstat(image, &st) == 0 && ftruncate(image, off_t{2} << 30) == 0;
+    close(image);
+    image_step_ = BedJournal::Record(
+        {"file", image_, "",
+         "inode:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)});
+    if (!sized) return;
     dev_ = Shell("losetup -f --show --direct-io=on " + image_ +
                  " 2>/dev/null || losetup -f --show " + image_);
     if (!dev_.starts_with("/dev/loop")) return;
@@ -61,10 +77,9 @@ class TestFs {
       BedJournal::Done(loop_step_);
     }
     std::error_code ec;
-    if (std::filesystem::remove(image_, ec) || !ec) BedJournal::Done(image_step_);
-    if (!unmounted) return;  // never into a file system still mounted
-    std::filesystem::remove_all(mnt_, ec);
-    if (!ec) BedJournal::Done(dir_step_);
+    if (made_image_ && (std::filesystem::remove(image_, ec) || !ec)) BedJournal::Done(image_step_);
+    if (!unmounted || !made_dir_) return;  // never into a file system still mounted
+    if (std::filesystem::remove(mnt_, ec) || !ec) BedJournal::Done(dir_step_);
   }
   // Puts the device's dirty limit back as it was (the destructor does it
   // too): a test that checks the restore reads it back before the loop
@@ -90,7 +105,7 @@ class TestFs {
 
  private:
   std::string image_, mnt_, dev_, bdi_, old_fine_, old_strict_, found_;
-  bool mounted_ = false;
+  bool mounted_ = false, made_dir_ = false, made_image_ = false;
   // Its journal's steps (bed_journal.h), undone in the reverse order.
   int dir_step_ = 0, image_step_ = 0, loop_step_ = 0, mount_step_ = 0, fine_step_ = 0,
       strict_step_ = 0;
