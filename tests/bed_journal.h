@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -20,28 +21,35 @@
 
 namespace writelab::testing {
 
+// A step of a test's journal (BedJournal::Record); 0: none.
+using BedStep = int64_t;
+
 class BedJournal {
  public:
   // Records step in this process's journal (/run/writelab/journal-PID-START,
-  // opened at the first step); its id for Done, or 0 when it could not be
-  // recorded (not root: then the test makes no bed either).
+  // opened at the first step); its step for Done, or 0 when it could not be
+  // recorded (not root: then the test makes no bed either). A step names
+  // the process whose journal holds it (its pid above the journal's id), so
+  // that a forked child, whose journal numbers its own steps from 1 again,
+  // never takes its parent's for one of its own.
   // Its paths are made absolute and canonical, as the kernel shows a loop
   // device's backing file and as cleanup's checks compare them
   // (WRITELAB_TEST_DIR may be relative or reached through a link).
-  static int Record(UndoStep step) {
+  static BedStep Record(UndoStep step) {
     std::lock_guard lock(Mu());
     UndoJournal* j = Journal();
     if (!j) return 0;
     if (step.op != "sysfs") step.path = Canonical(step.path);
     if (step.op == "loop") step.value = Canonical(step.value);
     auto id = j->Record(step);
-    return id ? *id : 0;
+    return id ? (BedStep{getpid()} << 32) | static_cast<uint32_t>(*id) : 0;
   }
-  // The change step id recorded was undone. In a process that did not
-  // record it (a forked child), nothing.
-  static void Done(int id) {
+  // The change recorded as step was undone. In a process whose journal does
+  // not hold it (a forked child), nothing.
+  static void Done(BedStep step) {
     std::lock_guard lock(Mu());
-    if (id != 0 && Held().owner == getpid() && Held().journal) Held().journal->Done(id);
+    if (step != 0 && step >> 32 == getpid() && Held().owner == getpid() && Held().journal)
+      Held().journal->Done(static_cast<int>(step & 0xffffffff));
   }
   // A file step's check: the file still is the one made (its device and
   // inode), never another one given its name since.

@@ -62,7 +62,7 @@ class Tmpfs {
  private:
   std::string dir_;
   bool mounted_ = false;
-  int step_ = 0;  // the mount's, in the test's journal (bed_journal.h)
+  BedStep step_ = 0;  // the mount's, in the test's journal (bed_journal.h)
 };
 
 class FullTmpfs {
@@ -83,7 +83,7 @@ class FullTmpfs {
  private:
   std::string dir_;
   bool mounted_ = false;
-  int step_ = 0;  // the mount's, in the test's journal (bed_journal.h)
+  BedStep step_ = 0;  // the mount's, in the test's journal (bed_journal.h)
 };
 
 class FailingExt4 {
@@ -175,7 +175,8 @@ class FailingExt4 {
   std::string dir_, loop_, file_, why_;
   std::string mount_ = dir_ + "/mnt";
   bool tmpfs_ = false, mounted_ = false, ok_ = false;
-  int tmpfs_step_ = 0, loop_step_ = 0, mount_step_ = 0;  // in the test's journal (bed_journal.h)
+  BedStep tmpfs_step_ = 0, loop_step_ = 0,
+          mount_step_ = 0;  // in the test's journal (bed_journal.h)
 };
 
 }  // namespace writelab::testing

@@ -250,7 +250,7 @@ TEST_F(Cleanup, LoopDeviceTakenByAnotherRunIsLeftAlone) {
   Shell("truncate -s 64M " + backing);
   std::string dev = Shell("losetup -f --show " + backing);
   if (!dev.starts_with("/dev/loop")) GTEST_SKIP() << "losetup failed: " << dev;
-  const int loop_step =
+  const BedStep loop_step =
       BedJournal::Record({"loop", dev, backing, BedJournal::BackingInode(backing)});
   std::string name = dev.substr(5), sched = "/sys/block/" + name + "/queue/scheduler";
   Shell("echo mq-deadline > " + sched);
@@ -285,7 +285,7 @@ TEST_F(Security, ALiveRunUndoesADeadRunsChangeBeforeItsOwn) {
   Shell("truncate -s 256M " + backing);
   std::string dev = Shell("losetup -f --show " + backing);
   ASSERT_TRUE(dev.starts_with("/dev/loop")) << "losetup failed: " << dev;
-  const int loop_step =
+  const BedStep loop_step =
       BedJournal::Record({"loop", dev, backing, BedJournal::BackingInode(backing)});
   const std::string sched = "/sys/block/" + dev.substr(5) + "/queue/scheduler";
   Shell("echo none > " + sched);

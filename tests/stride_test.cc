@@ -42,7 +42,7 @@ class LoopDevice : public ::testing::Test {
   }
   ScratchDir scratch_{"stride"};
   std::string backing_, dev_;
-  int loop_step_ = 0;  // in the test's journal (bed_journal.h)
+  BedStep loop_step_ = 0;  // in the test's journal (bed_journal.h)
   std::string json_path_ = scratch_.path() + ".json";
 };
 

@@ -107,8 +107,8 @@ class TestFs {
   std::string image_, mnt_, dev_, bdi_, old_fine_, old_strict_, found_;
   bool mounted_ = false, made_dir_ = false, made_image_ = false;
   // Its journal's steps (bed_journal.h), undone in the reverse order.
-  int dir_step_ = 0, image_step_ = 0, loop_step_ = 0, mount_step_ = 0, fine_step_ = 0,
-      strict_step_ = 0;
+  BedStep dir_step_ = 0, image_step_ = 0, loop_step_ = 0, mount_step_ = 0, fine_step_ = 0,
+          strict_step_ = 0;
 };
 
 }  // namespace writelab::testing

@@ -333,5 +333,44 @@ TEST_F(Testbeds, CleanupUndoesTheBedOfAKilledTest) {
   }
 }
 
+// A forked child's journal numbers its steps from 1 again: a step its
+// parent recorded, marked done in the child (a parent's destructor run
+// there), must not mark the child's step of the same number done.
+TEST_F(Testbeds, AForkedChildNeverTakesItsParentsStepForItsOwn) {
+  const BedStep parents = BedJournal::Record({"dir", scratch.path() + "/parent", "", ""});
+  ASSERT_NE(parents, 0) << "no journal (root only)";
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    std::vector<BedStep> own;  // as many as the parent's number, so that one has it
+    while (own.size() < static_cast<size_t>(parents & 0xffffffff))
+      own.push_back(BedJournal::Record({"dir", scratch.path() + "/child", "", ""}));
+    BedJournal::Done(parents);
+    std::string journal;
+    for (const auto& j : std::filesystem::directory_iterator("/run/writelab"))
+      if (j.path().filename().string().starts_with("journal-" + std::to_string(getpid()) + "-"))
+        journal = Slurp(j.path().string());
+    for (BedStep s : own) BedJournal::Done(s);
+    const char said = journal.empty()                                 ? 'n'
+                      : journal.find("\"done\"") == std::string::npos ? 'y'
+                                                                      : 'x';
+    _exit(write(report[1], &said, 1) == 1 ? 0 : 1);
+  }
+  close(report[1]);
+  char said = 0;
+  const bool got = read(report[0], &said, 1) == 1;
+  close(report[0]);
+  waitpid(child, nullptr, 0);
+  // The child's journal, every step done, is the test's to remove.
+  for (const auto& j : std::filesystem::directory_iterator("/run/writelab"))
+    if (j.path().filename().string().starts_with("journal-" + std::to_string(child) + "-"))
+      std::filesystem::remove(j.path());
+  BedJournal::Done(parents);
+  ASSERT_TRUE(got) << "the child said nothing";
+  EXPECT_NE(said, 'n') << "the child's journal was not found";
+  EXPECT_EQ(said, 'y') << "the parent's step marked one of the child's done";
+}
+
 }  // namespace
 }  // namespace writelab::testing
