@@ -21,6 +21,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -44,14 +45,23 @@ inline void FillUp(const std::string& dir) {
   close(fd);
 }
 
+// A tmpfs mount's source name of this bed's own ("writelab-test-full-PID-N"):
+// the journal's check of the mount, which a dead test's journal must not
+// find true of a live test's tmpfs at the same path.
+inline std::string TmpfsSource(const char* kind) {
+  static std::atomic<int> made{0};
+  return std::string(kind) + "-" + std::to_string(getpid()) + "-" + std::to_string(++made);
+}
+
 // A tmpfs of `size` (mount(8)'s size=) at dir, of the test's own.
 class Tmpfs {
  public:
   Tmpfs(const std::string& dir, const std::string& size) : dir_(dir) {
     std::filesystem::create_directories(dir_);
-    step_ = BedJournal::Record({"mount", dir_, "", "writelab-test"});
+    const std::string source = TmpfsSource("writelab-test");
+    step_ = BedJournal::Record({"mount", dir_, "", source});
     mounted_ =
-        Shell("mount -t tmpfs -o size=" + size + " writelab-test " + dir_ + " && echo ok") == "ok";
+        Shell("mount -t tmpfs -o size=" + size + " " + source + " " + dir_ + " && echo ok") == "ok";
   }
   ~Tmpfs() {
     if (!mounted_ || Shell("umount " + dir_ + " && echo ok") == "ok") BedJournal::Done(step_);
@@ -69,9 +79,9 @@ class FullTmpfs {
  public:
   explicit FullTmpfs(const std::string& dir) : dir_(dir) {
     std::filesystem::create_directories(dir_);
-    step_ = BedJournal::Record({"mount", dir_, "", "writelab-test-full"});
-    mounted_ =
-        Shell("mount -t tmpfs -o size=1M writelab-test-full " + dir_ + " && echo ok") == "ok";
+    const std::string source = TmpfsSource("writelab-test-full");
+    step_ = BedJournal::Record({"mount", dir_, "", source});
+    mounted_ = Shell("mount -t tmpfs -o size=1M " + source + " " + dir_ + " && echo ok") == "ok";
     if (mounted_) FillUp(dir_);
   }
   ~FullTmpfs() {
@@ -94,8 +104,9 @@ class FailingExt4 {
   FailingExt4(const std::string& dir, uint64_t size, uint64_t fail) : dir_(dir) {
     std::filesystem::create_directories(dir_ + "/tmpfs");
     std::filesystem::create_directories(dir_ + "/mnt");
-    tmpfs_step_ = BedJournal::Record({"mount", dir_ + "/tmpfs", "", "writelab-test-failing"});
-    if (!Step("mount -t tmpfs -o size=96M writelab-test-failing " + dir_ + "/tmpfs")) return;
+    const std::string source = TmpfsSource("writelab-test-failing");
+    tmpfs_step_ = BedJournal::Record({"mount", dir_ + "/tmpfs", "", source});
+    if (!Step("mount -t tmpfs -o size=96M " + source + " " + dir_ + "/tmpfs")) return;
     tmpfs_ = true;
     const std::string image = dir_ + "/tmpfs/image";
     if (!Step("truncate -s 64M " + image + " && dd if=/dev/zero of=" + image +
