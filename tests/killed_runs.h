@@ -23,16 +23,19 @@ namespace writelab::testing {
 using nlohmann::json;
 
 // The undo steps of the journal under /run/writelab that names dir (the
-// killed run's): each as its JSON object. The test's own journal, which
-// names the beds it made (bed_journal.h), is not a run's.
-inline std::vector<json> JournalSteps(const std::string& dir) {
+// killed run's): each as its JSON object; of process pid's journal only,
+// when given (a test beside this one may journal a path that begins as
+// dir does). The test's own journal, which names the beds it made
+// (bed_journal.h), is not a run's.
+inline std::vector<json> JournalSteps(const std::string& dir, pid_t pid = 0) {
   std::error_code ec;
   const std::string own = "journal-" + std::to_string(getpid()) + "-";
+  const std::string its = pid ? "journal-" + std::to_string(pid) + "-" : "journal-";
   for (const auto& j : std::filesystem::directory_iterator("/run/writelab", ec)) {
     const std::string name = j.path().filename().string();
     const std::string text = Slurp(j.path().string());
     // a path that begins with dir (a folder, or a prefix as "/sys/fs/cgroup/writelab-")
-    if (!name.starts_with("journal-") || name.starts_with(own) ||
+    if (!name.starts_with(its) || name.starts_with(own) ||
         text.find("\"" + dir) == std::string::npos)
       continue;
     std::vector<json> steps;
@@ -63,7 +66,7 @@ inline std::vector<json> KillOnceJournaled(const std::vector<std::string>& args,
   std::vector<json> steps;
   for (int i = 0; i < 600; ++i) {
     usleep(100'000);
-    steps = JournalSteps(dir);
+    steps = JournalSteps(dir, pid);
     bool set = false;
     for (const json& s : steps)
       set |= s.value("op", "") == op && s.value("path", "").find(path_suffix) != std::string::npos;
@@ -72,7 +75,7 @@ inline std::vector<json> KillOnceJournaled(const std::vector<std::string>& args,
   usleep(300'000);  // the write that follows its journaling
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  return JournalSteps(dir);
+  return JournalSteps(dir, pid);
 }
 
 inline std::string StepPath(const std::vector<json>& steps, const std::string& op) {
