@@ -289,6 +289,9 @@ TEST_F(Testbeds, CleanupUndoesTheBedOfAKilledTest) {
   ASSERT_EQ(pipe(ready), 0);
   const pid_t child = fork();
   if (child == 0) {
+    // A group of its own: the kill below ends a mkfs or mount it may still
+    // be running too, which would otherwise make the bed after cleanup.
+    setpgid(0, 0);
     close(ready[0]);
     TestFs fs(base, "data=ordered", 16 << 20);
     const std::string said = fs.ok() ? fs.DeviceName() + " " + fs.Found() : "";
@@ -309,7 +312,8 @@ TEST_F(Testbeds, CleanupUndoesTheBedOfAKilledTest) {
   close(ready[0]);
   const std::string dev = said.substr(0, said.find(' '));
   const std::string found = said.empty() ? "" : said.substr(said.find(' ') + 1);
-  kill(child, SIGKILL);
+  kill(-child, SIGKILL);
+  kill(child, SIGKILL);  // had setpgid not run yet
   waitpid(child, nullptr, 0);
   const std::string bdi = "/sys/block/" + dev + "/bdi/";
   // What the kill left, read before cleanup, asserted after it: a failed
