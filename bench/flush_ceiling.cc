@@ -53,14 +53,15 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-int Create(const std::string& path) {
-  return open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+// A new file in the run's own directory, through its descriptor.
+int Create(int dir_fd, const char* name) {
+  return openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
 // The bystander, in a child: until `stop` is readable, a 4 KiB pwrite +
 // fdatasync every 20 ms; writes its p99 in ms to `out` and exits.
-[[noreturn]] void Bystander(const std::string& path, int stop, int out) {
-  const int fd = Create(path);
+[[noreturn]] void Bystander(int dir_fd, int stop, int out) {
+  const int fd = Create(dir_fd, "bystander");
   std::vector<double> ms;
   ms.reserve(1 << 16);
   char block[4096];
@@ -145,13 +146,11 @@ bool Stream(int fd, int dir_fd, const char* mode, uint64_t mib, uint64_t window,
 }
 
 // One trial: the bystander started, the stream, the bystander stopped.
-bool RunTrial(const std::string& dir, int dir_fd, const char* mode, uint64_t mib, uint64_t window,
-              Trial* t) {
+bool RunTrial(int dir_fd, const char* mode, uint64_t mib, uint64_t window, Trial* t) {
   int stop[2], out[2];
   if (pipe(stop) != 0 || pipe(out) != 0) return false;
-  const std::string victim = dir + "/bystander", file = dir + "/stream";
   const pid_t child = fork();
-  if (child == 0) Bystander(victim, stop[0], out[1]);
+  if (child == 0) Bystander(dir_fd, stop[0], out[1]);
   // The child's ends closed here: a bystander that dies without its p99
   // gives the read below an end of file, not a wait for ever.
   close(stop[0]);
@@ -159,7 +158,7 @@ bool RunTrial(const std::string& dir, int dir_fd, const char* mode, uint64_t mib
   bool ok = false, got = false;
   if (child > 0) {
     usleep(200000);  // its first calls alone
-    const int fd = Create(file);
+    const int fd = Create(dir_fd, "stream");
     ok = fd >= 0 && Stream(fd, dir_fd, mode, mib, window, t);
     if (fd >= 0) close(fd);
     ok &= write(stop[1], "x", 1) == 1;
@@ -168,8 +167,8 @@ bool RunTrial(const std::string& dir, int dir_fd, const char* mode, uint64_t mib
   }
   close(stop[1]);
   close(out[0]);
-  unlink(file.c_str());
-  unlink(victim.c_str());
+  unlinkat(dir_fd, "stream", 0);
+  unlinkat(dir_fd, "bystander", 0);
   return ok && got;
 }
 
@@ -189,7 +188,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "flush_ceiling: bad arguments or no directory in %s\n", argv[1]);
     return 2;
   }
-  const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   std::vector<Trial> by_mode[kNumModes];
   std::printf("round\tmode\tclean_mb_s\tflushed_mb_s\tflush_ms\tbystander_p99_ms\n");
   for (int r = 0; r < rounds; ++r)
@@ -197,7 +196,7 @@ int main(int argc, char** argv) {
       const int m = (k + r) % kNumModes;  // rotated
       Trial t;
       sync();
-      if (dir_fd < 0 || !RunTrial(dir, dir_fd, kModes[m], mib, window, &t)) {
+      if (dir_fd < 0 || !RunTrial(dir_fd, kModes[m], mib, window, &t)) {
         std::fprintf(stderr, "flush_ceiling: %s failed: %s\n", kModes[m], std::strerror(errno));
         rmdir(dir.c_str());
         return 1;
