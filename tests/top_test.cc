@@ -70,10 +70,12 @@ class FtraceInstance {
 // What the trace says each process was paused for: the sleeps
 // balance_dirty_pages planned (its `pause`, ms) and the sleeps themselves,
 // from the switch-out after a planned pause to the wake-up (ms). The two
-// differ by the timer wheel's rounding up to the next jiffy.
+// differ by the timer wheel's rounding up to the next jiffy, and by a tick
+// that comes late (below).
 struct Paused {
   double planned_ms = 0, slept_ms = 0;
   int sleeps = 0;
+  long shortest_pause_ms = 0;  // a whole number of jiffies: one at least
 };
 
 // The timestamp (s) before ": EVENT:" in a line of the trace, and what follows.
@@ -113,7 +115,9 @@ std::map<long, Paused> PausesOf(const std::string& trace, bool* lost) {
       const long pid = std::stol(line.substr(dash + 1, cpu - dash - 1));
       const long pause = FieldOf(rest, " pause=");
       if (pause <= 0) continue;
-      out[pid].planned_ms += static_cast<double>(pause);
+      Paused& p = out[pid];
+      p.planned_ms += static_cast<double>(pause);
+      if (p.shortest_pause_ms == 0 || pause < p.shortest_pause_ms) p.shortest_pause_ms = pause;
       armed[pid] = true;
     } else if (EventOf(line, "sched_switch", &ts, &rest)) {
       const long pid = FieldOf(rest, "prev_pid=");
@@ -211,10 +215,15 @@ TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStalls
       EXPECT_GE(p.planned_ms, 200.0) << "the limit did not throttle it";
     }
     EXPECT_NEAR(throttled, p.slept_ms, 0.10 * p.slept_ms + 1) << row << ": throttled";
-    // The sleeps the tracepoint planned, as the timer wheel rounds them: up
-    // to the next jiffy (4 ms at 250 Hz), never shorter.
+    // The sleeps the tracepoint planned, never shorter; longer by the timer
+    // wheel's rounding up to the next jiffy, and on a loaded VM by a tick
+    // that comes a jiffy late (with both CPUs busy here, a CPU's timers ran
+    // every 8 ms at 250 Hz, and the sleeps of 4 ms planned lasted 8.5 on
+    // average): at most two jiffies a sleep. The shortest pause planned
+    // stands for a jiffy: it is a whole number of them, so one at least.
     EXPECT_GE(p.slept_ms, 0.98 * p.planned_ms);
-    EXPECT_LE(p.slept_ms, p.planned_ms + 4.5 * p.sleeps + 1);
+    const double jiffy_ms = static_cast<double>(p.shortest_pause_ms);
+    EXPECT_LE(p.slept_ms, p.planned_ms + (2 * jiffy_ms + 0.5) * p.sleeps + 1);
   }
   ASSERT_EQ(pid_of.size(), 2u) << out;
   for (const json& e : doc["experiments"])
