@@ -142,7 +142,12 @@ class ExplainBlame : public ::testing::Test {
 
     // The slow calls: the big writer first, and at least 80% of the
     // blocked time charged to a process or a named cause, in 95% of them.
-    size_t slow = 0, big_first = 0, mostly_charged = 0;
+    // The ranking is read on the calls that waited on a writer's data:
+    // once the writers are done, a victim's fsync on a slow device still
+    // waits for its commit's own blocks (the journal), which no writer's
+    // rank can say anything of (on a test bed whose host disk was busy:
+    // 44 of 60 calls, 140 ms each, after the writers had ended).
+    size_t slow = 0, ranked = 0, big_first = 0, mostly_charged = 0;
     const std::vector<VictimCall> calls = ReadCalls(csv);
     std::vector<double> fsyncs;
     for (const VictimCall& c : calls)
@@ -158,7 +163,11 @@ class ExplainBlame : public ::testing::Test {
         continue;
       ++slow;
       ASSERT_FALSE(c.culprits.empty()) << "a slow fsync with no culprit";
-      big_first += c.culprits.front().first == big;
+      if (std::any_of(c.culprits.begin(), c.culprits.end(),
+                      [&](const auto& w) { return w.first == big || w.first == small; })) {
+        ++ranked;
+        big_first += c.culprits.front().first == big;
+      }
       double charged = 0;
       for (const auto& [who, ns] : c.culprits) charged += who == "unknown" ? 0 : ns;
       if (charged >= 0.8 * c.blocked) {
@@ -171,12 +180,13 @@ class ExplainBlame : public ::testing::Test {
       std::printf("\n");
     }
     std::printf(
-        "blame: %s: %zu %s %.2f ms, the big writer first in %zu; wrote "
-        "big %.0f/%.0f MB, small %.0f/%.0f MB (charged/counted)\n",
+        "blame: %s: %zu %s %.2f ms, %zu of them waiting on the writers' data, the big writer "
+        "first in %zu; wrote big %.0f/%.0f MB, small %.0f/%.0f MB (charged/counted)\n",
         dir.c_str(), slow,
         which == Calls::kVictimFsyncs ? "victim fsyncs over" : "writes throttled at least",
-        which == Calls::kVictimFsyncs ? over / 1e6 : 5.0, big_first, wrote["big (pid " + big + ")"],
-        writers["big"].mb, wrote["small (pid " + small + ")"], writers["small"].mb);
+        which == Calls::kVictimFsyncs ? over / 1e6 : 5.0, ranked, big_first,
+        wrote["big (pid " + big + ")"], writers["big"].mb, wrote["small (pid " + small + ")"],
+        writers["small"].mb);
     ASSERT_GE(slow, 5u) << "the planted load did not make the calls wait";
     // Waits of half a millisecond (a host's cheap flush) rank the writers
     // by the little each had in flight at that instant, which follows
@@ -187,9 +197,10 @@ class ExplainBlame : public ::testing::Test {
     // for serves two direct writers (or throttles two buffered ones) about
     // alike, and then the rank of each call is a coin's. Their MB charged
     // are checked against their counts above either way.
-    if (writers["big"].mb >= 2 * writers["small"].mb)
-      EXPECT_GE(big_first, (over < 20e6 ? 0.8 : 0.95) * static_cast<double>(slow));
-    else
+    if (writers["big"].mb >= 2 * writers["small"].mb) {
+      EXPECT_GE(ranked, 5u) << "too few slow calls waited on the writers' data";
+      EXPECT_GE(big_first, (over < 20e6 ? 0.8 : 0.95) * static_cast<double>(ranked));
+    } else
       std::printf("blame: the writers' bytes %.0f and %.0f MB, not 2:1: their ranks not checked\n",
                   writers["big"].mb, writers["small"].mb);
     // A call that misses is printed above with its culprits: the misses
