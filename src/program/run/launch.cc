@@ -115,6 +115,17 @@ std::string PacedWords(const ShimRecord::Paced& p) {
   return words + ")";
 }
 
+// A supervised paced file whose slowest flush took longer than the target:
+// from outside, nothing holds the writer back (docs/run.md, "Paced from
+// outside, measured": other programs' flushes waited longest of all there).
+std::string OutsideTargetWords(const RunSpec& spec) {
+  return "; over the target of " +
+         FormatValue(static_cast<double>(spec.pace_target_ns) / 1e6, "ms") +
+         ": from outside, each flush covers what CMD wrote since the last look, and nothing "
+         "holds CMD's writer back, so other programs' fsync beside it can wait longer than the "
+         "target";
+}
+
 // The shim's mech for a file, said in words where the word alone is not
 // enough.
 std::string MechWords(const std::string& mech) {
@@ -159,8 +170,10 @@ std::pair<std::string, uint64_t> How(const WatchedFile& f, const RunSpec& spec, 
     how += how.empty() ? "supervisor: " : "; supervisor first: ";
     how += s == RunStrategy::kDontcache ? "window-drop (RWF_DONTCACHE needs the writer's own call)"
                                         : std::string(NameOf(kRunStrategies, s));
-    if (s == RunStrategy::kPaced && f.paced.flushes())
+    if (s == RunStrategy::kPaced && f.paced.flushes()) {
       how += PacedWords({f.paced.flushes(), f.paced.unmet_flushes(), f.paced.slowest_flush_ns()});
+      if (f.paced.slowest_flush_ns() > spec.pace_target_ns) how += OutsideTargetWords(spec);
+    }
   }
   if (!f.supervisor_error.empty()) how += " (failed: " + f.supervisor_error + ")";
   const uint64_t written = std::max(GrowthOf(f), f.shim_written);
