@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What a streaming writer that flushes its own data can reach on this
 // device (issue 44's ceiling for `paced`): MIB MiB written from memory to a
-// new file in DIR, in windows of WINDOW_MIB, three ways, beside a bystander
+// new file in DIR, in windows of WINDOW_MIB, four ways, beside a bystander
 // (a 4 KiB pwrite + fdatasync every 20 ms, its own file), ROUNDS rounds with
 // the order rotated:
 //   no-flush   window-drop's way: start the window's writeback, wait for
