@@ -385,7 +385,7 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   if (!Ours()) return 0;
   const __u64 now = bpf_ktime_get_ns();
   __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {};
-  if (!SplitEnd(now, &ns, parts, during)) return 0;
+  if (!SplitEnd(now, &ns, parts, during, 0)) return 0;
   __sync_fetch_and_add(&timed_in_flight, -1);
   struct explain_counters* c = Counters();
   if (!c) return 0;

@@ -211,6 +211,10 @@ struct split_thread {
   __u32 missed_part;  // that part's SPLIT_* + 1; 0: none pending
   __u32 pad;
   __u64 missed_len, missed_delay0;
+  // The lock it waits for now (lock.bpf.h; 0: none), part_ns[SPLIT_OTHER]
+  // when that wait began, and its holder then; the call's lock waits.
+  __u64 lock_at, lock_other0;
+  struct split_lock lock_now, lock;
 };
 
 struct {
@@ -350,6 +354,8 @@ static __always_inline void SplitRecover(struct split_thread* t, struct task_str
 static __always_inline void SplitStart(struct split_thread* t, __u64 start, __u64 clock_at) {
   for (int i = 0; i < SPLIT_PARTS; ++i) t->part_ns[i] = 0;
   t->missed_part = 0;
+  t->lock.wait_ns = t->lock.longest_ns = 0;
+  t->lock.holder = SPLIT_LOCK_UNSEEN;
   t->seg = SPLIT_CPU;
   t->start_ns = t->seg_start = start;
   struct split_state* s = SplitState();
@@ -390,9 +396,10 @@ static __always_inline struct split_thread* SplitLazy(struct task_struct* task, 
 }
 #endif
 
-// The current thread's call ends at now: its length, parts and overlaps; 0
-// when it was in no timed call.
-static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* during) {
+// The current thread's call ends at now: its length, parts and overlaps,
+// and its lock waits when lock is not null; 0 when it was in no timed call.
+static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* during,
+                                    struct split_lock* lock) {
   struct split_thread* t = bpf_task_storage_get(&split_threads, bpf_get_current_task_btf(), 0, 0);
   if (!t || !t->active) return 0;
   SplitClose(t, now);
@@ -405,6 +412,7 @@ static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* d
   if (s) SplitClock(s, now, cum);
   for (int i = 0; i < SPLIT_OVERLAPS; ++i)
     during[i] = cum[i] > t->cum0[i] ? cum[i] - t->cum0[i] : 0;
+  if (lock) *lock = t->lock;
   return 1;
 }
 

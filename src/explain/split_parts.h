@@ -79,6 +79,23 @@ struct split_check {
   __u64 rq_untracked;         // requests not counted in flight: SPLIT_RQS were already
 };
 
+// A call's waits for contended sleeping locks (a rw_semaphore, a mutex:
+// the kernel's lock:contention_begin/end), `writelab explain -- CMD` only
+// (trace.bpf.c, lock.bpf.h): the sleep counted as other sleep between
+// each wait's begin and end, and who held the lock when the longest began.
+#define SPLIT_LOCK_UNSEEN \
+  0                           // no holder seen: none at that instant, or a kind of
+                              // lock whose holder is not recorded (percpu, rt)
+#define SPLIT_LOCK_HELD 1     // a writer of a rw_semaphore, or a mutex's owner
+#define SPLIT_LOCK_READERS 2  // a rw_semaphore held shared: its readers are not kept
+struct split_lock {
+  __u64 wait_ns;     // other sleep inside the call's lock waits
+  __u64 longest_ns;  // of that, the longest wait's
+  __u32 holder;      // SPLIT_LOCK_* of the longest wait
+  __u32 tgid;        // SPLIT_LOCK_HELD: the holder's process
+  char comm[16];     // and its thread's name
+};
+
 // The state the overlaps are read from (split.bpf.h's split_state map).
 struct split_state {
   __s64 counts[SPLIT_OVERLAPS];   // commits running, flushes and writes in flight

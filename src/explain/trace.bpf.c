@@ -200,6 +200,7 @@ static __always_inline int OnDisk(__u32 dev) { return bpf_map_lookup_elem(&block
 static __always_inline int OnFs(__u32 dev) { return bpf_map_lookup_elem(&fs_devs, &dev) != 0; }
 
 #include "blame.bpf.h"
+#include "lock.bpf.h"
 
 // ---- block layer: requests on the scope's disks
 
@@ -540,7 +541,8 @@ static __always_inline void SendName(struct file* f, __u32 dev, __u64 ino) {
 static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev, __u64 ino,
                                    __s32 fd, __u32 tid, __u32 tgid, __u64 start, __u64 ns,
                                    __s64 ret, const __u64* parts, const __u64* during,
-                                   __u64 commits, __u64 conversions) {
+                                   const struct split_lock* lock, __u64 commits,
+                                   __u64 conversions) {
   struct trace_totals* t = Totals();
   if (!t) return;
   struct trace_file_key key = {dev, class_id, ino};
@@ -588,6 +590,7 @@ static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev,
   e->ret = ret;
   for (int i = 0; i < SPLIT_PARTS; ++i) e->part_ns[i] = parts[i];
   for (int i = 0; i < SPLIT_OVERLAPS; ++i) e->during_ns[i] = during[i];
+  e->lock = *lock;
   e->commits = commits;
   e->conversions = conversions;
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
@@ -608,7 +611,8 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   if (!t) return 0;
   struct tcall c = *in_task;
   __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {}, sum = 0;
-  if (!SplitEnd(now, &ns, parts, during)) {
+  struct split_lock lock = {};
+  if (!SplitEnd(now, &ns, parts, during, &lock)) {
     if (c.lazy) Count(&t->lost_calls);  // its split's storage could not be had
     return 0;
   }
@@ -623,7 +627,7 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
     c.class_id += WriteClass(f, c.class_id / 4 == TRACE_KIND_PWRITEV2 ? SixthArg(regs) : 0);
   }
   Finish(c.file, c.class_id, c.dev, c.ino, c.fd, (__u32)bpf_get_current_pid_tgid(), Tgid(),
-         c.start_ns, ns, ret, parts, during, t->commits - c.commits0,
+         c.start_ns, ns, ret, parts, during, &lock, t->commits - c.commits0,
          t->conversions - c.conversions0);
   return 0;
 }
@@ -678,8 +682,9 @@ int BPF_PROG(uring_complete, struct io_ring_ctx* ring, void* req, struct io_urin
   if (!t) return 0;
   // Not split: no thread waits in the call.
   const __u64 parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {};
+  const struct split_lock lock = {};
   Finish(u.file, u.class_id, u.dev, u.ino, -1, u.tid, u.tgid, u.start_ns,
-         bpf_ktime_get_ns() - u.start_ns, BPF_CORE_READ(cqe, res), parts, during,
+         bpf_ktime_get_ns() - u.start_ns, BPF_CORE_READ(cqe, res), parts, during, &lock,
          t->commits - u.commits0, t->conversions - u.conversions0);
   return 0;
 }

@@ -98,6 +98,7 @@ struct trace_call_event {
   __u64 part_ns[SPLIT_PARTS];
   __u64 during_ns[SPLIT_OVERLAPS];
   __u64 commits, conversions;  // started on the file system during the call
+  struct split_lock lock;      // its waits for contended locks, and the longest's holder
 };
 
 struct trace_commit_event {
@@ -143,6 +144,10 @@ struct trace_stats_event {
 #define TRACE_CAUSE_UNKNOWN \
   3  // a file's pages dirtied before tracing began, or a
      // kernel thread's I/O with no process behind it
+// Causes of a call's lock waits (split_lock), user space only: no write is
+// charged to them.
+#define TRACE_CAUSE_LOCK 4          // a lock held by a process (tgid): SPLIT_LOCK_HELD
+#define TRACE_CAUSE_LOCK_READERS 5  // a rw_semaphore held by readers: SPLIT_LOCK_READERS
 
 struct trace_charge {
   __u32 tgid;   // TRACE_CAUSE_PROCESS: the process (0 otherwise)

@@ -42,8 +42,8 @@ struct TraceFile {
 };
 
 // The parts of the kernel it relies on; each seen or not, with the reason.
-enum class TracePart { kCalls, kSplit, kOverlap, kJournal, kConversions, kUring, kBlame };
-inline constexpr int kTraceParts = 7;
+enum class TracePart { kCalls, kSplit, kOverlap, kJournal, kConversions, kUring, kBlame, kLocks };
+inline constexpr int kTraceParts = 8;
 const char* TracePartName(TracePart p);
 
 class Tracer {

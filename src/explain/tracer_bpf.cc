@@ -32,6 +32,7 @@ TracePart PartOf(std::string_view prog) {
   if (prog == "conversion") return TracePart::kConversions;
   if (prog.starts_with("uring_")) return TracePart::kUring;
   if (prog.starts_with("blame_")) return TracePart::kBlame;
+  if (prog.starts_with("lock_")) return TracePart::kLocks;
   return TracePart::kCalls;  // call_enter, call_exit, scope_fork
 }
 
@@ -87,6 +88,9 @@ std::string MissingOn(const btf* vmlinux, TracePart p) {
              need("io_uring_complete", "io_ring_ctx,void,io_uring_cqe");
     case TracePart::kBlame:
       return need("writeback_dirty_folio", "folio,address_space") + need("block_bio_queue", "bio");
+    case TracePart::kLocks:  // the holder is read from the owner word: rwsem and mutex
+      return need("contention_begin", "void,unsigned int") + need("contention_end", "void,int") +
+             need("sched_switch", kSchedSwitchArgs);
   }
   return "";
 }

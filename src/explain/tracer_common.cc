@@ -23,6 +23,8 @@ const char* TracePartName(TracePart p) {
       return "io_uring operations";
     case TracePart::kBlame:
       return "who made a call wait (the writes queued to the disks, by process)";
+    case TracePart::kLocks:
+      return "who held the locks a call waited for (the kernel's lock contention)";
   }
   return "?";
 }

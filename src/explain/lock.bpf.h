@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// Who held the lock a call waited for (trace.bpf.c; docs/explain.md, "Who
+// made it wait"): the kernel's lock:contention_begin/end, for the threads
+// of timed calls only. At a wait's begin the lock's holder is read from the
+// lock itself (a rw_semaphore's or a mutex's owner: the task, with flag
+// bits below it); at its end, the other sleep counted since the begin is
+// the wait's, added to the call's split_lock. Included by trace.bpf.c after
+// split.bpf.h.
+#pragma once
+
+// The flags of lock:contention_begin (include/trace/events/lock.h).
+#define LOCK_F_SPIN (1u << 0)
+#define LOCK_F_READ (1u << 1)
+#define LOCK_F_WRITE (1u << 2)
+#define LOCK_F_RT (1u << 3)
+#define LOCK_F_PERCPU (1u << 4)
+#define LOCK_F_MUTEX (1u << 5)
+#define LOCK_OWNER_FLAGS 0x7ul  // the owner's low bits (rwsem.c, mutex.c)
+#define LOCK_READER_OWNED 0x1ul
+
+// Threads of timed calls in a lock wait now: most contention ends (a
+// spinlock's, anyone's) are then left at once.
+__u64 lock_waiting = 0;
+
+// Who holds lock, from its owner word: a task, or readers, or unseen.
+static __always_inline void LockHolder(void* lock, __u32 flags, struct split_lock* out) {
+  out->holder = SPLIT_LOCK_UNSEEN;
+  out->tgid = 0;
+  out->comm[0] = 0;
+  if (flags & (LOCK_F_RT | LOCK_F_PERCPU)) return;
+  // A kernel built with PREEMPT_RT has other locks under these names, with
+  // no owner word of this shape: no holder is read there.
+  unsigned long owner = 0;
+  if (flags & LOCK_F_MUTEX) {
+    if (!bpf_core_field_exists(((struct mutex*)0)->owner)) return;
+    owner = BPF_CORE_READ((struct mutex*)lock, owner.counter);
+  } else if (flags & (LOCK_F_READ | LOCK_F_WRITE)) {
+    if (!bpf_core_field_exists(((struct rw_semaphore*)0)->owner)) return;
+    owner = BPF_CORE_READ((struct rw_semaphore*)lock, owner.counter);
+  } else {
+    return;
+  }
+  if (!(flags & LOCK_F_MUTEX) && (owner & LOCK_READER_OWNED)) {
+    // The owner word keeps the last reader to take it, who may have let
+    // it go (and exited) since: not named.
+    out->holder = SPLIT_LOCK_READERS;
+    return;
+  }
+  struct task_struct* task = (struct task_struct*)(owner & ~LOCK_OWNER_FLAGS);
+  if (!task) return;
+  out->holder = SPLIT_LOCK_HELD;
+  out->tgid = BPF_CORE_READ(task, tgid);
+  bpf_probe_read_kernel_str(out->comm, sizeof out->comm, &task->comm);
+}
+
+// A thread is about to wait for a contended lock. The spinning a mutex
+// tries first (SPIN) is on its CPU; its sleep begins again without SPIN.
+SEC("tp_btf/contention_begin")
+int BPF_PROG(lock_begin, void* lock, unsigned int flags) {
+  if (flags & LOCK_F_SPIN) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct split_thread* t = bpf_task_storage_get(&split_threads, task, 0, 0);
+#ifdef SPLIT_LAZY
+  __u64 now = 0;
+  if (!t || !t->active) t = SplitLazy(task, &now);
+#endif
+  if (!t || !t->active) return 0;
+  if (!t->lock_at) __sync_fetch_and_add(&lock_waiting, 1);
+  t->lock_at = (__u64)lock;
+  t->lock_other0 = t->part_ns[SPLIT_OTHER];
+  LockHolder(lock, flags, &t->lock_now);
+  return 0;
+}
+
+// The wait ends (the lock taken, or given up on a signal): its other sleep
+// is added to the call's, and its holder kept if it is the longest.
+SEC("tp_btf/contention_end")
+int BPF_PROG(lock_end, void* lock, int ret) {
+  if (!lock_waiting) return 0;
+  struct split_thread* t = bpf_task_storage_get(&split_threads, bpf_get_current_task_btf(), 0, 0);
+  if (!t || t->lock_at != (__u64)lock) return 0;
+  t->lock_at = 0;
+  __sync_fetch_and_add(&lock_waiting, -1);
+  if (!t->active) return 0;
+  const __u64 other = t->part_ns[SPLIT_OTHER];
+  const __u64 slept = other > t->lock_other0 ? other - t->lock_other0 : 0;
+  if (!slept) return 0;
+  t->lock.wait_ns += slept;
+  if (slept <= t->lock.longest_ns) return 0;
+  t->lock.longest_ns = slept;
+  t->lock.holder = t->lock_now.holder;
+  t->lock.tgid = t->lock_now.tgid;
+  __builtin_memcpy(t->lock.comm, t->lock_now.comm, sizeof t->lock.comm);
+  return 0;
+}
