@@ -51,6 +51,32 @@ void AddOverlapping(const std::vector<const ChargeWindow*>& list, uint64_t from,
   }
 }
 
+// c's other sleep: its longest lock wait to the lock's holder, where one
+// was seen; the rest not charged, its lock waits apart.
+void ChargeOther(const TraceCall& c, std::map<CulpritId, CallBlame::Share>& shares, CallBlame& b) {
+  const uint64_t other = c.part_ns[SPLIT_OTHER];
+  const uint64_t locks = std::min<uint64_t>(c.lock.wait_ns, other);
+  uint64_t charged = 0;
+  if (c.lock.holder == SPLIT_LOCK_HELD || c.lock.holder == SPLIT_LOCK_READERS) {
+    charged = std::min<uint64_t>(c.lock.longest_ns, locks);
+    const CulpritId who{
+        static_cast<uint16_t>(c.lock.holder == SPLIT_LOCK_HELD ? TRACE_CAUSE_LOCK
+                                                               : TRACE_CAUSE_LOCK_READERS),
+        c.lock.holder == SPLIT_LOCK_HELD ? c.lock.tgid : 0};
+    CallBlame::Share& s = shares[who];
+    s.who = who;
+    if (s.comm.empty()) s.comm.assign(c.lock.comm, strnlen(c.lock.comm, sizeof c.lock.comm));
+    s.ms += BlameMs(charged);
+  }
+  auto uncharged = [&](const char* why, uint64_t ns) {
+    if (!ns) return;
+    b.unattributed[why] += BlameMs(ns);
+    b.unattributed_ms += BlameMs(ns);
+  };
+  uncharged("other sleep: a lock wait, its holder not seen", locks - charged);
+  uncharged("other sleep", other - locks);
+}
+
 }  // namespace
 
 ChargeWindow ChargeWindow::From(const TraceCharges& e) {
@@ -147,10 +173,7 @@ CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
   charge(c.part_ns[SPLIT_FLUSH], flush, "cache flush, nothing written before it");
   charge(c.part_ns[SPLIT_WRITEBACK], queue, "its writes, nothing queued meanwhile");
   charge(c.part_ns[SPLIT_THROTTLE], dirtied, "dirty throttling, no page dirtied seen");
-  if (c.part_ns[SPLIT_OTHER]) {
-    b.unattributed["other sleep"] += BlameMs(c.part_ns[SPLIT_OTHER]);
-    b.unattributed_ms += BlameMs(c.part_ns[SPLIT_OTHER]);
-  }
+  ChargeOther(c, shares, b);
   for (int p = SPLIT_JOURNAL; p <= SPLIT_OTHER; ++p) b.blocked_ms += BlameMs(c.part_ns[p]);
   for (auto& [who, s] : shares) b.shares.push_back(std::move(s));
   std::stable_sort(b.shares.begin(), b.shares.end(),
@@ -169,6 +192,11 @@ std::string CulpritName(const CulpritId& who, const std::string& comm, uint32_t 
       return "file system metadata";
     case kCauseUnnamed:
       return "others (beyond the 16 named per window)";
+    case TRACE_CAUSE_LOCK:
+      return who.tgid == self_tgid ? fmt::format("a lock held by self (pid {})", who.tgid)
+                                   : fmt::format("a lock held by {} (pid {})", comm, who.tgid);
+    case TRACE_CAUSE_LOCK_READERS:
+      return "a lock held by readers (not named)";
     default:
       return "pages dirtied before tracing, or a kernel thread's I/O";
   }
@@ -179,8 +207,10 @@ std::string BlameLine(const CallBlame& b, uint32_t self_tgid) {
   std::string out = "who made it wait:";
   for (const CallBlame::Share& s : b.shares) {
     if (s.ms < 0.005 * b.blocked_ms && &s != &b.shares.front()) continue;
-    out += fmt::format(" {} {:.1f} ms ({:.1f} MB),", CulpritName(s.who, s.comm, self_tgid), s.ms,
-                       static_cast<double>(s.bytes) / 1e6);
+    out += fmt::format(" {} {:.1f} ms", CulpritName(s.who, s.comm, self_tgid), s.ms);
+    out += IsLockCause(s.who.cause)
+               ? ","
+               : fmt::format(" ({:.1f} MB),", static_cast<double>(s.bytes) / 1e6);
   }
   if (b.unattributed_ms > 0) {
     out += fmt::format(" not charged {:.1f} ms (", b.unattributed_ms);

@@ -2,7 +2,8 @@
 // Who made a call wait (docs/explain.md, "Who made it wait"): the time a
 // call slept for a journal commit, a cache flush or its own writes, charged
 // to the processes whose writes that commit, flush or queue carried, in
-// proportion to their bytes (trace_counters.h's charge records).
+// proportion to their bytes (trace_counters.h's charge records); and its
+// longest wait for a lock, to the lock's holder (split_lock).
 #pragma once
 
 #include <compare>
@@ -17,6 +18,12 @@ namespace writelab {
 
 // The cause of bytes a window held beyond its named culprits (TRACE_CHARGE_ENTRIES).
 inline constexpr uint16_t kCauseUnnamed = 100;
+
+// A lock's holder (TRACE_CAUSE_LOCK, TRACE_CAUSE_LOCK_READERS): charged time
+// for a wait, never bytes.
+inline bool IsLockCause(uint16_t cause) {
+  return cause == TRACE_CAUSE_LOCK || cause == TRACE_CAUSE_LOCK_READERS;
+}
 
 // Whom bytes are charged to: a process, or a cause with no process behind it.
 struct CulpritId {

@@ -141,6 +141,53 @@ TEST(Blame, TheLineNamesEachCulpritWithTimeAndBytesAndSelf) {
             "who made it wait: dd (pid 42) 6.0 ms (3.0 MB), self (pid 7) 2.0 ms (1.0 MB)");
 }
 
+// A call asleep 9 ms in other sleep, 6 of them waiting for locks, the
+// longest 4 ms with its holder as given.
+TraceCall LockedCall(uint32_t holder, uint32_t tgid, const char* comm) {
+  TraceCall c = Call(0, 10, SPLIT_OTHER, 9);
+  c.lock.wait_ns = 6 * kBlameMs;
+  c.lock.longest_ns = 4 * kBlameMs;
+  c.lock.holder = holder;
+  c.lock.tgid = tgid;
+  std::strncpy(c.lock.comm, comm, sizeof c.lock.comm - 1);
+  return c;
+}
+
+TEST(Blame, TheLongestLockWaitIsChargedToTheLocksHolderAndTheRestIsSaid) {
+  const CallBlame b = BlameIndex({}).Of(LockedCall(SPLIT_LOCK_HELD, 42, "dd"), kDisk);
+  ASSERT_EQ(b.shares.size(), 1u);
+  EXPECT_EQ(b.shares[0].who, (CulpritId{TRACE_CAUSE_LOCK, 42}));
+  EXPECT_DOUBLE_EQ(b.shares[0].ms, 4);
+  EXPECT_EQ(b.shares[0].bytes, 0u);
+  EXPECT_DOUBLE_EQ(b.blocked_ms, 9);
+  EXPECT_DOUBLE_EQ(b.unattributed_ms, 5);
+  EXPECT_EQ(BlameLine(b, 7),
+            "who made it wait: a lock held by dd (pid 42) 4.0 ms, not charged 5.0 ms (other "
+            "sleep 3.0, other sleep: a lock wait, its holder not seen 2.0)");
+  EXPECT_EQ(CulpritName(b.shares[0].who, "dd", 42), "a lock held by self (pid 42)");
+}
+
+TEST(Blame, ALockHeldByReadersOrByNoOneSeenIsNotAProcess) {
+  const CallBlame readers = BlameIndex({}).Of(LockedCall(SPLIT_LOCK_READERS, 0, ""), kDisk);
+  ASSERT_EQ(readers.shares.size(), 1u);
+  EXPECT_EQ(CulpritName(readers.shares[0].who, "", 7), "a lock held by readers (not named)");
+  EXPECT_DOUBLE_EQ(readers.shares[0].ms, 4);
+  const CallBlame unseen = BlameIndex({}).Of(LockedCall(SPLIT_LOCK_UNSEEN, 0, ""), kDisk);
+  EXPECT_TRUE(unseen.shares.empty());
+  EXPECT_DOUBLE_EQ(unseen.unattributed.at("other sleep: a lock wait, its holder not seen"), 6);
+  EXPECT_DOUBLE_EQ(unseen.unattributed.at("other sleep"), 3);
+}
+
+TEST(Blame, ALockWaitIsNeverChargedMoreThanTheOtherSleepItWasCountedIn) {
+  TraceCall c = LockedCall(SPLIT_LOCK_HELD, 42, "dd");
+  c.part_ns[SPLIT_OTHER] = 3 * kBlameMs;  // a missed wake-up's wait moved out of it since
+  c.part_ns[SPLIT_RUNQ] = 6 * kBlameMs;
+  const CallBlame b = BlameIndex({}).Of(c, kDisk);
+  ASSERT_EQ(b.shares.size(), 1u);
+  EXPECT_DOUBLE_EQ(b.shares[0].ms, 3);
+  EXPECT_DOUBLE_EQ(b.unattributed_ms, 0);
+}
+
 TEST(Blame, BytesBeyondTheNamedCulpritsAreOthers) {
   ChargeWindow x = Window(0, 10, true, {Charge(42, 100, "dd")});
   x.rest_bytes = 300;
