@@ -126,6 +126,23 @@ TEST_F(TopTallyTest, ThrottlingIsCountedForAnyCallAndP99NeedsAHundredCalls) {
   EXPECT_EQ(tally.Run().at(10).waited_ms, 0.0) << "its own pages are not someone else's";
 }
 
+TEST_F(TopTallyTest, ALocksHolderIsACulpritOfTheWaitAndItsOwnThreadsAreSelf) {
+  TraceCall c = Call(20, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 8);
+  c.lock = {8 * kMs, 8 * kMs, SPLIT_LOCK_HELD, 10, "dd"};
+  tally.AddCall(c);
+  TraceCall own = Call(10, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 3);
+  own.lock = {3 * kMs, 3 * kMs, SPLIT_LOCK_HELD, 10, "dd"};  // a thread of dd's own
+  tally.AddCall(own);
+  const TopInterval iv = tally.Close(1000 * kMs, true);
+  const TopStallKey key{20, CulpritId{TRACE_CAUSE_LOCK, 10}};
+  ASSERT_TRUE(iv.stalls.count(key));
+  EXPECT_NEAR(iv.stalls.at(key).ms, 8.0, 1e-9);
+  EXPECT_EQ(TopStallName(key, iv.stalls.at(key)), "victim (pid 20) <- a lock held by dd (pid 10)");
+  EXPECT_NEAR(tally.Run().at(10).caused_ms, 8.0, 1e-9) << "not its own thread's wait";
+  EXPECT_NEAR(tally.Run().at(20).waited_ms, 8.0, 1e-9);
+  EXPECT_EQ(tally.Run().at(10).waited_ms, 0.0);
+}
+
 TEST(TopScreen, ListsTheBusiestProcessesAndThePairsWithTheirTotals) {
   TopTally t(0, [](uint32_t) { return std::string("p"); });
   t.SetDisk(kFs, kDisk);
