@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "ftrace_instance.h"
 #include "harness.h"
 #include "test_fs.h"
 #include "test_paths.h"
@@ -32,40 +33,6 @@ namespace writelab::testing {
 namespace {
 
 using nlohmann::json;
-
-// A private ftrace instance recording events (each with its filter, ""
-// for none), removed at the end.
-class FtraceInstance {
- public:
-  explicit FtraceInstance(const std::vector<std::pair<std::string, std::string>>& events) {
-    if (!std::filesystem::exists("/sys/kernel/tracing/instances"))
-      Shell("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null");
-    dir_ = "/sys/kernel/tracing/instances/writelab-top-test-" + std::to_string(getpid());
-    if (mkdir(dir_.c_str(), 0700) != 0) {
-      dir_.clear();
-      return;
-    }
-    Shell("echo 16384 > " + dir_ + "/buffer_size_kb");
-    for (const auto& [event, filter] : events) {
-      const std::string e = dir_ + "/events/" + event;
-      if (!filter.empty()) Shell("echo '" + filter + "' > " + e + "/filter");
-      Shell("echo 1 > " + e + "/enable");
-    }
-    Shell("echo 1 > " + dir_ + "/tracing_on");
-  }
-  ~FtraceInstance() {
-    if (!dir_.empty()) rmdir(dir_.c_str());
-  }
-  bool ok() const { return !dir_.empty(); }
-  // Stops recording; the trace's text.
-  std::string Stop() {
-    Shell("echo 0 > " + dir_ + "/tracing_on");
-    return Slurp(dir_ + "/trace");
-  }
-
- private:
-  std::string dir_;
-};
 
 // What the trace says each process was paused for: the sleeps
 // balance_dirty_pages planned (its `pause`, ms) and the sleeps themselves,
@@ -161,7 +128,8 @@ TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStalls
   TestFs fs(work.path() + "-limited", "data=ordered", 4 << 20);
   ASSERT_TRUE(fs.ok()) << "could not make and mount a loop-device ext4";
   // The writers' throttling, their switches out and their wake-ups.
-  FtraceInstance ftrace({{"writeback/balance_dirty_pages", ""},
+  FtraceInstance ftrace("top",
+                        {{"writeback/balance_dirty_pages", ""},
                          {"sched/sched_switch", "prev_comm == \"big\" || prev_comm == \"small\""},
                          {"sched/sched_wakeup", "comm == \"big\" || comm == \"small\""}});
   ASSERT_TRUE(ftrace.ok()) << "no private ftrace instance";

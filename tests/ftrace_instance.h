@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// A private ftrace instance: an observer of the kernel's own events for the
+// tests that check writelab's BPF programs against them, sharing no code
+// with writelab.
+#pragma once
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness.h"
+
+namespace writelab::testing {
+
+// A private ftrace instance recording events (each with its filter, ""
+// for none), removed at the end.
+class FtraceInstance {
+ public:
+  FtraceInstance(const std::string& name,
+                 const std::vector<std::pair<std::string, std::string>>& events) {
+    if (!std::filesystem::exists("/sys/kernel/tracing/instances"))
+      Shell("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null");
+    dir_ = "/sys/kernel/tracing/instances/writelab-" + name + "-test-" + std::to_string(getpid());
+    if (mkdir(dir_.c_str(), 0700) != 0) {
+      dir_.clear();
+      return;
+    }
+    Shell("echo 16384 > " + dir_ + "/buffer_size_kb");
+    for (const auto& [event, filter] : events) {
+      const std::string e = dir_ + "/events/" + event;
+      if (!filter.empty()) Shell("echo '" + filter + "' > " + e + "/filter");
+      Shell("echo 1 > " + e + "/enable");
+    }
+    Shell("echo 1 > " + dir_ + "/tracing_on");
+  }
+  ~FtraceInstance() {
+    if (!dir_.empty()) rmdir(dir_.c_str());
+  }
+  bool ok() const { return !dir_.empty(); }
+  // Stops recording; the trace's text.
+  std::string Stop() {
+    Shell("echo 0 > " + dir_ + "/tracing_on");
+    return Slurp(dir_ + "/trace");
+  }
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace writelab::testing
