@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "ftrace_instance.h"
 #include "harness.h"
 #include "test_fs.h"
 #include "test_paths.h"
@@ -278,6 +279,98 @@ TEST_F(ExplainBlame, UnderADirtyLimitThrottlingIsChargedToWhoDirtiedThePages) {
   TestFs fs(work.path() + "-limited", "data=ordered", 32 << 20);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   Check(fs.Dir(), "200", "67", "buffered", Calls::kThrottledWrites);
+}
+
+}  // namespace
+}  // namespace writelab::testing
+
+namespace writelab::testing {
+namespace {
+
+// What an ftrace instance of lock:contention_begin/end saw of the threads
+// named comm: each one's time from a wait's begin (not the spinning a mutex
+// tries first) to its end, summed per thread (ms).
+std::map<long, double> LockWaitsOf(const std::string& trace, const std::string& comm) {
+  struct Pending {
+    std::string lock;
+    double at = 0;
+  };
+  std::map<long, Pending> pending;
+  std::map<long, double> waited;
+  for (const std::string& line : Split(trace, '\n')) {
+    const size_t task = line.find_first_not_of(' ');
+    if (task == std::string::npos || line.compare(task, comm.size() + 1, comm + "-") != 0) continue;
+    const long tid = std::atol(line.c_str() + task + comm.size() + 1);
+    const bool begin = line.find(": contention_begin: ") != std::string::npos;
+    const size_t tag = line.find(begin ? ": contention_begin: " : ": contention_end: ");
+    if (tag == std::string::npos) continue;
+    const size_t ts = line.rfind(' ', tag);
+    const double at = std::atof(line.c_str() + ts + 1) * 1e3;
+    const size_t lock_at = tag + (begin ? 20 : 18);
+    const std::string lock = line.substr(lock_at, line.find(' ', lock_at) - lock_at);
+    if (begin) {
+      if (line.find("SPIN") == std::string::npos) pending[tid] = {lock, at};
+      continue;
+    }
+    auto p = pending.find(tid);
+    if (p == pending.end() || p->second.lock != lock) continue;
+    waited[tid] += at - p->second.at;
+    pending.erase(p);
+  }
+  return waited;
+}
+
+// A writer's one write() holds its file's inode lock to the end, through
+// every pause dirty throttling makes: on a test bed under a 32 MiB dirty
+// limit, each 64 MiB write of a `dd` holds it for the device's time to
+// write about half of it. A second program's 4 KiB writes to the same file
+// wait for it, asleep in the lock (other sleep). Their waits are charged
+// to the lock's holder, the `dd`, by name: checked against the kernel's
+// own lock events, recorded by an ftrace instance of the test's.
+TEST_F(ExplainBlame, ALockWaitIsChargedToTheLocksHolder) {
+  TestFs fs(work.path() + "-lock", "data=ordered", 32 << 20);
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  const std::string file = fs.Dir() + "/shared", victim = work.path() + "/wl_lockvictim";
+  std::filesystem::copy_file("/bin/dd", victim);  // its own name, for the observer
+  FtraceInstance ftrace("blame-lock", {{"lock/contention_begin", ""}, {"lock/contention_end", ""}});
+  ASSERT_TRUE(ftrace.ok()) << "could not make an ftrace instance";
+  const std::string csv = work.path() + "/lock.csv";
+  const std::string out =
+      Shell(std::string(WRITELAB_BINARY) + " explain --quiet --slow 1ns --calls " + csv +
+            " -- sh -c 'dd if=/dev/zero of=" + file +
+            " bs=64M count=12 status=none & echo holder $!; sleep 0.3; for i in $(seq 12); do " +
+            victim + " if=/dev/zero of=" + file +
+            " bs=4k count=1 seek=$i conv=notrunc status=none; sleep 0.05; done; wait' 2>" +
+            work.path() + "/err.txt; echo rc=$?");
+  const std::map<long, double> observed = LockWaitsOf(ftrace.Stop(), "wl_lockvictim");
+  ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
+  long holder = 0;
+  ASSERT_EQ(std::sscanf(out.c_str(), "holder %ld", &holder), 1) << out;
+  const std::string held = "lock-" + std::to_string(holder);
+
+  // The victim's writes: each one's wait, charged to the holder.
+  double charged_ms = 0, observed_ms = 0;
+  size_t waited = 0, holder_first = 0, mostly_charged = 0;
+  for (const VictimCall& c : ReadCalls(csv)) {
+    if (c.pid == holder || c.call != "write" || !observed.count(c.pid)) continue;
+    observed_ms += observed.at(c.pid);
+    for (const auto& [who, ns] : c.culprits) charged_ms += who == held ? ns / 1e6 : 0;
+    if (c.blocked < 5e6) continue;
+    ++waited;
+    holder_first += !c.culprits.empty() && c.culprits.front().first == held;
+    mostly_charged += c.blocked - c.uncharged >= 0.8 * c.blocked;
+  }
+  std::printf(
+      "lock: %zu writes waited 5 ms or more, the holder first in %zu, mostly charged in %zu; "
+      "charged to the holder %.1f ms, the lock waits the trace saw %.1f ms\n",
+      waited, holder_first, mostly_charged, charged_ms, observed_ms);
+  ASSERT_GE(waited, 3u) << "the planted holder did not make the writes wait";
+  EXPECT_EQ(holder_first, waited) << "the holder ranks first";
+  EXPECT_EQ(mostly_charged, waited) << "at least 80% of each wait charged";
+  // writelab charges the sleep inside each wait; the trace's wait also
+  // holds its wake-up's wait for a CPU and the time on its CPU around it.
+  EXPECT_LE(charged_ms, observed_ms + 1.0);
+  EXPECT_GE(charged_ms, 0.8 * observed_ms);
 }
 
 }  // namespace
