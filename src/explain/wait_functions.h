@@ -32,6 +32,9 @@ inline constexpr WaitFunction kWaitFunctions[] = {
     {"add_transaction_credits", SPLIT_JOURNAL},
     {"__jbd2_log_wait_for_space", SPLIT_JOURNAL},
     {"jbd2_journal_wait_updates", SPLIT_JOURNAL},
+    // A metadata buffer the journal holds, which the call must change: its
+    // commit writing it (a shadow copy), or the buffer locked under that I/O.
+    {"do_get_write_access", SPLIT_JOURNAL},
     {"xlog_wait_on_iclog", SPLIT_JOURNAL},
     {"xfs_log_force_seq", SPLIT_JOURNAL},
     {"xfs_log_force", SPLIT_JOURNAL},
