@@ -563,6 +563,7 @@ static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev,
     for (int i = 0; i < SPLIT_OVERLAPS; ++i) fs->during_ns[i] += during[i];
     fs->commits += commits;
     fs->conversions += conversions;
+    fs->lock_ns += lock->wait_ns;
   } else {
     Count(&t->lost_files);
   }

@@ -65,6 +65,7 @@ struct trace_file_stats {
   __u64 during_ns[SPLIT_OVERLAPS];  // what the disk and journal did meanwhile
   __u64 errors;                     // calls that returned an error
   __u64 commits, conversions;       // that ran on the file system during its calls
+  __u64 lock_ns;                    // of part_ns[SPLIT_OTHER]: in contended locks' waits
 };
 
 // Totals of the whole run.

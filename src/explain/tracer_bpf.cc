@@ -258,6 +258,7 @@ std::vector<TraceFile> BpfTracer::Files() const {
         for (int i = 0; i < SPLIT_OVERLAPS; ++i) f.stats.during_ns[i] += c.during_ns[i];
         f.stats.errors += c.errors;
         f.stats.commits += c.commits, f.stats.conversions += c.conversions;
+        f.stats.lock_ns += c.lock_ns;
       }
       out.push_back(f);
     }

@@ -38,6 +38,9 @@ inline constexpr FigureSpec kProgramFigures[] = {
     {"throttled_pct", "dirty throttling", "%", "share they slept in balance_dirty_pages"},
     {"other_pct", "other sleep", "%",
      "share they slept on anything else: locks, pipes, page faults, timers"},
+    {"lock_pct", "of which lock waits", "%",
+     "of other sleep, the share they slept waiting for a contended kernel lock (a "
+     "rw_semaphore or mutex: lock:contention_begin to contention_end)"},
     {"during_commit_pct", "while a commit ran", "%",
      "overlap, not cause: share of the calls' time during which a journal commit of the "
      "scope's file systems ran, whatever they waited for"},
@@ -73,6 +76,9 @@ inline constexpr FigureSpec kSlowCallFigures[] = {
     {"throttled_pct", "dirty throttling", "%", "share it slept in balance_dirty_pages"},
     {"other_pct", "other sleep", "%",
      "share it slept on anything else: locks, pipes, page faults, timers"},
+    {"lock_pct", "of which lock waits", "%",
+     "of other sleep, the share it slept waiting for a contended kernel lock (a rw_semaphore "
+     "or mutex: lock:contention_begin to contention_end)"},
     {"during_commit_pct", "while a commit ran", "%",
      "overlap, not cause: share of the call's time during which a journal commit of the "
      "scope's file systems ran, whatever it waited for"},
@@ -111,7 +117,7 @@ inline constexpr FigureSpec kCulpritFigures[] = {
     {"waited_ms", "charged", "ms",
      "the blocked time of the delivered calls (durability calls and calls above --slow) "
      "charged to it, in proportion to its bytes in the commits, flushes and queues they waited "
-     "on"},
+     "on; a lock's holder, each call's longest wait for that lock"},
     {"share_pct", "share", "%", "of all the delivered calls' blocked time"},
     {"calls", "calls made to wait", "calls", "delivered calls with time charged to it"},
     {"written_mb", "wrote", "MB",

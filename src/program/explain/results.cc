@@ -87,14 +87,14 @@ std::string CallsCsv(const ProgramTrace& t) {
   std::string out = "tid,pid,call,start_ns,ns";
   for (int i = 0; i < SPLIT_PARTS; ++i) out += fmt::format(",{}_ns", kSplitPartKeys[i]);
   for (int i = 0; i < SPLIT_OVERLAPS; ++i) out += fmt::format(",{}_ns", kSplitOverlapKeys[i]);
-  out += ",ret,fd,file,blocked_ns,uncharged_ns,culprits\n";
+  out += ",lock_ns,ret,fd,file,blocked_ns,uncharged_ns,culprits\n";
   const BlameIndex blame(t.windows);
   for (const TraceCall& c : t.calls) {
     out += fmt::format("{},{},{},{},{}", c.tid, c.tgid, CsvField(ClassName(c.class_id)), c.start_ns,
                        c.ns);
     for (int i = 0; i < SPLIT_PARTS; ++i) out += fmt::format(",{}", c.part_ns[i]);
     for (int i = 0; i < SPLIT_OVERLAPS; ++i) out += fmt::format(",{}", c.during_ns[i]);
-    out += fmt::format(",{},{},{}", c.ret, c.fd,
+    out += fmt::format(",{},{},{},{}", c.lock.wait_ns, c.ret, c.fd,
                        CsvField(c.dev ? FileName(t, c.dev, c.ino) : std::string()));
     out += "," + CulpritsCsv(blame.Of(c, CallDisk(t, c.dev))) + "\n";
   }

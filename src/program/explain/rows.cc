@@ -39,10 +39,11 @@ uint64_t BucketWidth(int b) { return b < 8 ? 1 : uint64_t{1} << ((b >> TRACE_HIS
 struct Sums {
   uint64_t calls = 0, bytes = 0, ns = 0, max_ns = 0, errors = 0;
   uint64_t part_ns[SPLIT_PARTS] = {}, during_ns[SPLIT_OVERLAPS] = {};
-  uint64_t commits = 0, conversions = 0;
+  uint64_t commits = 0, conversions = 0, lock_ns = 0;
   void Add(const trace_file_stats& s) {
     calls += s.calls, bytes += s.bytes, ns += s.ns;
     errors += s.errors, commits += s.commits, conversions += s.conversions;
+    lock_ns += s.lock_ns;
     max_ns = std::max<uint64_t>(max_ns, s.max_ns);
     for (int i = 0; i < SPLIT_PARTS; ++i) part_ns[i] += s.part_ns[i];
     for (int i = 0; i < SPLIT_OVERLAPS; ++i) during_ns[i] += s.during_ns[i];
@@ -64,6 +65,7 @@ Shares SplitShares(const Ns* part_ns, const Ns* during_ns, uint64_t ns, bool spl
 
 Shares SharesOf(const Sums& s, bool split) {
   Shares out = SplitShares(s.part_ns, s.during_ns, s.ns, split);
+  out.lock = Pct(s.lock_ns, s.ns);
   if (s.calls) {
     out.commits_per_call = static_cast<double>(s.commits) / static_cast<double>(s.calls);
     out.conversions_per_call = static_cast<double>(s.conversions) / static_cast<double>(s.calls);
@@ -80,6 +82,7 @@ void AddSumFigures(const Sums& s, const Shares& sh, std::map<std::string, double
   if (sh.split) {
     for (int i = 0; i < SPLIT_PARTS; ++i) f[kPartKeys[i].name] = sh.parts[i];
     for (int i = 0; i < SPLIT_OVERLAPS; ++i) f[kDuringKeys[i].name] = sh.during[i];
+    f[ProgramKey("lock_pct").name] = sh.lock;
   }
   f[ProgramKey("commits_per_call").name] = sh.commits_per_call;
   f[ProgramKey("conversions_per_call").name] = sh.conversions_per_call;
@@ -235,6 +238,11 @@ std::string Cause(const Shares& s, int part) {
           "see stream's window-drop and dontcache",
           v);
     default:
+      if (s.lock >= 1)
+        return fmt::format(
+            "{:.0f}% asleep on something else, {:.0f}% of the time in waits for contended kernel "
+            "locks (a rw_semaphore or mutex: who held them, below)",
+            v, s.lock);
       return fmt::format("{:.0f}% asleep on something else (locks, pipes, page faults)", v);
   }
 }
@@ -373,6 +381,8 @@ std::vector<Row> SlowCallRows(const ProgramTrace& t, int top) {
     if (sh.split) {  // the slow call's keys are the type's, by name
       for (int k = 0; k < SPLIT_PARTS; ++k) f[kPartKeys[k].name] = sh.parts[k];
       for (int k = 0; k < SPLIT_OVERLAPS; ++k) f[kDuringKeys[k].name] = sh.during[k];
+      sh.lock = Pct(c.lock.wait_ns, c.ns);
+      f[SlowCallKey("lock_pct").name] = sh.lock;
     }
     f[SlowCallKey("commits").name] = static_cast<double>(c.commits);
     sh.commits_per_call = static_cast<double>(c.commits);

@@ -79,6 +79,7 @@ std::string TypeBlameNote(const ProgramTrace& t, const BlameIndex& index, uint32
 struct Shares {
   double parts[SPLIT_PARTS] = {};      // what the threads did (split_parts.h)
   double during[SPLIT_OVERLAPS] = {};  // what the disks and journals did meanwhile
+  double lock = 0;                     // of parts[SPLIT_OTHER], in contended locks' waits
   double commits_per_call = 0, conversions_per_call = 0;
   double carried_mb = 0;  // what the overlapping commits carried of others' data
   bool split = true;      // false: the parts were not measured, for the reason unsplit

@@ -171,6 +171,15 @@ TEST(ProgramRows, TheDiagnosisNamesOnlyWhatDominatedAndWasMeasured) {
       << "around an fsync the conversions are writeback's";
 }
 
+TEST(ProgramRows, OtherSleepThatWasLockWaitsIsSaidSo) {
+  Shares locked = With({{SPLIT_OTHER, 90}, {SPLIT_CPU, 10}});
+  EXPECT_EQ(Diagnosis(locked, false), "90% asleep on something else (locks, pipes, page faults)");
+  locked.lock = 85;
+  EXPECT_EQ(Diagnosis(locked, false),
+            "90% asleep on something else, 85% of the time in waits for contended kernel locks (a "
+            "rw_semaphore or mutex: who held them, below)");
+}
+
 TEST(ProgramRows, ATypeUnderOnePercentOfTheTimeGetsNoDiagnosis) {
   ProgramTrace t = Fixed();
   t.files.push_back(File(TRACE_KIND_FDATASYNC * 4, 14, 1, 1'000'000, 0, 0));  // 0.6% of 156 ms
