@@ -412,7 +412,11 @@ static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* d
   if (s) SplitClock(s, now, cum);
   for (int i = 0; i < SPLIT_OVERLAPS; ++i)
     during[i] = cum[i] > t->cum0[i] ? cum[i] - t->cum0[i] : 0;
-  if (lock) *lock = t->lock;
+  if (lock) {  // a wait's sleep that SplitRecover moved to waiting for a CPU is not a lock's
+    *lock = t->lock;
+    if (lock->wait_ns > parts[SPLIT_OTHER]) lock->wait_ns = parts[SPLIT_OTHER];
+    if (lock->longest_ns > lock->wait_ns) lock->longest_ns = lock->wait_ns;
+  }
   return 1;
 }
 
