@@ -55,6 +55,8 @@ static __always_inline void LockHolder(void* lock, __u32 flags, struct split_loc
 
 // A thread is about to wait for a contended lock. The spinning a mutex
 // tries first (SPIN) is on its CPU; its sleep begins again without SPIN.
+// A spinlock's wait (SPIN) returns before the thread's storage is looked
+// up: that lookup takes a lock of its own, which may be the one spun on.
 SEC("tp_btf/contention_begin")
 int BPF_PROG(lock_begin, void* lock, unsigned int flags) {
   if (flags & LOCK_F_SPIN) return 0;
