@@ -56,9 +56,9 @@ void AddOverlapping(const std::vector<const ChargeWindow*>& list, uint64_t from,
 void ChargeOther(const TraceCall& c, std::map<CulpritId, CallBlame::Share>& shares, CallBlame& b) {
   const uint64_t other = c.part_ns[SPLIT_OTHER];
   const uint64_t locks = std::min<uint64_t>(c.lock.wait_ns, other);
-  uint64_t charged = 0;
-  if (c.lock.holder == SPLIT_LOCK_HELD || c.lock.holder == SPLIT_LOCK_READERS) {
-    charged = std::min<uint64_t>(c.lock.longest_ns, locks);
+  const bool seen = c.lock.holder == SPLIT_LOCK_HELD || c.lock.holder == SPLIT_LOCK_READERS;
+  const uint64_t charged = seen ? std::min<uint64_t>(c.lock.longest_ns, locks) : 0;
+  if (charged) {
     const CulpritId who{
         static_cast<uint16_t>(c.lock.holder == SPLIT_LOCK_HELD ? TRACE_CAUSE_LOCK
                                                                : TRACE_CAUSE_LOCK_READERS),
@@ -73,7 +73,7 @@ void ChargeOther(const TraceCall& c, std::map<CulpritId, CallBlame::Share>& shar
     b.unattributed[why] += BlameMs(ns);
     b.unattributed_ms += BlameMs(ns);
   };
-  uncharged("other sleep: a lock wait, its holder not seen", locks - charged);
+  uncharged("other sleep: lock waits with no holder named", locks - charged);
   uncharged("other sleep", other - locks);
 }
 

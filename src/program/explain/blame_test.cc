@@ -163,7 +163,7 @@ TEST(Blame, TheLongestLockWaitIsChargedToTheLocksHolderAndTheRestIsSaid) {
   EXPECT_DOUBLE_EQ(b.unattributed_ms, 5);
   EXPECT_EQ(BlameLine(b, 7),
             "who made it wait: a lock held by dd (pid 42) 4.0 ms, not charged 5.0 ms (other "
-            "sleep 3.0, other sleep: a lock wait, its holder not seen 2.0)");
+            "sleep 3.0, other sleep: lock waits with no holder named 2.0)");
   EXPECT_EQ(CulpritName(b.shares[0].who, "dd", 42), "a lock held by self (pid 42)");
 }
 
@@ -174,7 +174,7 @@ TEST(Blame, ALockHeldByReadersOrByNoOneSeenIsNotAProcess) {
   EXPECT_DOUBLE_EQ(readers.shares[0].ms, 4);
   const CallBlame unseen = BlameIndex({}).Of(LockedCall(SPLIT_LOCK_UNSEEN, 0, ""), kDisk);
   EXPECT_TRUE(unseen.shares.empty());
-  EXPECT_DOUBLE_EQ(unseen.unattributed.at("other sleep: a lock wait, its holder not seen"), 6);
+  EXPECT_DOUBLE_EQ(unseen.unattributed.at("other sleep: lock waits with no holder named"), 6);
   EXPECT_DOUBLE_EQ(unseen.unattributed.at("other sleep"), 3);
 }
 
