@@ -362,8 +362,18 @@ TEST_F(ExplainBlame, ALockWaitIsChargedToTheLocksHolder) {
     for (const auto& [who, ns] : c.culprits) charged_ms += who == held ? ns / 1e6 : 0;
     if (c.blocked < 5e6) continue;
     ++waited;
-    holder_first += !c.culprits.empty() && c.culprits.front().first == held;
+    // The holder first: as the lock's holder, or as the dirtier of the
+    // pages a write was also throttled for (the dd's dirtying overran the
+    // per-CPU count a writer is checked by, whoever wrote the page after).
+    const bool first = !c.culprits.empty() && (c.culprits.front().first == held ||
+                                               c.culprits.front().first == std::to_string(holder));
+    holder_first += first;
     mostly_charged += c.blocked - c.uncharged >= 0.8 * c.blocked;
+    if (first) continue;
+    std::printf("lock: a write of %.1f ms (%.1f ms other sleep, %.1f ms in lock waits), culprits:",
+                c.ns / 1e6, c.other / 1e6, c.lock / 1e6);
+    for (const auto& [who, ns] : c.culprits) std::printf(" %s %.1f ms", who.c_str(), ns / 1e6);
+    std::printf("\n");
   }
   std::printf(
       "lock: %zu writes waited 5 ms or more, the holder first in %zu, mostly charged in %zu; "
