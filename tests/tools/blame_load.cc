@@ -62,8 +62,13 @@ int Writer(const std::string& path, double seconds, double mbps, bool direct, in
   }
   if (fsync(fd) != 0 || close(fd) != 0) return 1;
   if (!log.empty()) {
-    FILE* out = std::fopen(log.c_str(), "wx");
-    if (!out) return 1;
+    const int log_fd =
+        open(log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE* out = log_fd < 0 ? nullptr : fdopen(log_fd, "w");
+    if (!out) {
+      if (log_fd >= 0) close(log_fd);
+      return 1;
+    }
     for (const unsigned long long t : pieces) std::fprintf(out, "%llu\n", t);
     if (std::fclose(out) != 0) return 1;
   }
