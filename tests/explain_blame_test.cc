@@ -86,6 +86,17 @@ std::vector<VictimCall> ReadCalls(const std::string& path) {
   return out;
 }
 
+// " WHO N.N ms" for each of a call's culprits, most time first.
+std::string CulpritsText(const VictimCall& c) {
+  std::string out;
+  for (const auto& [who, ns] : c.culprits) {
+    char one[64];
+    std::snprintf(one, sizeof one, " %s %.1f ms", who.c_str(), ns / 1e6);
+    out += one;
+  }
+  return out;
+}
+
 // A planted writer's pieces of 256 KiB, by when each pwrite returned
 // (wl_blame's LOG, CLOCK_MONOTONIC as the trace's): what it dirtied in a
 // stretch of time, by its own count.
@@ -219,10 +230,9 @@ class ExplainBlame : public ::testing::Test {
         ++mostly_charged;
         continue;
       }
-      std::printf("blame: %s of %.1f ms: %.1f ms blocked, %.1f ms not charged, culprits:",
-                  c.call.c_str(), c.ns / 1e6, c.blocked / 1e6, c.uncharged / 1e6);
-      for (const auto& [who, ns] : c.culprits) std::printf(" %s %.1f ms", who.c_str(), ns / 1e6);
-      std::printf("\n");
+      std::printf("blame: %s of %.1f ms: %.1f ms blocked, %.1f ms not charged, culprits:%s\n",
+                  c.call.c_str(), c.ns / 1e6, c.blocked / 1e6, c.uncharged / 1e6,
+                  CulpritsText(c).c_str());
     }
     std::printf(
         "blame: %s: %zu %s %.2f ms, %zu of them waiting on the writers' data, the big writer "
@@ -416,10 +426,9 @@ TEST_F(ExplainBlame, ALockWaitIsChargedToTheLocksHolder) {
     holder_first += first;
     mostly_charged += c.blocked - c.uncharged >= 0.8 * c.blocked;
     if (first) continue;
-    std::printf("lock: a write of %.1f ms (%.1f ms other sleep, %.1f ms in lock waits), culprits:",
-                c.ns / 1e6, c.other / 1e6, c.lock / 1e6);
-    for (const auto& [who, ns] : c.culprits) std::printf(" %s %.1f ms", who.c_str(), ns / 1e6);
-    std::printf("\n");
+    std::printf(
+        "lock: a write of %.1f ms (%.1f ms other sleep, %.1f ms in lock waits), culprits:%s\n",
+        c.ns / 1e6, c.other / 1e6, c.lock / 1e6, CulpritsText(c).c_str());
   }
   std::printf(
       "lock: %zu writes waited 5 ms or more, the holder first in %zu, mostly charged in %zu; "
