@@ -136,28 +136,29 @@ TEST_F(RunCli, DirectRefusesAFileItsWritesDoNotAllowAndSaysWhy) {
 // Paced from outside: the supervisor flushes and drops behind a static
 // writer through its own descriptor, and leaves nothing cached.
 TEST_F(RunCli, AStaticWriterIsPacedByTheSupervisor) {
-  RunResult r;
-  json doc = Run({"--strategy", "paced"},
-                 {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // The static writer's 256 MiB under a strategy: run's document.
+  auto under = [&](const std::string& strategy) {
+    RunResult r;
+    json doc = Run({"--strategy", strategy},
+                   {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return doc;
+  };
+  json doc = under("paced");
   ExpectHandled(doc, Path("out"), "supervisor: paced (");  // its flushes counted
   const json* row = FileRow(doc, Path("out"));
   ASSERT_TRUE(row);
   EXPECT_LE(Figures(*row).at("cached_end"), 16 << 20) << "its last window flushed and dropped";
   // From outside it cannot hold the writer back: a target its flushes did
   // not keep is said so (its first flush alone writes the 8 MiB window).
-  doc = Run({"--strategy", "paced:1ms"},
-            {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  doc = under("paced:1ms");
   row = FileRow(doc, Path("out"));
   ASSERT_TRUE(row);
   EXPECT_NE(How(*row).find("; over the target of 1"), std::string::npos) << How(*row);
   EXPECT_NE(How(*row).find("nothing holds CMD's writer back"), std::string::npos) << How(*row);
   // And not where its flushes kept the target (no flush of 256 MiB takes
   // a minute).
-  doc = Run({"--strategy", "paced:60s"},
-            {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  doc = under("paced:60s");
   row = FileRow(doc, Path("out"));
   ASSERT_TRUE(row);
   EXPECT_NE(How(*row).find("supervisor: paced ("), std::string::npos) << How(*row);
