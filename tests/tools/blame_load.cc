@@ -110,8 +110,13 @@ int main(int argc, char** argv) {
     if (pids[i] == 0) {
       prctl(PR_SET_NAME, names[i]);
       const std::string log = argc == 9 ? std::string(argv[8]) + "." + names[i] : "";
-      _exit(Writer(dir + "/" + names[i], seconds, rates[i], direct, pipes[i][1], log));
+      const int failed = Writer(dir + "/" + names[i], seconds, rates[i], direct, pipes[i][1], log);
+      if (failed) std::fprintf(stderr, "wl_blame: writer %s: %s\n", names[i], std::strerror(errno));
+      _exit(failed);
     }
+    // Its writer's end is the writer's alone: a writer that fails without
+    // reporting ends the read below instead of leaving it waiting.
+    close(pipes[i][1]);
   }
   int rc = Victim(dir + "/victim", std::atoi(argv[6]), std::atoi(argv[7]));
   for (int i = 0; i < 2; ++i) {
