@@ -4,8 +4,10 @@
 // of timed calls only. At a wait's begin the lock's holder is read from the
 // lock itself (a rw_semaphore's or a mutex's owner: the task, with flag
 // bits below it); at its end, the other sleep counted since the begin is
-// the wait's, added to the call's split_lock. Included by trace.bpf.c after
-// split.bpf.h.
+// the wait's, added to the call's split_lock. A holder that is a flusher
+// (a kernel thread writing a file back) stands for whoever dirtied that
+// file: the file each one writes back now is kept from the writeback
+// tracepoints. Included by trace.bpf.c after split.bpf.h and blame.bpf.h.
 #pragma once
 
 // The flags of lock:contention_begin (include/trace/events/lock.h).
@@ -21,6 +23,49 @@
 // Threads of timed calls in a lock wait now: most contention ends (a
 // spinlock's, anyone's) are then left at once.
 __u64 lock_waiting = 0;
+
+// The file each kernel thread is writing back now, by thread id, from
+// writeback_single_inode_start to its end: a lock such a thread holds is
+// held on behalf of that file's dirtier (blame_dirtiers). A full map leaves
+// the thread itself named, as before.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1024);
+  __type(key, __u32);
+  __type(value, struct blame_file);
+} lock_flushing SEC(".maps");
+
+SEC("tp_btf/writeback_single_inode_start")
+int BPF_PROG(lock_flush_start, struct inode* inode) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (!(task->flags & PF_KTHREAD_BIT)) return 0;
+  const __u32 tid = task->pid;
+  struct blame_file f = {BPF_CORE_READ(inode, i_sb, s_dev), 0, BPF_CORE_READ(inode, i_ino)};
+  bpf_map_update_elem(&lock_flushing, &tid, &f, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/writeback_single_inode")
+int BPF_PROG(lock_flush_end, struct inode* inode) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (!(task->flags & PF_KTHREAD_BIT)) return 0;
+  const __u32 tid = task->pid;
+  bpf_map_delete_elem(&lock_flushing, &tid);
+  return 0;
+}
+
+// A holder that is a kernel thread writing a file back: out names that
+// file's last dirtier instead, where it is known.
+static __always_inline void LockFlusher(struct task_struct* task, struct split_lock* out) {
+  if (!(BPF_CORE_READ(task, flags) & PF_KTHREAD_BIT)) return;
+  const __u32 tid = BPF_CORE_READ(task, pid);
+  struct blame_file* f = bpf_map_lookup_elem(&lock_flushing, &tid);
+  struct blame_dirtier* d = f ? bpf_map_lookup_elem(&blame_dirtiers, f) : 0;
+  if (!d) return;
+  out->holder = SPLIT_LOCK_FLUSHER;
+  out->tgid = d->tgid;
+  __builtin_memcpy(out->comm, d->comm, sizeof out->comm);
+}
 
 // Who holds lock, from its owner word: a task, or readers, or unseen.
 static __always_inline void LockHolder(void* lock, __u32 flags, struct split_lock* out) {
@@ -51,6 +96,7 @@ static __always_inline void LockHolder(void* lock, __u32 flags, struct split_loc
   out->holder = SPLIT_LOCK_HELD;
   out->tgid = BPF_CORE_READ(task, tgid);
   bpf_probe_read_kernel_str(out->comm, sizeof out->comm, &task->comm);
+  LockFlusher(task, out);
 }
 
 // A thread is about to wait for a contended lock. The spinning a mutex

@@ -88,11 +88,14 @@ struct split_check {
                               // lock whose holder is not recorded (percpu, rt)
 #define SPLIT_LOCK_HELD 1     // a writer of a rw_semaphore, or a mutex's owner
 #define SPLIT_LOCK_READERS 2  // a rw_semaphore held shared: its readers are not kept
+#define SPLIT_LOCK_FLUSHER \
+  3  // held by a kernel thread writing a file's pages back (a flusher): tgid and
+     // comm are the process that last dirtied a page of that file
 struct split_lock {
   __u64 wait_ns;     // other sleep inside the call's lock waits
   __u64 longest_ns;  // of that, the longest wait's
   __u32 holder;      // SPLIT_LOCK_* of the longest wait
-  __u32 tgid;        // SPLIT_LOCK_HELD: the holder's process
+  __u32 tgid;        // SPLIT_LOCK_HELD: the holder's process; SPLIT_LOCK_FLUSHER: the dirtier
   char comm[16];     // and its thread's name
 };
 

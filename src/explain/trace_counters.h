@@ -149,6 +149,9 @@ struct trace_stats_event {
 // charged to them.
 #define TRACE_CAUSE_LOCK 4          // a lock held by a process (tgid): SPLIT_LOCK_HELD
 #define TRACE_CAUSE_LOCK_READERS 5  // a rw_semaphore held by readers: SPLIT_LOCK_READERS
+#define TRACE_CAUSE_LOCK_FLUSHER \
+  6  // a lock held by a flusher writing back pages a process (tgid) dirtied:
+     // SPLIT_LOCK_FLUSHER
 
 struct trace_charge {
   __u32 tgid;   // TRACE_CAUSE_PROCESS: the process (0 otherwise)

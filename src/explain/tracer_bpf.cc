@@ -64,6 +64,9 @@ std::string TracepointArgs(const btf* vmlinux, const std::string& point) {
 // prev's state.
 constexpr const char* kSchedSwitchArgs = "bool,task_struct,task_struct,unsigned int";
 
+// writeback_single_inode_start and its end (lock.bpf.h reads the inode).
+constexpr const char* kWritebackInodeArgs = "inode,writeback_control,long unsigned int";
+
 // Why the kernel cannot run the programs of part p as trace.bpf.c wrote them.
 std::string MissingOn(const btf* vmlinux, TracePart p) {
   auto need = [&](const char* point, const char* args) -> std::string {
@@ -90,7 +93,9 @@ std::string MissingOn(const btf* vmlinux, TracePart p) {
       return need("writeback_dirty_folio", "folio,address_space") + need("block_bio_queue", "bio");
     case TracePart::kLocks:  // the holder is read from the owner word: rwsem and mutex
       return need("contention_begin", "void,unsigned int") + need("contention_end", "void,int") +
-             need("sched_switch", kSchedSwitchArgs);
+             need("sched_switch", kSchedSwitchArgs) +
+             need("writeback_single_inode_start", kWritebackInodeArgs) +
+             need("writeback_single_inode", kWritebackInodeArgs);
   }
   return "";
 }

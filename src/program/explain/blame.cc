@@ -51,18 +51,30 @@ void AddOverlapping(const std::vector<const ChargeWindow*>& list, uint64_t from,
   }
 }
 
+// Whom a lock wait with holder (SPLIT_LOCK_*) is charged to; cause
+// TRACE_CAUSE_UNKNOWN: to no one.
+CulpritId LockCulprit(const split_lock& lock) {
+  switch (lock.holder) {
+    case SPLIT_LOCK_HELD:
+      return {TRACE_CAUSE_LOCK, lock.tgid};
+    case SPLIT_LOCK_READERS:
+      return {TRACE_CAUSE_LOCK_READERS, 0};
+    case SPLIT_LOCK_FLUSHER:
+      return {TRACE_CAUSE_LOCK_FLUSHER, lock.tgid};
+    default:
+      return {TRACE_CAUSE_UNKNOWN, 0};
+  }
+}
+
 // c's other sleep: its longest lock wait to the lock's holder, where one
 // was seen; the rest not charged, its lock waits apart.
 void ChargeOther(const TraceCall& c, std::map<CulpritId, CallBlame::Share>& shares, CallBlame& b) {
   const uint64_t other = c.part_ns[SPLIT_OTHER];
   const uint64_t locks = std::min<uint64_t>(c.lock.wait_ns, other);
-  const bool seen = c.lock.holder == SPLIT_LOCK_HELD || c.lock.holder == SPLIT_LOCK_READERS;
+  const CulpritId who = LockCulprit(c.lock);
+  const bool seen = who.cause != TRACE_CAUSE_UNKNOWN;
   const uint64_t charged = seen ? std::min<uint64_t>(c.lock.longest_ns, locks) : 0;
   if (charged) {
-    const CulpritId who{
-        static_cast<uint16_t>(c.lock.holder == SPLIT_LOCK_HELD ? TRACE_CAUSE_LOCK
-                                                               : TRACE_CAUSE_LOCK_READERS),
-        c.lock.holder == SPLIT_LOCK_HELD ? c.lock.tgid : 0};
     CallBlame::Share& s = shares[who];
     s.who = who;
     if (s.comm.empty()) s.comm.assign(c.lock.comm, strnlen(c.lock.comm, sizeof c.lock.comm));
@@ -197,6 +209,12 @@ std::string CulpritName(const CulpritId& who, const std::string& comm, uint32_t 
                                    : fmt::format("a lock held by {} (pid {})", comm, who.tgid);
     case TRACE_CAUSE_LOCK_READERS:
       return "a lock held by readers (not named)";
+    case TRACE_CAUSE_LOCK_FLUSHER:
+      return who.tgid == self_tgid
+                 ? fmt::format("a lock held by a flusher writing back self's pages (pid {})",
+                               who.tgid)
+                 : fmt::format("a lock held by a flusher writing back pages of {} (pid {})", comm,
+                               who.tgid);
     default:
       return "pages dirtied before tracing, or a kernel thread's I/O";
   }

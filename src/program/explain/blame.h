@@ -19,10 +19,18 @@ namespace writelab {
 // The cause of bytes a window held beyond its named culprits (TRACE_CHARGE_ENTRIES).
 inline constexpr uint16_t kCauseUnnamed = 100;
 
-// A lock's holder (TRACE_CAUSE_LOCK, TRACE_CAUSE_LOCK_READERS): charged time
-// for a wait, never bytes.
+// A lock's holder (TRACE_CAUSE_LOCK, TRACE_CAUSE_LOCK_READERS,
+// TRACE_CAUSE_LOCK_FLUSHER): charged time for a wait, never bytes.
 inline bool IsLockCause(uint16_t cause) {
-  return cause == TRACE_CAUSE_LOCK || cause == TRACE_CAUSE_LOCK_READERS;
+  return cause == TRACE_CAUSE_LOCK || cause == TRACE_CAUSE_LOCK_READERS ||
+         cause == TRACE_CAUSE_LOCK_FLUSHER;
+}
+
+// A culprit that is a process (tgid): what it dirtied or issued, a lock it
+// held, or a lock a flusher held writing back its pages.
+inline bool IsProcessCause(uint16_t cause) {
+  return cause == TRACE_CAUSE_PROCESS || cause == TRACE_CAUSE_LOCK ||
+         cause == TRACE_CAUSE_LOCK_FLUSHER;
 }
 
 // Whom bytes are charged to: a process, or a cause with no process behind it.

@@ -178,6 +178,23 @@ TEST(Blame, ALockHeldByReadersOrByNoOneSeenIsNotAProcess) {
   EXPECT_DOUBLE_EQ(unseen.unattributed.at("other sleep"), 3);
 }
 
+// A lock held by a flusher writing back a file's pages is charged to whoever
+// dirtied that file, not to the kernel thread.
+TEST(Blame, ALockHeldByAFlusherIsChargedToWhoDirtiedThePagesItWrites) {
+  const CallBlame b = BlameIndex({}).Of(LockedCall(SPLIT_LOCK_FLUSHER, 42, "dd"), kDisk);
+  ASSERT_EQ(b.shares.size(), 1u);
+  EXPECT_EQ(b.shares[0].who, (CulpritId{TRACE_CAUSE_LOCK_FLUSHER, 42}));
+  EXPECT_TRUE(IsLockCause(b.shares[0].who.cause) && IsProcessCause(b.shares[0].who.cause));
+  EXPECT_DOUBLE_EQ(b.shares[0].ms, 4);
+  EXPECT_EQ(b.shares[0].bytes, 0u);
+  EXPECT_EQ(BlameLine(b, 7),
+            "who made it wait: a lock held by a flusher writing back pages of dd (pid 42) 4.0 "
+            "ms, not charged 5.0 ms (other sleep 3.0, other sleep: lock waits with no holder "
+            "named 2.0)");
+  EXPECT_EQ(CulpritName(b.shares[0].who, "dd", 42),
+            "a lock held by a flusher writing back self's pages (pid 42)");
+}
+
 TEST(Blame, ALockWaitIsNeverChargedMoreThanTheOtherSleepItWasCountedIn) {
   TraceCall c = LockedCall(SPLIT_LOCK_HELD, 42, "dd");
   c.part_ns[SPLIT_OTHER] = 3 * kBlameMs;  // a missed wake-up's wait moved out of it since

@@ -65,7 +65,8 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
 
 // The CSV's blame columns: blocked and uncharged ns, then the culprits as
 // "PID:NS" or "CAUSE:NS" (journal, metadata, unknown, others, lock-PID for
-// a lock's holder, lock-readers) joined by ";".
+// a lock's holder, lock-readers, lock-flusher-PID for a flusher writing
+// back PID's pages) joined by ";".
 std::string CulpritsCsv(const CallBlame& b) {
   auto ns = [](double ms) { return static_cast<uint64_t>(ms * 1e6 + 0.5); };
   std::string who;
@@ -74,8 +75,10 @@ std::string CulpritsCsv(const CallBlame& b) {
     const std::string id = s.who.cause == TRACE_CAUSE_PROCESS ? std::to_string(s.who.tgid)
                            : s.who.cause == TRACE_CAUSE_LOCK  ? fmt::format("lock-{}", s.who.tgid)
                            : s.who.cause == TRACE_CAUSE_LOCK_READERS ? "lock-readers"
-                           : s.who.cause < 4                         ? kCauses[s.who.cause]
-                                                                     : "others";
+                           : s.who.cause == TRACE_CAUSE_LOCK_FLUSHER
+                               ? fmt::format("lock-flusher-{}", s.who.tgid)
+                           : s.who.cause < 4 ? kCauses[s.who.cause]
+                                             : "others";
     who += fmt::format("{}{}:{}", who.empty() ? "" : ";", id, ns(s.ms));
   }
   return fmt::format("{},{},{}", ns(b.blocked_ms), ns(b.unattributed_ms), who);

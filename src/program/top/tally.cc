@@ -82,12 +82,10 @@ void TopTally::Charge(const TraceCall& c, const BlameIndex& index) {
     b.shares.push_back({CulpritId{kCauseUncharged, 0}, "", b.unattributed_ms, 0});
   for (const CallBlame::Share& s : b.shares) {
     if (s.ms <= 0) continue;
-    const bool self = (s.who.cause == TRACE_CAUSE_PROCESS || s.who.cause == TRACE_CAUSE_LOCK) &&
-                      s.who.tgid == c.tgid;
+    const bool self = IsProcessCause(s.who.cause) && s.who.tgid == c.tgid;
     for (auto* m : {&now_.processes, &run_}) {
       if (!self) In(*m, c.tgid, "").waited_ms += s.ms;
-      if (!self && (s.who.cause == TRACE_CAUSE_PROCESS || s.who.cause == TRACE_CAUSE_LOCK))
-        In(*m, s.who.tgid, s.comm).caused_ms += s.ms;
+      if (!self && IsProcessCause(s.who.cause)) In(*m, s.who.tgid, s.comm).caused_ms += s.ms;
     }
     const TopStallKey key{c.tgid, s.who};
     for (auto* m : {&now_.stalls, &run_stalls_}) {

@@ -143,6 +143,25 @@ TEST_F(TopTallyTest, ALocksHolderIsACulpritOfTheWaitAndItsOwnThreadsAreSelf) {
   EXPECT_EQ(tally.Run().at(10).waited_ms, 0.0);
 }
 
+// A flusher's lock stands for the pages it writes back: charged to their
+// dirtier, self where they are the victim's own.
+TEST_F(TopTallyTest, AFlushersLockIsChargedToTheDirtierOfThePagesItWrites) {
+  TraceCall c = Call(20, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 8);
+  c.lock = {8 * kMs, 8 * kMs, SPLIT_LOCK_FLUSHER, 10, "dd"};
+  tally.AddCall(c);
+  TraceCall own = Call(20, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 3);
+  own.lock = {3 * kMs, 3 * kMs, SPLIT_LOCK_FLUSHER, 20, "victim"};  // its own pages
+  tally.AddCall(own);
+  const TopInterval iv = tally.Close(1000 * kMs, true);
+  const TopStallKey key{20, CulpritId{TRACE_CAUSE_LOCK_FLUSHER, 10}};
+  ASSERT_TRUE(iv.stalls.count(key));
+  EXPECT_EQ(TopStallName(key, iv.stalls.at(key)),
+            "victim (pid 20) <- a lock held by a flusher writing back pages of dd (pid 10)");
+  EXPECT_NEAR(tally.Run().at(10).caused_ms, 8.0, 1e-9);
+  EXPECT_NEAR(tally.Run().at(20).waited_ms, 8.0, 1e-9) << "its own pages' flusher is self";
+  EXPECT_EQ(tally.Run().at(20).caused_ms, 0.0);
+}
+
 TEST(TopScreen, ListsTheBusiestProcessesAndThePairsWithTheirTotals) {
   TopTally t(0, [](uint32_t) { return std::string("p"); });
   t.SetDisk(kFs, kDisk);
