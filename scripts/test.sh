@@ -61,6 +61,10 @@ git ls-files '*.cc' '*.h' '*.c' | grep -v '^third_party/' | xargs clang-format -
 # A test whose part (a build with MPI, mpirun, chromium) is missing fails
 # here instead of skipping (tests/harness.h, WRITELAB_SKIP_WITHOUT_PART).
 export WRITELAB_REQUIRE_PARTS=1
+# A test that hangs (a child it waits for that died, a read no one will
+# answer) fails after this many seconds, by name, instead of holding the
+# run until CI's own limit; the longest test takes about 130 s here.
+per_test=(--timeout 900)
 # What a test killed before its destructors ran left on the machine (its
 # loop devices, mounts and dirty limits are journaled: tests/bed_journal.h),
 # and what a killed writelab run left, undone before the tests start: a
@@ -72,7 +76,7 @@ undo_leftovers() {
 if [ "$tier" = quick ]; then
   undo_leftovers
   echo "== unit tests, seed corpora and smoke (build/) (at ${SECONDS}s)"
-  ctest --test-dir build --output-on-failure -j 2 -L 'unit|smoke'
+  ctest --test-dir build --output-on-failure "${per_test[@]}" -j 2 -L 'unit|smoke'
   echo "== quick tier passed in ${SECONDS}s"
   exit 0
 fi
@@ -162,9 +166,10 @@ phase_tests() {
   sync
   # A failure among the tests alone does not keep the rest from running:
   # one run (CI's above all) names every test that fails.
-  ctest --test-dir build --output-on-failure -j 2 -R "$alone" || failed=1
+  ctest --test-dir build --output-on-failure "${per_test[@]}" -j 2 -R "$alone" || failed=1
   build_beside asan nice -n 19
-  ctest --test-dir build --output-on-failure -j "$((nproc * 2 > 4 ? 4 : nproc * 2))" -E "$alone" ||
+  ctest --test-dir build --output-on-failure "${per_test[@]}" \
+    -j "$((nproc * 2 > 4 ? 4 : nproc * 2))" -E "$alone" ||
     failed=1
   return "$failed"
 }
@@ -173,7 +178,7 @@ phase_asan() {
   await_beside asan
   asan_build
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j 2 -L unit
+    ctest --test-dir build-asan --output-on-failure "${per_test[@]}" -j 2 -L unit
 }
 phase_fuzz() { WRITELAB_FUZZ_JOBS=$(nproc) ./scripts/fuzz.sh 30; }
 if [ "$tier" = fuzz ]; then
