@@ -12,12 +12,15 @@
 #include <utility>
 #include <vector>
 
+#include "bed_journal.h"
 #include "harness.h"
 
 namespace writelab::testing {
 
 // A private ftrace instance recording events (each with its filter, ""
-// for none), removed at the end.
+// for none), removed at the end; journaled (bed_journal.h), so that a test
+// killed before its end (ctest's timeout) leaves no instance recording
+// once `writelab cleanup` has run.
 class FtraceInstance {
  public:
   FtraceInstance(const std::string& name,
@@ -29,6 +32,7 @@ class FtraceInstance {
       dir_.clear();
       return;
     }
+    step_ = BedJournal::Record({"dir", dir_, "", ""});
     Shell("echo 16384 > " + dir_ + "/buffer_size_kb");
     for (const auto& [event, filter] : events) {
       const std::string e = dir_ + "/events/" + event;
@@ -38,7 +42,7 @@ class FtraceInstance {
     Shell("echo 1 > " + dir_ + "/tracing_on");
   }
   ~FtraceInstance() {
-    if (!dir_.empty()) rmdir(dir_.c_str());
+    if (!dir_.empty() && rmdir(dir_.c_str()) == 0) BedJournal::Done(step_);
   }
   bool ok() const { return !dir_.empty(); }
   // Stops recording; the trace's text.
@@ -49,6 +53,7 @@ class FtraceInstance {
 
  private:
   std::string dir_;
+  BedStep step_ = 0;
 };
 
 }  // namespace writelab::testing
