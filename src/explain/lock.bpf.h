@@ -4,10 +4,11 @@
 // of timed calls only. At a wait's begin the lock's holder is read from the
 // lock itself (a rw_semaphore's or a mutex's owner: the task, with flag
 // bits below it); at its end, the other sleep counted since the begin is
-// the wait's, added to the call's split_lock. A holder that is a flusher
-// (a kernel thread writing a file back) stands for whoever dirtied that
-// file: the file each one writes back now is kept from the writeback
-// tracepoints. Included by trace.bpf.c after split.bpf.h and blame.bpf.h.
+// the wait's, added to the call's split_lock and to its holder's there. A
+// holder that is a flusher (a kernel thread writing a file back) stands for
+// whoever dirtied that file: the file each one writes back now is kept from
+// the writeback tracepoints. Included by trace.bpf.c after split.bpf.h and
+// blame.bpf.h.
 #pragma once
 
 // The flags of lock:contention_begin (include/trace/events/lock.h).
@@ -56,7 +57,7 @@ int BPF_PROG(lock_flush_end, struct inode* inode) {
 
 // A holder that is a kernel thread writing a file back: out names that
 // file's last dirtier instead, where it is known.
-static __always_inline void LockFlusher(struct task_struct* task, struct split_lock* out) {
+static __always_inline void LockFlusher(struct task_struct* task, struct split_lock_holder* out) {
   if (!(BPF_CORE_READ(task, flags) & PF_KTHREAD_BIT)) return;
   const __u32 tid = BPF_CORE_READ(task, pid);
   struct blame_file* f = bpf_map_lookup_elem(&lock_flushing, &tid);
@@ -68,7 +69,7 @@ static __always_inline void LockFlusher(struct task_struct* task, struct split_l
 }
 
 // Who holds lock, from its owner word: a task, or readers, or unseen.
-static __always_inline void LockHolder(void* lock, __u32 flags, struct split_lock* out) {
+static __always_inline void LockHolder(void* lock, __u32 flags, struct split_lock_holder* out) {
   out->holder = SPLIT_LOCK_UNSEEN;
   out->tgid = 0;
   out->comm[0] = 0;
@@ -120,8 +121,31 @@ int BPF_PROG(lock_begin, void* lock, unsigned int flags) {
   return 0;
 }
 
+// A wait of ns held by who, added to lock's holders: to who's slot, or a
+// free one, or in place of the holder with the least time if that is less.
+static __always_inline void LockHeld(struct split_lock* lock, const struct split_lock_holder* who,
+                                     __u64 ns) {
+  int least = 0;
+  for (int i = 0; i < SPLIT_LOCK_HOLDERS; ++i) {
+    struct split_lock_holder* h = &lock->held[i];
+    if (!h->ns) {
+      *h = *who;
+      h->ns = ns;
+      return;
+    }
+    if (h->holder == who->holder && h->tgid == who->tgid) {
+      h->ns += ns;
+      return;
+    }
+    if (h->ns < lock->held[least].ns) least = i;
+  }
+  if (lock->held[least].ns >= ns) return;
+  lock->held[least] = *who;
+  lock->held[least].ns = ns;
+}
+
 // The wait ends (the lock taken, or given up on a signal): its other sleep
-// is added to the call's, and its holder kept if it is the longest.
+// is added to the call's, and to its holder's where one was seen.
 SEC("tp_btf/contention_end")
 int BPF_PROG(lock_end, void* lock, int ret) {
   if (!lock_waiting) return 0;
@@ -134,10 +158,6 @@ int BPF_PROG(lock_end, void* lock, int ret) {
   const __u64 slept = other > t->lock_other0 ? other - t->lock_other0 : 0;
   if (!slept) return 0;
   t->lock.wait_ns += slept;
-  if (slept <= t->lock.longest_ns) return 0;
-  t->lock.longest_ns = slept;
-  t->lock.holder = t->lock_now.holder;
-  t->lock.tgid = t->lock_now.tgid;
-  __builtin_memcpy(t->lock.comm, t->lock_now.comm, sizeof t->lock.comm);
+  if (t->lock_now.holder != SPLIT_LOCK_UNSEEN) LockHeld(&t->lock, &t->lock_now, slept);
   return 0;
 }

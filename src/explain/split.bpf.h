@@ -214,7 +214,8 @@ struct split_thread {
   // The lock it waits for now (lock.bpf.h; 0: none), part_ns[SPLIT_OTHER]
   // when that wait began, and its holder then; the call's lock waits.
   __u64 lock_at, lock_other0;
-  struct split_lock lock_now, lock;
+  struct split_lock_holder lock_now;
+  struct split_lock lock;
 };
 
 struct {
@@ -354,8 +355,8 @@ static __always_inline void SplitRecover(struct split_thread* t, struct task_str
 static __always_inline void SplitStart(struct split_thread* t, __u64 start, __u64 clock_at) {
   for (int i = 0; i < SPLIT_PARTS; ++i) t->part_ns[i] = 0;
   t->missed_part = 0;
-  t->lock.wait_ns = t->lock.longest_ns = 0;
-  t->lock.holder = SPLIT_LOCK_UNSEEN;
+  t->lock.wait_ns = 0;
+  for (int i = 0; i < SPLIT_LOCK_HOLDERS; ++i) t->lock.held[i].ns = 0;
   t->seg = SPLIT_CPU;
   t->start_ns = t->seg_start = start;
   struct split_state* s = SplitState();
@@ -397,9 +398,11 @@ static __always_inline struct split_thread* SplitLazy(struct task_struct* task, 
 #endif
 
 // The current thread's call ends at now: its length, parts and overlaps,
-// and its lock waits when lock is not null; 0 when it was in no timed call.
+// and its lock waits when lock is not null (pointed at in the thread's
+// storage, not copied: the caller's stack has no room for them until its
+// record is sent); 0 when it was in no timed call.
 static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* during,
-                                    struct split_lock* lock) {
+                                    const struct split_lock** lock) {
   struct split_thread* t = bpf_task_storage_get(&split_threads, bpf_get_current_task_btf(), 0, 0);
   if (!t || !t->active) return 0;
   SplitClose(t, now);
@@ -413,9 +416,8 @@ static __always_inline int SplitEnd(__u64 now, __u64* ns, __u64* parts, __u64* d
   for (int i = 0; i < SPLIT_OVERLAPS; ++i)
     during[i] = cum[i] > t->cum0[i] ? cum[i] - t->cum0[i] : 0;
   if (lock) {  // a wait's sleep that SplitRecover moved to waiting for a CPU is not a lock's
-    *lock = t->lock;
-    if (lock->wait_ns > parts[SPLIT_OTHER]) lock->wait_ns = parts[SPLIT_OTHER];
-    if (lock->longest_ns > lock->wait_ns) lock->longest_ns = lock->wait_ns;
+    if (t->lock.wait_ns > parts[SPLIT_OTHER]) t->lock.wait_ns = parts[SPLIT_OTHER];
+    *lock = &t->lock;
   }
   return 1;
 }

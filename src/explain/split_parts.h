@@ -82,7 +82,8 @@ struct split_check {
 // A call's waits for contended sleeping locks (a rw_semaphore, a mutex:
 // the kernel's lock:contention_begin/end), `writelab explain -- CMD` only
 // (trace.bpf.c, lock.bpf.h): the sleep counted as other sleep between
-// each wait's begin and end, and who held the lock when the longest began.
+// each wait's begin and end, and per holder seen at a wait's begin, the
+// sleep of its waits.
 #define SPLIT_LOCK_UNSEEN \
   0                           // no holder seen: none at that instant, or a kind of
                               // lock whose holder is not recorded (percpu, rt)
@@ -91,12 +92,19 @@ struct split_check {
 #define SPLIT_LOCK_FLUSHER \
   3  // held by a kernel thread writing a file's pages back (a flusher): tgid and
      // comm are the process that last dirtied a page of that file
+struct split_lock_holder {
+  __u64 ns;       // other sleep inside the waits for locks it held
+  __u32 holder;   // SPLIT_LOCK_*
+  __u32 tgid;     // SPLIT_LOCK_HELD: the holder's process; SPLIT_LOCK_FLUSHER: the dirtier
+  char comm[16];  // and its thread's name
+};
+// The holders a call keeps. A wait held by a fourth replaces the holder
+// with the least time if it is longer (whose time is then not charged);
+// else it is not charged itself.
+#define SPLIT_LOCK_HOLDERS 3
 struct split_lock {
-  __u64 wait_ns;     // other sleep inside the call's lock waits
-  __u64 longest_ns;  // of that, the longest wait's
-  __u32 holder;      // SPLIT_LOCK_* of the longest wait
-  __u32 tgid;        // SPLIT_LOCK_HELD: the holder's process; SPLIT_LOCK_FLUSHER: the dirtier
-  char comm[16];     // and its thread's name
+  __u64 wait_ns;  // other sleep inside the call's lock waits, whoever held the locks
+  struct split_lock_holder held[SPLIT_LOCK_HOLDERS];  // ns 0: a free slot
 };
 
 // The state the overlaps are read from (split.bpf.h's split_state map).

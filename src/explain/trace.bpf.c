@@ -538,6 +538,10 @@ static __always_inline void SendName(struct file* f, __u32 dev, __u64 ino) {
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
+// The lock waits of a call that had none (an io_uring request: no thread
+// waits in it).
+const struct split_lock no_lock_waits = {};
+
 static __always_inline void Finish(struct file* file, __u32 class_id, __u32 dev, __u64 ino,
                                    __s32 fd, __u32 tid, __u32 tgid, __u64 start, __u64 ns,
                                    __s64 ret, const __u64* parts, const __u64* during,
@@ -612,7 +616,7 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
   if (!t) return 0;
   struct tcall c = *in_task;
   __u64 ns = 0, parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {}, sum = 0;
-  struct split_lock lock = {};
+  const struct split_lock* lock = &no_lock_waits;
   if (!SplitEnd(now, &ns, parts, during, &lock)) {
     if (c.lazy) Count(&t->lost_calls);  // its split's storage could not be had
     return 0;
@@ -628,7 +632,7 @@ int BPF_PROG(call_exit, struct pt_regs* regs, long ret) {
     c.class_id += WriteClass(f, c.class_id / 4 == TRACE_KIND_PWRITEV2 ? SixthArg(regs) : 0);
   }
   Finish(c.file, c.class_id, c.dev, c.ino, c.fd, (__u32)bpf_get_current_pid_tgid(), Tgid(),
-         c.start_ns, ns, ret, parts, during, &lock, t->commits - c.commits0,
+         c.start_ns, ns, ret, parts, during, lock, t->commits - c.commits0,
          t->conversions - c.conversions0);
   return 0;
 }
@@ -683,9 +687,8 @@ int BPF_PROG(uring_complete, struct io_ring_ctx* ring, void* req, struct io_urin
   if (!t) return 0;
   // Not split: no thread waits in the call.
   const __u64 parts[SPLIT_PARTS] = {}, during[SPLIT_OVERLAPS] = {};
-  const struct split_lock lock = {};
   Finish(u.file, u.class_id, u.dev, u.ino, -1, u.tid, u.tgid, u.start_ns,
-         bpf_ktime_get_ns() - u.start_ns, BPF_CORE_READ(cqe, res), parts, during, &lock,
+         bpf_ktime_get_ns() - u.start_ns, BPF_CORE_READ(cqe, res), parts, during, &no_lock_waits,
          t->commits - u.commits0, t->conversions - u.conversions0);
   return 0;
 }

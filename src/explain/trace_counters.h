@@ -99,7 +99,7 @@ struct trace_call_event {
   __u64 part_ns[SPLIT_PARTS];
   __u64 during_ns[SPLIT_OVERLAPS];
   __u64 commits, conversions;  // started on the file system during the call
-  struct split_lock lock;      // its waits for contended locks, and the longest's holder
+  struct split_lock lock;      // its waits for contended locks, and each holder's
 };
 
 struct trace_commit_event {

@@ -51,34 +51,42 @@ void AddOverlapping(const std::vector<const ChargeWindow*>& list, uint64_t from,
   }
 }
 
-// Whom a lock wait with holder (SPLIT_LOCK_*) is charged to; cause
+// Whom the lock waits of holder h (SPLIT_LOCK_*) are charged to; cause
 // TRACE_CAUSE_UNKNOWN: to no one.
-CulpritId LockCulprit(const split_lock& lock) {
-  switch (lock.holder) {
+CulpritId LockCulprit(const split_lock_holder& h) {
+  switch (h.holder) {
     case SPLIT_LOCK_HELD:
-      return {TRACE_CAUSE_LOCK, lock.tgid};
+      return {TRACE_CAUSE_LOCK, h.tgid};
     case SPLIT_LOCK_READERS:
       return {TRACE_CAUSE_LOCK_READERS, 0};
     case SPLIT_LOCK_FLUSHER:
-      return {TRACE_CAUSE_LOCK_FLUSHER, lock.tgid};
+      return {TRACE_CAUSE_LOCK_FLUSHER, h.tgid};
     default:
       return {TRACE_CAUSE_UNKNOWN, 0};
   }
 }
 
-// c's other sleep: its longest lock wait to the lock's holder, where one
-// was seen; the rest not charged, its lock waits apart.
+// c's other sleep: its lock waits to the locks' holders, where they were
+// seen, most time first, never more than its lock waits in all; the rest
+// not charged, its lock waits apart.
 void ChargeOther(const TraceCall& c, std::map<CulpritId, CallBlame::Share>& shares, CallBlame& b) {
   const uint64_t other = c.part_ns[SPLIT_OTHER];
   const uint64_t locks = std::min<uint64_t>(c.lock.wait_ns, other);
-  const CulpritId who = LockCulprit(c.lock);
-  const bool seen = who.cause != TRACE_CAUSE_UNKNOWN;
-  const uint64_t charged = seen ? std::min<uint64_t>(c.lock.longest_ns, locks) : 0;
-  if (charged) {
+  std::vector<const split_lock_holder*> held;
+  for (const split_lock_holder& h : c.lock.held)
+    if (h.ns && LockCulprit(h).cause != TRACE_CAUSE_UNKNOWN) held.push_back(&h);
+  std::stable_sort(held.begin(), held.end(),
+                   [](const auto* x, const auto* y) { return x->ns > y->ns; });
+  uint64_t charged = 0;
+  for (const split_lock_holder* h : held) {
+    const uint64_t ns = std::min<uint64_t>(h->ns, locks - charged);
+    if (!ns) break;
+    charged += ns;
+    const CulpritId who = LockCulprit(*h);
     CallBlame::Share& s = shares[who];
     s.who = who;
-    if (s.comm.empty()) s.comm.assign(c.lock.comm, strnlen(c.lock.comm, sizeof c.lock.comm));
-    s.ms += BlameMs(charged);
+    if (s.comm.empty()) s.comm.assign(h->comm, strnlen(h->comm, sizeof h->comm));
+    s.ms += BlameMs(ns);
   }
   auto uncharged = [&](const char* why, uint64_t ns) {
     if (!ns) return;

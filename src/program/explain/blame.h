@@ -3,7 +3,7 @@
 // call slept for a journal commit, a cache flush or its own writes, charged
 // to the processes whose writes that commit, flush or queue carried, in
 // proportion to their bytes (trace_counters.h's charge records); and its
-// longest wait for a lock, to the lock's holder (split_lock).
+// waits for locks, each to the lock's holder (split_lock).
 #pragma once
 
 #include <compare>

@@ -141,19 +141,23 @@ TEST(Blame, TheLineNamesEachCulpritWithTimeAndBytesAndSelf) {
             "who made it wait: dd (pid 42) 6.0 ms (3.0 MB), self (pid 7) 2.0 ms (1.0 MB)");
 }
 
-// A call asleep 9 ms in other sleep, 6 of them waiting for locks, the
-// longest 4 ms with its holder as given.
+// A lock's holder with ns of waits.
+split_lock_holder Held(uint64_t ns, uint32_t holder, uint32_t tgid, const char* comm) {
+  split_lock_holder h{ns, holder, tgid, {}};
+  std::strncpy(h.comm, comm, sizeof h.comm - 1);
+  return h;
+}
+
+// A call asleep 9 ms in other sleep, 6 of them waiting for locks, 4 of
+// those with their holder as given (the other 2 with none seen).
 TraceCall LockedCall(uint32_t holder, uint32_t tgid, const char* comm) {
   TraceCall c = Call(0, 10, SPLIT_OTHER, 9);
   c.lock.wait_ns = 6 * kBlameMs;
-  c.lock.longest_ns = 4 * kBlameMs;
-  c.lock.holder = holder;
-  c.lock.tgid = tgid;
-  std::strncpy(c.lock.comm, comm, sizeof c.lock.comm - 1);
+  c.lock.held[0] = Held(4 * kBlameMs, holder, tgid, comm);
   return c;
 }
 
-TEST(Blame, TheLongestLockWaitIsChargedToTheLocksHolderAndTheRestIsSaid) {
+TEST(Blame, ALockWaitIsChargedToTheLocksHolderAndTheRestIsSaid) {
   const CallBlame b = BlameIndex({}).Of(LockedCall(SPLIT_LOCK_HELD, 42, "dd"), kDisk);
   ASSERT_EQ(b.shares.size(), 1u);
   EXPECT_EQ(b.shares[0].who, (CulpritId{TRACE_CAUSE_LOCK, 42}));
@@ -193,6 +197,28 @@ TEST(Blame, ALockHeldByAFlusherIsChargedToWhoDirtiedThePagesItWrites) {
             "named 2.0)");
   EXPECT_EQ(CulpritName(b.shares[0].who, "dd", 42),
             "a lock held by a flusher writing back self's pages (pid 42)");
+}
+
+// Each holder's waits to it, most first; never more than the lock waits.
+TEST(Blame, EachHolderIsChargedItsOwnWaitsUpToTheCallsLockWaits) {
+  TraceCall c = LockedCall(SPLIT_LOCK_HELD, 42, "dd");  // 4 ms
+  c.lock.held[1] = Held(1 * kBlameMs, SPLIT_LOCK_FLUSHER, 43, "cp");
+  c.lock.held[2] = Held(3 * kBlameMs, SPLIT_LOCK_HELD, 44, "tar");  // 8 ms in all: 2 too many
+  const CallBlame b = BlameIndex({}).Of(c, kDisk);
+  ASSERT_EQ(b.shares.size(), 2u);
+  EXPECT_EQ(b.shares[0].who, (CulpritId{TRACE_CAUSE_LOCK, 42}));
+  EXPECT_DOUBLE_EQ(b.shares[0].ms, 4);
+  EXPECT_EQ(b.shares[1].who, (CulpritId{TRACE_CAUSE_LOCK, 44}));
+  EXPECT_DOUBLE_EQ(b.shares[1].ms, 2) << "the 6 ms of lock waits, no more";
+  EXPECT_DOUBLE_EQ(b.unattributed_ms, 3);
+  EXPECT_EQ(b.unattributed.count("other sleep: lock waits with no holder named"), 0u);
+  c.lock.held[2].ns = kBlameMs / 2;  // 5.5 ms in all: each holder its own
+  const CallBlame all = BlameIndex({}).Of(c, kDisk);
+  ASSERT_EQ(all.shares.size(), 3u);
+  EXPECT_EQ(all.shares[1].who, (CulpritId{TRACE_CAUSE_LOCK_FLUSHER, 43}));
+  EXPECT_DOUBLE_EQ(all.shares[1].ms, 1);
+  EXPECT_DOUBLE_EQ(all.shares[2].ms, 0.5);
+  EXPECT_DOUBLE_EQ(all.unattributed.at("other sleep: lock waits with no holder named"), 0.5);
 }
 
 TEST(Blame, ALockWaitIsNeverChargedMoreThanTheOtherSleepItWasCountedIn) {

@@ -117,7 +117,7 @@ inline constexpr FigureSpec kCulpritFigures[] = {
     {"waited_ms", "charged", "ms",
      "the blocked time of the delivered calls (durability calls and calls above --slow) "
      "charged to it, in proportion to its bytes in the commits, flushes and queues they waited "
-     "on; a lock's holder, each call's longest wait for that lock"},
+     "on; a lock's holder, the calls' waits for the locks it held"},
     {"share_pct", "share", "%", "of all the delivered calls' blocked time"},
     {"calls", "calls made to wait", "calls", "delivered calls with time charged to it"},
     {"written_mb", "wrote", "MB",

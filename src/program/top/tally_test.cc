@@ -128,10 +128,10 @@ TEST_F(TopTallyTest, ThrottlingIsCountedForAnyCallAndP99NeedsAHundredCalls) {
 
 TEST_F(TopTallyTest, ALocksHolderIsACulpritOfTheWaitAndItsOwnThreadsAreSelf) {
   TraceCall c = Call(20, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 8);
-  c.lock = {8 * kMs, 8 * kMs, SPLIT_LOCK_HELD, 10, "dd"};
+  c.lock = {8 * kMs, {{8 * kMs, SPLIT_LOCK_HELD, 10, "dd"}}};
   tally.AddCall(c);
   TraceCall own = Call(10, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 3);
-  own.lock = {3 * kMs, 3 * kMs, SPLIT_LOCK_HELD, 10, "dd"};  // a thread of dd's own
+  own.lock = {3 * kMs, {{3 * kMs, SPLIT_LOCK_HELD, 10, "dd"}}};  // a thread of dd's own
   tally.AddCall(own);
   const TopInterval iv = tally.Close(1000 * kMs, true);
   const TopStallKey key{20, CulpritId{TRACE_CAUSE_LOCK, 10}};
@@ -147,10 +147,10 @@ TEST_F(TopTallyTest, ALocksHolderIsACulpritOfTheWaitAndItsOwnThreadsAreSelf) {
 // dirtier, self where they are the victim's own.
 TEST_F(TopTallyTest, AFlushersLockIsChargedToTheDirtierOfThePagesItWrites) {
   TraceCall c = Call(20, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 8);
-  c.lock = {8 * kMs, 8 * kMs, SPLIT_LOCK_FLUSHER, 10, "dd"};
+  c.lock = {8 * kMs, {{8 * kMs, SPLIT_LOCK_FLUSHER, 10, "dd"}}};
   tally.AddCall(c);
   TraceCall own = Call(20, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 3);
-  own.lock = {3 * kMs, 3 * kMs, SPLIT_LOCK_FLUSHER, 20, "victim"};  // its own pages
+  own.lock = {3 * kMs, {{3 * kMs, SPLIT_LOCK_FLUSHER, 20, "victim"}}};  // its own pages
   tally.AddCall(own);
   const TopInterval iv = tally.Close(1000 * kMs, true);
   const TopStallKey key{20, CulpritId{TRACE_CAUSE_LOCK_FLUSHER, 10}};
