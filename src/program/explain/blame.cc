@@ -202,10 +202,13 @@ CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
 }
 
 std::string CulpritName(const CulpritId& who, const std::string& comm, uint32_t self_tgid) {
+  const auto process = [&] {
+    return who.tgid == self_tgid ? fmt::format("self (pid {})", who.tgid)
+                                 : fmt::format("{} (pid {})", comm, who.tgid);
+  };
   switch (who.cause) {
     case TRACE_CAUSE_PROCESS:
-      return who.tgid == self_tgid ? fmt::format("self (pid {})", who.tgid)
-                                   : fmt::format("{} (pid {})", comm, who.tgid);
+      return process();
     case TRACE_CAUSE_JOURNAL:
       return "the journal's own blocks";
     case TRACE_CAUSE_METADATA:
@@ -213,16 +216,11 @@ std::string CulpritName(const CulpritId& who, const std::string& comm, uint32_t 
     case kCauseUnnamed:
       return "others (beyond the 16 named per window)";
     case TRACE_CAUSE_LOCK:
-      return who.tgid == self_tgid ? fmt::format("a lock held by self (pid {})", who.tgid)
-                                   : fmt::format("a lock held by {} (pid {})", comm, who.tgid);
+      return "a lock held by " + process();
     case TRACE_CAUSE_LOCK_READERS:
       return "a lock held by readers (not named)";
     case TRACE_CAUSE_LOCK_FLUSHER:
-      return who.tgid == self_tgid
-                 ? fmt::format("a lock held by a flusher writing back self's pages (pid {})",
-                               who.tgid)
-                 : fmt::format("a lock held by a flusher writing back pages of {} (pid {})", comm,
-                               who.tgid);
+      return "a lock held by a flusher writing back pages of " + process();
     default:
       return "pages dirtied before tracing, or a kernel thread's I/O";
   }

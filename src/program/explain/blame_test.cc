@@ -196,7 +196,7 @@ TEST(Blame, ALockHeldByAFlusherIsChargedToWhoDirtiedThePagesItWrites) {
             "ms, not charged 5.0 ms (other sleep 3.0, other sleep: lock waits with no holder "
             "named 2.0)");
   EXPECT_EQ(CulpritName(b.shares[0].who, "dd", 42),
-            "a lock held by a flusher writing back self's pages (pid 42)");
+            "a lock held by a flusher writing back pages of self (pid 42)");
 }
 
 // Each holder's waits to it, most first; never more than the lock waits.
