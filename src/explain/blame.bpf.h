@@ -224,9 +224,10 @@ static __always_inline void BlameTake(struct trace_blame_group* g, struct trace_
   e->rest_bytes = __sync_lock_test_and_set(&g->rest_bytes, 0);
 }
 
-// Sends what was charged to a window or commit from t0 to t1 and empties it.
+// Sends what was charged to a window or commit (commit: its state, else 0)
+// from t0 to t1 and empties it.
 static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __u64 t0, __u64 t1,
-                                       __u64 tid) {
+                                       const struct split_commit* commit) {
   __u32 zero = 0;
   struct blame_scratch* s = bpf_map_lookup_elem(&blame_scratch, &zero);
   if (!s || s->busy) return;
@@ -237,12 +238,18 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
   s->e.flush = flush;
   s->e.t0 = t0;
   s->e.t1 = t1;
-  s->e.tid = tid;
   s->e.n = 0;
   s->e.rest_bytes = 0;
+  s->e.tid = commit ? commit->tid : 0;
+  s->e.locked_ns = commit ? commit->locked_ns : 0;
+  s->e.unlocked_ns = commit ? commit->unlocked_ns : 0;
+  if (commit)
+    s->e.handle = commit->handle;
+  else
+    __builtin_memset(&s->e.handle, 0, sizeof s->e.handle);
   struct trace_blame_group* g = BlameGroup(domain, kind, 0);
   if (g) BlameTake(g, &s->e);
-  if (s->e.n || s->e.rest_bytes || flush) {
+  if (s->e.n || s->e.rest_bytes || flush || s->e.locked_ns) {
     // Only the entries filled (a culprit or two: 104 or 152 bytes, where a
     // whole record is 824): the copy into the ring is on a flush's issue,
     // and the ring (8 bytes of header a record) holds 5 to 7 times as many

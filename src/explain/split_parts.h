@@ -123,9 +123,16 @@ struct split_rq {
   __u32 pad;
 };
 
-// A commit running (split_commits, keyed by the file system's dev_t).
+// A commit running (split_commits, keyed by the file system's dev_t), and
+// its wait for the handles open on its transaction (jbd2's locked state,
+// from jbd2_commit_locking to jbd2_commit_flushing; 0: not seen): handle
+// is the thread whose handle stopped last in it, the one the commit waited
+// for (holder SPLIT_LOCK_HELD, or SPLIT_LOCK_FLUSHER for a flusher, named
+// by its file's dirtier; ns: from the lock to that stop).
 struct split_commit {
   __u64 start_ns, journal_bytes0, tid;
+  __u64 locked_ns, unlocked_ns;
+  struct split_lock_holder handle;
 };
 
 #endif  // WRITELAB_SPLIT_PARTS_H

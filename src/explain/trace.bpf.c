@@ -260,7 +260,7 @@ int BPF_PROG(commit_end, journal_t* journal, transaction_t* transaction) {
   __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
   struct split_commit open;
   if (!OnFs(dev) || !SplitCommitEnd(dev, &open)) return 0;
-  BlameClose(dev, TRACE_CHARGE_COMMIT, 0, open.start_ns, bpf_ktime_get_ns(), open.tid);
+  BlameClose(dev, TRACE_CHARGE_COMMIT, 0, open.start_ns, bpf_ktime_get_ns(), &open);
   struct trace_totals* t = Totals();
   if (!t) return 0;
   struct trace_commit_event* e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -298,6 +298,51 @@ int BPF_PROG(commit_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s*
   e->logging_j = BPF_CORE_READ(stats, rs_logging);
   bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
   if (t) t->hz = CONFIG_HZ;
+  return 0;
+}
+
+// ---- a commit's wait for the handles open on its transaction: once
+// locked, no handle may start on it and the commit waits until the open
+// ones stop; the thread whose handle stops last is the one it waited for
+// (a flusher stands for its file's dirtier, as a lock's holder does).
+
+static __always_inline struct split_commit* CommitOf(journal_t* journal,
+                                                     transaction_t* transaction) {
+  __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
+  struct split_commit* c = bpf_map_lookup_elem(&split_commits, &dev);
+  return c && c->tid == (__u64)BPF_CORE_READ(transaction, t_tid) ? c : 0;
+}
+
+SEC("tp_btf/jbd2_commit_locking")
+int BPF_PROG(commit_locking, journal_t* journal, transaction_t* transaction) {
+  struct split_commit* c = CommitOf(journal, transaction);
+  if (c) c->locked_ns = bpf_ktime_get_ns();
+  return 0;
+}
+
+SEC("tp_btf/jbd2_commit_flushing")
+int BPF_PROG(commit_flushing, journal_t* journal, transaction_t* transaction) {
+  struct split_commit* c = CommitOf(journal, transaction);
+  if (c && c->locked_ns && !c->unlocked_ns) c->unlocked_ns = bpf_ktime_get_ns();
+  return 0;
+}
+
+// Every handle's stop on the machine: one lookup, and more only while its
+// transaction's commit waits for it.
+SEC("tp_btf/jbd2_handle_stats")
+int BPF_PROG(commit_handle, dev_t dev, tid_t tid) {
+  __u32 d = dev;
+  struct split_commit* c = bpf_map_lookup_elem(&split_commits, &d);
+  if (!c || !c->locked_ns || c->unlocked_ns || c->tid != (__u64)tid) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct split_lock_holder h = {};
+  const __u64 now = bpf_ktime_get_ns();
+  h.ns = now > c->locked_ns ? now - c->locked_ns : 0;
+  h.holder = SPLIT_LOCK_HELD;
+  h.tgid = task->tgid;
+  bpf_probe_read_kernel_str(h.comm, sizeof h.comm, &task->comm);
+  LockFlusher(task, &h);
+  c->handle = h;
   return 0;
 }
 

@@ -152,6 +152,11 @@ struct trace_stats_event {
 #define TRACE_CAUSE_LOCK_FLUSHER \
   6  // a lock held by a flusher writing back pages a process (tgid) dirtied:
      // SPLIT_LOCK_FLUSHER
+// Causes of a call's journal waits that a commit spent waiting for an open
+// handle (trace_charge_event's handle): no write is charged to them.
+#define TRACE_CAUSE_HANDLE 7  // a journal handle held by a thread of a process (tgid)
+#define TRACE_CAUSE_HANDLE_FLUSHER \
+  8  // a journal handle held by a flusher writing back pages a process (tgid) dirtied
 
 struct trace_charge {
   __u32 tgid;   // TRACE_CAUSE_PROCESS: the process (0 otherwise)
@@ -173,6 +178,10 @@ struct trace_charge_event {
   __u64 tid;         // a commit's transaction
   __u32 n, pad;      // entries filled
   __u64 rest_bytes;  // beyond the entries: not named
+  // A commit: its wait for the handles open on its transaction, and whose
+  // handle it waited for last (split_commit; 0: not seen).
+  __u64 locked_ns, unlocked_ns;
+  struct split_lock_holder handle;
   struct trace_charge e[TRACE_CHARGE_ENTRIES];
 };
 // A record in the ring is its head and its n entries, no more.

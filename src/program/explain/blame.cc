@@ -66,6 +66,13 @@ CulpritId LockCulprit(const split_lock_holder& h) {
   }
 }
 
+// Whom a commit's wait for the handle of h is charged to.
+CulpritId HandleCulprit(const split_lock_holder& h) {
+  return {static_cast<uint16_t>(h.holder == SPLIT_LOCK_FLUSHER ? TRACE_CAUSE_HANDLE_FLUSHER
+                                                               : TRACE_CAUSE_HANDLE),
+          h.tgid};
+}
+
 // c's other sleep: its lock waits to the locks' holders, where they were
 // seen, most time first, never more than its lock waits in all; the rest
 // not charged, its lock waits apart.
@@ -103,6 +110,10 @@ ChargeWindow ChargeWindow::From(const TraceCharges& e) {
   ChargeWindow w;
   w.kind = e.kind, w.dev = e.dev, w.flush = e.flush != 0;
   w.t0 = e.t0, w.t1 = e.t1, w.rest_bytes = e.rest_bytes;
+  if (e.kind == TRACE_CHARGE_COMMIT) {
+    w.locked_ns = e.locked_ns, w.unlocked_ns = e.unlocked_ns, w.handle = e.handle;
+    w.handle.comm[sizeof w.handle.comm - 1] = 0;
+  }
   for (uint32_t i = 0; i < e.n && i < TRACE_CHARGE_ENTRIES; ++i) {
     w.charges.push_back(e.e[i]);
     w.charges.back().comm[sizeof e.e[i].comm - 1] = 0;
@@ -164,6 +175,49 @@ void BlameIndex::AddDirtied(const TraceCall& c, Bytes& into) const {
     AddOverlapping(it->second, from, CallEndNs(c), into);
 }
 
+// The commits of c's file system that waited for an open handle while c
+// ran: the part of c's journal waits inside each such wait (at most
+// journal_ns in all) charged to the holder of the last handle seen to stop,
+// up to that stop; a wait that went on past it (or with no stop seen) by
+// more than kHandleStopSlackNs was for a handle not seen to stop (a
+// restarted one), said as not charged. Returns what it accounted for.
+uint64_t BlameIndex::ChargeHandles(const TraceCall& c, uint64_t journal_ns,
+                                   std::map<CulpritId, CallBlame::Share>& shares,
+                                   CallBlame& b) const {
+  auto it = commits_.find(c.dev);
+  if (it == commits_.end() || !journal_ns) return 0;
+  uint64_t done = 0;
+  // The part of [from, to] inside c, within what is left of journal_ns.
+  auto take = [&](uint64_t from, uint64_t to) -> uint64_t {
+    const uint64_t lo = std::max<uint64_t>(from, c.start_ns), hi = std::min(to, CallEndNs(c));
+    const uint64_t ns = hi > lo ? std::min<uint64_t>(hi - lo, journal_ns - done) : 0;
+    done += ns;
+    return ns;
+  };
+  for (auto w = FirstEndingFrom(it->second, c.start_ns);
+       w != it->second.end() && (*w)->t0 <= CallEndNs(c) && done < journal_ns; ++w) {
+    const ChargeWindow& x = **w;
+    if (!x.locked_ns) continue;
+    const bool seen = x.handle.holder != SPLIT_LOCK_UNSEEN;
+    const uint64_t stop = x.locked_ns + (seen ? x.handle.ns : 0);
+    const uint64_t until =
+        x.unlocked_ns > stop + kHandleStopSlackNs ? stop : std::max(stop, x.unlocked_ns);
+    if (const uint64_t ns = seen ? take(x.locked_ns, until) : 0) {
+      const CulpritId who = HandleCulprit(x.handle);
+      CallBlame::Share& s = shares[who];
+      s.who = who;
+      if (s.comm.empty()) s.comm = x.handle.comm;
+      s.ms += BlameMs(ns);
+    }
+    if (x.unlocked_ns > until)
+      if (const uint64_t ns = take(until, x.unlocked_ns)) {
+        b.unattributed["journal commit waiting for a handle not seen to stop"] += BlameMs(ns);
+        b.unattributed_ms += BlameMs(ns);
+      }
+  }
+  return done;
+}
+
 CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
   CallBlame b;
   std::map<CulpritId, CallBlame::Share> shares;
@@ -189,7 +243,9 @@ CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
   AddFlushes(c, disk, flush);
   AddQueue(c, disk, queue);
   AddDirtied(c, dirtied);
-  charge(c.part_ns[SPLIT_JOURNAL], journal, "journal commit, no commit's writes seen");
+  const uint64_t journal_ns = c.part_ns[SPLIT_JOURNAL];
+  charge(journal_ns - ChargeHandles(c, journal_ns, shares, b), journal,
+         "journal commit, no commit's writes seen");
   charge(c.part_ns[SPLIT_FLUSH], flush, "cache flush, nothing written before it");
   charge(c.part_ns[SPLIT_WRITEBACK], queue, "its writes, nothing queued meanwhile");
   charge(c.part_ns[SPLIT_THROTTLE], dirtied, "dirty throttling, no page dirtied seen");
@@ -221,6 +277,10 @@ std::string CulpritName(const CulpritId& who, const std::string& comm, uint32_t 
       return "a lock held by readers (not named)";
     case TRACE_CAUSE_LOCK_FLUSHER:
       return "a lock held by a flusher writing back pages of " + process();
+    case TRACE_CAUSE_HANDLE:
+      return "a journal handle held by " + process();
+    case TRACE_CAUSE_HANDLE_FLUSHER:
+      return "a journal handle held by a flusher writing back pages of " + process();
     default:
       return "pages dirtied before tracing, or a kernel thread's I/O";
   }

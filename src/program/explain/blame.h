@@ -20,17 +20,20 @@ namespace writelab {
 inline constexpr uint16_t kCauseUnnamed = 100;
 
 // A lock's holder (TRACE_CAUSE_LOCK, TRACE_CAUSE_LOCK_READERS,
-// TRACE_CAUSE_LOCK_FLUSHER): charged time for a wait, never bytes.
+// TRACE_CAUSE_LOCK_FLUSHER) or a journal handle's (TRACE_CAUSE_HANDLE,
+// TRACE_CAUSE_HANDLE_FLUSHER): charged time for a wait, never bytes.
 inline bool IsLockCause(uint16_t cause) {
   return cause == TRACE_CAUSE_LOCK || cause == TRACE_CAUSE_LOCK_READERS ||
-         cause == TRACE_CAUSE_LOCK_FLUSHER;
+         cause == TRACE_CAUSE_LOCK_FLUSHER || cause == TRACE_CAUSE_HANDLE ||
+         cause == TRACE_CAUSE_HANDLE_FLUSHER;
 }
 
-// A culprit that is a process (tgid): what it dirtied or issued, a lock it
-// held, or a lock a flusher held writing back its pages.
+// A culprit that is a process (tgid): what it dirtied or issued, a lock or
+// a journal handle it held, or one a flusher held writing back its pages.
 inline bool IsProcessCause(uint16_t cause) {
   return cause == TRACE_CAUSE_PROCESS || cause == TRACE_CAUSE_LOCK ||
-         cause == TRACE_CAUSE_LOCK_FLUSHER;
+         cause == TRACE_CAUSE_LOCK_FLUSHER || cause == TRACE_CAUSE_HANDLE ||
+         cause == TRACE_CAUSE_HANDLE_FLUSHER;
 }
 
 // Whom bytes are charged to: a process, or a cause with no process behind it.
@@ -40,12 +43,17 @@ struct CulpritId {
   auto operator<=>(const CulpritId&) const = default;
 };
 
-// A window or commit as kept: its charges, without the record's padding.
+// A window or commit as kept: its charges, without the record's padding;
+// a commit's wait for the handles open on its transaction, from locked_ns
+// to unlocked_ns, and the holder of the last one (holder SPLIT_LOCK_UNSEEN:
+// none seen).
 struct ChargeWindow {
   uint32_t kind = TRACE_CHARGE_WINDOW, dev = 0;
   bool flush = false;
   uint64_t t0 = 0, t1 = 0, rest_bytes = 0;
   std::vector<trace_charge> charges;
+  uint64_t locked_ns = 0, unlocked_ns = 0;
+  split_lock_holder handle{};
   static ChargeWindow From(const TraceCharges& e);
 };
 
@@ -61,6 +69,11 @@ struct CulpritWrites {
 // from this long before it began to its end: an approximation of who held
 // the dirty pages it was paused for.
 inline constexpr uint64_t kThrottleLookbackNs = 1'000'000'000;
+
+// A commit's wait for its open handles ends this long at most after the
+// last stop seen (the commit thread's wake-up); a longer rest was a wait
+// for a handle not seen to stop (jbd2 traces no restarted handle's stop).
+inline constexpr uint64_t kHandleStopSlackNs = 1'000'000;
 
 // A call's blocked time, charged.
 struct CallBlame {
@@ -90,6 +103,8 @@ class BlameIndex {
   void AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddDirtied(const TraceCall& c, Bytes& into) const;
+  uint64_t ChargeHandles(const TraceCall& c, uint64_t journal_ns,
+                         std::map<CulpritId, CallBlame::Share>& shares, CallBlame& b) const;
   std::map<uint32_t, std::vector<const ChargeWindow*>> disks_, commits_, dirtied_;
 };
 

@@ -66,19 +66,22 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
 // The CSV's blame columns: blocked and uncharged ns, then the culprits as
 // "PID:NS" or "CAUSE:NS" (journal, metadata, unknown, others, lock-PID for
 // a lock's holder, lock-readers, lock-flusher-PID for a flusher writing
-// back PID's pages) joined by ";".
+// back PID's pages, handle-PID and handle-flusher-PID for a journal
+// handle's) joined by ";".
 std::string CulpritsCsv(const CallBlame& b) {
   auto ns = [](double ms) { return static_cast<uint64_t>(ms * 1e6 + 0.5); };
   std::string who;
   for (const CallBlame::Share& s : b.shares) {
     static constexpr const char* kCauses[] = {"", "journal", "metadata", "unknown"};
-    const std::string id = s.who.cause == TRACE_CAUSE_PROCESS ? std::to_string(s.who.tgid)
-                           : s.who.cause == TRACE_CAUSE_LOCK  ? fmt::format("lock-{}", s.who.tgid)
-                           : s.who.cause == TRACE_CAUSE_LOCK_READERS ? "lock-readers"
-                           : s.who.cause == TRACE_CAUSE_LOCK_FLUSHER
-                               ? fmt::format("lock-flusher-{}", s.who.tgid)
-                           : s.who.cause < 4 ? kCauses[s.who.cause]
-                                             : "others";
+    const std::string id =
+        s.who.cause == TRACE_CAUSE_PROCESS          ? std::to_string(s.who.tgid)
+        : s.who.cause == TRACE_CAUSE_LOCK           ? fmt::format("lock-{}", s.who.tgid)
+        : s.who.cause == TRACE_CAUSE_LOCK_READERS   ? "lock-readers"
+        : s.who.cause == TRACE_CAUSE_LOCK_FLUSHER   ? fmt::format("lock-flusher-{}", s.who.tgid)
+        : s.who.cause == TRACE_CAUSE_HANDLE         ? fmt::format("handle-{}", s.who.tgid)
+        : s.who.cause == TRACE_CAUSE_HANDLE_FLUSHER ? fmt::format("handle-flusher-{}", s.who.tgid)
+        : s.who.cause < 4                           ? kCauses[s.who.cause]
+                                                    : "others";
     who += fmt::format("{}{}:{}", who.empty() ? "" : ";", id, ns(s.ms));
   }
   return fmt::format("{},{},{}", ns(b.blocked_ms), ns(b.unattributed_ms), who);

@@ -162,6 +162,22 @@ TEST_F(TopTallyTest, AFlushersLockIsChargedToTheDirtierOfThePagesItWrites) {
   EXPECT_EQ(tally.Run().at(20).caused_ms, 0.0);
 }
 
+// A commit's wait for an open journal handle: the holder's, by time.
+TEST_F(TopTallyTest, ACommitsWaitForAnOpenHandleIsChargedToItsHolder) {
+  ChargeWindow commit = Window(TRACE_CHARGE_COMMIT, 0, 40, false, {});
+  commit.locked_ns = 2 * kMs, commit.unlocked_ns = 30 * kMs;
+  commit.handle = {28 * kMs, SPLIT_LOCK_HELD, 99, "ext4lazyinit"};
+  tally.AddCharges(commit);
+  tally.AddCall(Call(20, TRACE_KIND_FSYNC, 10, 25, SPLIT_JOURNAL, 20));
+  const TopInterval iv = tally.Close(1000 * kMs, true);
+  const TopStallKey key{20, CulpritId{TRACE_CAUSE_HANDLE, 99}};
+  ASSERT_TRUE(iv.stalls.count(key));
+  EXPECT_NEAR(iv.stalls.at(key).ms, 20.0, 1e-9);
+  EXPECT_EQ(TopStallName(key, iv.stalls.at(key)),
+            "victim (pid 20) <- a journal handle held by ext4lazyinit (pid 99)");
+  EXPECT_NEAR(tally.Run().at(99).caused_ms, 20.0, 1e-9);
+}
+
 TEST(TopScreen, ListsTheBusiestProcessesAndThePairsWithTheirTotals) {
   TopTally t(0, [](uint32_t) { return std::string("p"); });
   t.SetDisk(kFs, kDisk);
