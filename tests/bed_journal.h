@@ -44,6 +44,12 @@ class BedJournal {
     auto id = j->Record(step);
     return id ? (BedStep{getpid()} << 32) | static_cast<uint32_t>(*id) : 0;
   }
+  // This process's journal itself, for a change that journals its own
+  // steps (testbed/cgroup.h's OwnCgroup); nullptr where Record would give 0.
+  static UndoJournal* Shared() {
+    std::lock_guard lock(Mu());
+    return Journal();
+  }
   // The change recorded as step was undone. In a process whose journal does
   // not hold it (a forked child), nothing.
   static void Done(BedStep step) {

@@ -10,7 +10,11 @@
 //   - On a journaled test bed mounted data=ordered,nodelalloc, buffered
 //     writes: each commit writes the writers' ordered data first, from the
 //     journal thread, so the data is charged by who dirtied it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -27,6 +31,7 @@
 #include "harness.h"
 #include "test_fs.h"
 #include "test_paths.h"
+#include "testbed/cgroup.h"
 
 namespace writelab::testing {
 namespace {
@@ -44,7 +49,7 @@ struct VictimCall {
   long pid = 0;
   uint64_t start = 0;  // ns, CLOCK_MONOTONIC
   std::string call;
-  double ns = 0, blocked = 0, uncharged = 0, throttled = 0, other = 0, lock = 0;
+  double ns = 0, blocked = 0, uncharged = 0, throttled = 0, other = 0, lock = 0, journal = 0;
   std::vector<std::pair<std::string, double>> culprits;
 };
 
@@ -76,6 +81,7 @@ std::vector<VictimCall> ReadCalls(const std::string& path) {
     c.throttled = std::stod(f[col["throttled_ns"]]);
     c.other = std::stod(f[col["other_ns"]]);
     c.lock = std::stod(f[col["lock_ns"]]);
+    c.journal = std::stod(f[col["journal_ns"]]);
     if (col["culprits"] < f.size())
       for (const std::string& who : Split(f[col["culprits"]], ';')) {
         const auto colon = who.find(':');
@@ -450,6 +456,178 @@ TEST_F(ExplainBlame, ALockWaitIsChargedToTheLocksHolder) {
   const std::string err = Slurp(work.path() + "/err.txt");
   EXPECT_NE(err.find("who made it wait: a lock held by dd (pid " + std::to_string(holder) + ")"),
             std::string::npos)
+      << err;
+}
+
+}  // namespace
+}  // namespace writelab::testing
+
+namespace writelab::testing {
+namespace {
+
+// What an ftrace instance of jbd2's commit_locking, handle_stats and
+// commit_flushing saw of one transaction: when its commit locked it, when
+// the last handle open on it stopped (the commit's flushing), and whose
+// handle stopped last in between (pid 0: none). Times in ms, the
+// instance's clock.
+struct LockedTransaction {
+  double locked = 0, unlocked = 0;
+  long pid = 0;
+  std::string comm;
+};
+
+std::map<long, LockedTransaction> LockedTransactionsOf(const std::string& trace,
+                                                       const std::string& dev) {
+  std::map<long, LockedTransaction> out;
+  for (const std::string& line : Split(trace, '\n')) {
+    const size_t event = line.find(": jbd2_");
+    const size_t cpu = line.find(" [");
+    if (event == std::string::npos || cpu == std::string::npos ||
+        line.find(" dev " + dev + " ") == std::string::npos)
+      continue;
+    const double at = std::atof(line.c_str() + line.rfind(' ', event) + 1) * 1e3;
+    const std::string task = line.substr(0, cpu);
+    const size_t dash = task.rfind('-');
+    const bool stats = line.compare(event, 20, ": jbd2_handle_stats:") == 0;
+    const size_t tid_at = line.find(stats ? " tid " : " transaction ");
+    if (dash == std::string::npos || tid_at == std::string::npos) continue;
+    LockedTransaction& t = out[std::atol(line.c_str() + tid_at + (stats ? 5 : 13))];
+    if (line.compare(event, 22, ": jbd2_commit_locking:") == 0) t.locked = at;
+    if (line.compare(event, 23, ": jbd2_commit_flushing:") == 0 && t.locked) t.unlocked = at;
+    if (stats && t.locked && !t.unlocked) {
+      t.pid = std::atol(task.c_str() + dash + 1);
+      t.comm = task.substr(task.find_first_not_of(' '), dash - task.find_first_not_of(' '));
+    }
+  }
+  return out;
+}
+
+// The victim's fsyncs that waited 100 ms or more for the journal: in each,
+// every commit whose locked state (as the trace saw it) overlapped the call
+// is charged to the holder of the last handle to stop, one of the planted
+// holder's dd, for that overlap; the first culprit is the holder with the
+// most; at least 80% of the journal waits are charged to handles.
+void CheckHandleCharges(const std::vector<VictimCall>& calls,
+                        const std::map<long, LockedTransaction>& locked,
+                        const std::vector<std::string>& held) {
+  size_t slow = 0;
+  double journal_ms = 0, charged_ms = 0, seen_ms = 0;
+  for (const VictimCall& c : calls) {
+    if (c.call != "fsync" || c.journal < 100e6) continue;
+    ++slow;
+    const double from = c.start / 1e6, to = (c.start + c.ns) / 1e6, journal = c.journal / 1e6;
+    std::map<std::string, double> seen, charged;  // "handle-PID" -> ms
+    for (const auto& [tid, t] : locked)
+      if (t.pid && t.unlocked && std::min(to, t.unlocked) > std::max(from, t.locked))
+        seen["handle-" + std::to_string(t.pid)] +=
+            std::min(to, t.unlocked) - std::max(from, t.locked);
+    double all = 0;
+    for (const auto& [who, ns] : c.culprits)
+      if (who.starts_with("handle-")) charged[who] += ns / 1e6, all += ns / 1e6;
+    const std::string line = "an fsync of " + std::to_string(c.ns / 1e6) + " ms, " +
+                             std::to_string(journal) +
+                             " ms for the journal; culprits:" + CulpritsText(c);
+    ASSERT_FALSE(seen.empty()) << "the trace saw no commit locked during " << line;
+    for (const auto& [who, ms] : seen) {
+      EXPECT_NE(std::find(held.begin(), held.end(), who), held.end())
+          << who << " is not one of the planted holder's dd: " << line;
+      EXPECT_NEAR(charged[who], std::min(ms, journal), 2 + 0.05 * ms) << who << ": " << line;
+    }
+    EXPECT_EQ(charged.size(), seen.size()) << line;
+    const auto most = std::max_element(
+        seen.begin(), seen.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    EXPECT_EQ(c.culprits.front().first, most->first) << line;
+    EXPECT_GE(all, 0.8 * journal) << line;
+    journal_ms += journal, charged_ms += all;
+    for (const auto& [who, ms] : seen) seen_ms += std::min(ms, journal);
+  }
+  std::printf(
+      "handle: %zu fsyncs waited 100 ms or more for the journal, %.1f ms in all; charged to "
+      "handles %.1f ms, the trace's locked commits inside them %.1f ms\n",
+      slow, journal_ms, charged_ms, seen_ms);
+  EXPECT_GE(slow, 3u) << "the planted holder did not make the fsyncs wait";
+}
+
+// A cgroup of the test's own whose members read dev at bps at most (cgroup
+// v1 blkio, else v2 io), journaled as writelab journals its own; nullptr
+// and why where neither is to hand.
+std::unique_ptr<OwnCgroup> SlowReadsCgroup(dev_t dev, uint64_t bps, std::string& why) {
+  UndoJournal* journal = BedJournal::Shared();
+  if (!journal) return why = "no journal", nullptr;
+  const std::string device = std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
+  for (const bool v1 : {true, false}) {
+    auto place = v1 ? FindV1CgroupPlace("blkio") : FindCgroupPlace();
+    if (!place) {
+      why += place.error().Message() + "; ";
+      continue;
+    }
+    auto made = OwnCgroup::Make(*place, {v1 ? "blkio" : "io"}, *journal);
+    if (!made) {
+      why += made.error().Message() + "; ";
+      continue;
+    }
+    auto set =
+        v1 ? (*made)->Set("blkio.throttle.read_bps_device", device + " " + std::to_string(bps))
+           : (*made)->Set("io.max", device + " rbps=" + std::to_string(bps));
+    if (set) return std::move(*made);
+    why += set.error().Message() + "; ";
+  }
+  return nullptr;
+}
+
+// On a data=ordered,nodelalloc test bed, a holder (outside explain's scope,
+// its reads of the device slowed to 8 KiB/s) writes one byte into each of
+// eight 4 KiB blocks that are not in the page cache: ext4 reads each block
+// back with the write's journal handle open, for about half a second. The
+// victim's fsyncs start commits, which lock their transaction and wait for
+// that handle: the victim's journal waits are charged to the holder's dd,
+// and checked per call against an ftrace instance of jbd2's own events on
+// the same clock (the last handle to stop while each commit was locked).
+TEST_F(ExplainBlame, ACommitsWaitForAnOpenJournalHandleIsChargedToItsHolder) {
+  TestFs fs(work.path() + "-handle", "data=ordered,nodelalloc", 0);
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  struct stat st {};
+  ASSERT_EQ(stat(fs.Dir().c_str(), &st), 0);
+  std::string why;
+  std::unique_ptr<OwnCgroup> slow = SlowReadsCgroup(st.st_dev, 8192, why);
+  if (!slow) GTEST_SKIP() << "no io controller to slow one process's reads: " << why;
+  const std::string data = fs.Path("held"), victim = fs.Path("victim");
+  Shell("dd if=/dev/urandom of=" + data + " bs=1M count=16 conv=fsync status=none");
+  const int fd = open(data.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  close(fd);
+  FtraceInstance ftrace("blame-handle",
+                        {{"jbd2/jbd2_commit_locking", ""},
+                         {"jbd2/jbd2_commit_flushing", ""},
+                         {"jbd2/jbd2_handle_stats", ""}},
+                        "mono");
+  ASSERT_TRUE(ftrace.ok()) << "could not make an ftrace instance";
+  // The holder waits until it is in the cgroup, then writes.
+  const std::string go = work.path() + "/go", holders = work.path() + "/holders";
+  const std::string holder = Shell(
+      "sh -c 'while [ ! -e " + go + " ]; do sleep 0.01; done; for k in 1 2 3 4 5 6 7 8; do dd " +
+      "if=/dev/zero of=" + data + " bs=1 count=1 seek=$((k*65536+1)) conv=notrunc status=none & " +
+      "echo $!; wait; done; echo done' > " + holders + " 2>&1 & echo $!");
+  ASSERT_TRUE(slow->Place(std::stol(holder))) << holder;
+  Shell("touch " + go);
+  const std::string csv = work.path() + "/handle.csv";
+  const std::string out =
+      Shell(std::string(WRITELAB_BINARY) + " explain --quiet --slow 1ms --calls " + csv +
+            " -- sh -c 'for i in $(seq 25); do dd if=/dev/zero of=" + victim +
+            " bs=4k count=1 oflag=append conv=notrunc,fsync status=none; sleep 0.1; done' 2>" +
+            work.path() + "/err.txt; echo rc=$?");
+  for (int i = 0; i < 1000 && Slurp(holders).find("done") == std::string::npos; ++i) usleep(10'000);
+  const std::string dev = std::to_string(major(st.st_dev)) + "," + std::to_string(minor(st.st_dev));
+  const std::map<long, LockedTransaction> locked = LockedTransactionsOf(ftrace.Stop(), dev);
+  ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
+  ASSERT_NE(Slurp(holders).find("done"), std::string::npos) << Slurp(holders);
+  std::vector<std::string> held;  // "handle-PID" of each of the holder's dd
+  for (const std::string& pid : Split(Slurp(holders), '\n'))
+    if (!pid.empty() && pid != "done") held.push_back("handle-" + pid);
+  CheckHandleCharges(ReadCalls(csv), locked, held);
+  const std::string err = Slurp(work.path() + "/err.txt");
+  EXPECT_NE(err.find("who made it wait: a journal handle held by dd (pid "), std::string::npos)
       << err;
 }
 

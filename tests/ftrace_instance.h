@@ -20,11 +20,13 @@ namespace writelab::testing {
 // A private ftrace instance recording events (each with its filter, ""
 // for none), removed at the end; journaled (bed_journal.h), so that a test
 // killed before its end (ctest's timeout) leaves no instance recording
-// once `writelab cleanup` has run.
+// once `writelab cleanup` has run. clock: its trace_clock where not the
+// default ("mono": CLOCK_MONOTONIC, as writelab's times).
 class FtraceInstance {
  public:
   FtraceInstance(const std::string& name,
-                 const std::vector<std::pair<std::string, std::string>>& events) {
+                 const std::vector<std::pair<std::string, std::string>>& events,
+                 const std::string& clock = "") {
     if (!std::filesystem::exists("/sys/kernel/tracing/instances"))
       Shell("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null");
     dir_ = "/sys/kernel/tracing/instances/writelab-" + name + "-test-" + std::to_string(getpid());
@@ -34,6 +36,7 @@ class FtraceInstance {
     }
     step_ = BedJournal::Record({"dir", dir_, "", ""});
     Shell("echo 16384 > " + dir_ + "/buffer_size_kb");
+    if (!clock.empty()) Shell("echo " + clock + " > " + dir_ + "/trace_clock");
     for (const auto& [event, filter] : events) {
       const std::string e = dir_ + "/events/" + event;
       if (!filter.empty()) Shell("echo '" + filter + "' > " + e + "/filter");
