@@ -21,19 +21,31 @@ TopTally::TopTally(uint64_t start_ns, CommOf comm_of) : comm_of_(std::move(comm_
 }
 
 // The process's entry in m, named on first sight: by the name the kernel
-// sent (a charge's comm), else by /proc.
+// sent (a charge's comm), else by /proc. A process gone before /proc was
+// read is "?" until a charge brings its name (a short-lived culprit, seen
+// first as a victim): then every entry and pair that named it "?" is named.
 TopProcess& TopTally::In(std::map<uint32_t, TopProcess>& m, uint32_t tgid,
                          const std::string& comm) {
   TopProcess& p = m[tgid];
-  if (p.comm.empty()) {
-    auto known = comms_.find(tgid);
-    if (known == comms_.end()) {
-      std::string name = comm.empty() ? comm_of_(tgid) : comm;
-      known = comms_.emplace(tgid, name.empty() ? "?" : name).first;
-    }
-    p.comm = known->second;
+  auto known = comms_.find(tgid);
+  if (known == comms_.end()) {
+    std::string name = comm.empty() ? comm_of_(tgid) : comm;
+    known = comms_.emplace(tgid, name.empty() ? "?" : name).first;
+  } else if (known->second == "?" && !comm.empty()) {
+    known->second = comm;
+    Rename(tgid, comm);
   }
+  if (p.comm.empty()) p.comm = known->second;
   return p;
+}
+
+// tgid, named "?" until now, is comm in every entry and pair.
+void TopTally::Rename(uint32_t tgid, const std::string& comm) {
+  for (auto* m : {&now_.processes, &run_})
+    if (auto e = m->find(tgid); e != m->end()) e->second.comm = comm;
+  for (auto* m : {&now_.stalls, &run_stalls_})
+    for (auto& [key, st] : *m)
+      if (key.victim == tgid) st.victim_comm = comm;
 }
 
 void TopTally::AddCall(const TraceCall& c) {

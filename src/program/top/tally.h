@@ -90,6 +90,7 @@ class TopTally {
 
  private:
   TopProcess& In(std::map<uint32_t, TopProcess>& m, uint32_t tgid, const std::string& comm);
+  void Rename(uint32_t tgid, const std::string& comm);
   void Charge(const TraceCall& c, const BlameIndex& index);
   void Prune(uint64_t now_ns);
 

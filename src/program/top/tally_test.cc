@@ -178,6 +178,24 @@ TEST_F(TopTallyTest, ACommitsWaitForAnOpenHandleIsChargedToItsHolder) {
   EXPECT_NEAR(tally.Run().at(99).caused_ms, 20.0, 1e-9);
 }
 
+// A short-lived culprit gone before /proc was read, seen first as a victim
+// of its own sleep: "?" until a charge brings its name, then named in its
+// entry and in its pairs.
+TEST_F(TopTallyTest, AProcessGoneBeforeItWasNamedIsNamedByALaterCharge) {
+  tally.AddCall(Call(99, TRACE_KIND_PWRITE64, 0, 10, SPLIT_OTHER, 8));  // not charged
+  ChargeWindow commit = Window(TRACE_CHARGE_COMMIT, 0, 40, false, {});
+  commit.locked_ns = 2 * kMs, commit.unlocked_ns = 30 * kMs;
+  commit.handle = {28 * kMs, SPLIT_LOCK_HELD, 99, "dd"};
+  tally.AddCharges(commit);
+  tally.AddCall(Call(20, TRACE_KIND_FSYNC, 10, 25, SPLIT_JOURNAL, 20));
+  const TopInterval iv = tally.Close(1000 * kMs, true);
+  EXPECT_EQ(tally.Run().at(99).comm, "dd");
+  EXPECT_EQ(iv.processes.at(99).comm, "dd");
+  const TopStallKey own{99, CulpritId{kCauseUncharged, 0}};
+  ASSERT_TRUE(tally.RunStalls().count(own));
+  EXPECT_EQ(tally.RunStalls().at(own).victim_comm, "dd");
+}
+
 TEST(TopScreen, ListsTheBusiestProcessesAndThePairsWithTheirTotals) {
   TopTally t(0, [](uint32_t) { return std::string("p"); });
   t.SetDisk(kFs, kDisk);
