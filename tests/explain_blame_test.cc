@@ -536,6 +536,7 @@ void CheckHandleCharges(const std::vector<VictimCall>& calls,
     EXPECT_EQ(charged.size(), seen.size()) << line;
     const auto most = std::max_element(
         seen.begin(), seen.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    ASSERT_FALSE(c.culprits.empty()) << line;
     EXPECT_EQ(c.culprits.front().first, most->first) << line;
     EXPECT_GE(all, 0.8 * journal) << line;
     journal_ms += journal, charged_ms += all;
