@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,14 +165,26 @@ inline RunResult RunWithoutUring(const std::vector<std::string>& args) {
 // A fresh directory under the build tree's temp area, removed at the end.
 class ScratchDir {
  public:
+  // A new directory of its own, writelab-test-NAME-PID-XXXXXX (mkdtemp:
+  // made, never found, so that nothing planted under a directory anyone
+  // may write, as /var/tmp, is written through), readable by all as
+  // before (tests run programs as nobody). "" when it could not be made:
+  // the test then fails on it.
   explicit ScratchDir(const std::string& name) {
     const char* base = std::getenv("WRITELAB_TEST_DIR");
-    path_ = std::string(base ? base : "/var/tmp") + "/writelab-test-" + name + "-" +
-            std::to_string(getpid());
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
+    const std::string under = base ? base : "/var/tmp";
+    std::error_code ec;
+    std::filesystem::create_directories(under, ec);
+    std::string tmpl =
+        under + "/writelab-test-" + name + "-" + std::to_string(getpid()) + "-XXXXXX";
+    if (mkdtemp(tmpl.data()) && chmod(tmpl.c_str(), 0755) == 0) path_ = tmpl;
   }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
   const std::string& path() const { return path_; }
   std::vector<std::string> Entries() const {
     std::vector<std::string> names;

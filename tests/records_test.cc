@@ -227,7 +227,8 @@ void ExpectEnospcReachesEveryWaiter(const std::string& path, uint64_t preallocat
 TEST(RecordWriterOnDevice, EnospcReachesEveryGroupCommitWaiter) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: loop devices";
   if (!std::filesystem::exists("/dev/loop-control")) GTEST_SKIP() << "no loop device support";
-  TinyFs fs("/var/tmp/writelab-test-enospc-" + std::to_string(getpid()));
+  ScratchDir work("enospc");  // its own: nothing planted beside the image is followed
+  TinyFs fs(work.path() + "/fs");
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4 (losetup/mkfs/mount)";
   ExpectEnospcReachesEveryWaiter(fs.dir() + "/log", 0);
   std::filesystem::remove(fs.dir() + "/log");
