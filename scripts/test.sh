@@ -72,6 +72,23 @@ per_test=(--timeout 900)
 undo_leftovers() {
   [ "$(id -u)" -eq 0 ] || return 0
   build/writelab cleanup || echo "(writelab cleanup could not undo all of the above)"
+  remove_dead_scratch
+}
+# A killed test's scratch directory (tests/harness.h's ScratchDir: made by
+# mkdtemp as writelab-test-NAME-PID-XXXXXX, root's own, mode 0755, so no
+# one else can have put anything in it), removed once no process has its
+# PID; never a link, never across a file system mounted inside it.
+remove_dead_scratch() {
+  local d pid
+  for d in "${WRITELAB_TEST_DIR:-/var/tmp}"/writelab-test-*-[0-9]*-??????; do
+    [ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ] || continue
+    pid=${d%-??????}
+    pid=${pid##*-}
+    [[ $pid =~ ^[0-9]+$ ]] || continue
+    kill -0 "$pid" 2>/dev/null && continue
+    echo "removing $d (a killed test's scratch directory)"
+    rm -rf --one-file-system -- "$d" || echo "(could not remove all of $d)"
+  done
 }
 if [ "$tier" = quick ]; then
   undo_leftovers
