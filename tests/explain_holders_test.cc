@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+// Who made it wait, against planted holders: a lock's holder (a `dd` whose
+// one write holds its file's inode lock) and a journal handle's (a holder
+// whose write reads a block back, slowly, with its handle open), each
+// checked against the kernel's own events in an ftrace instance of the
+// test's on the same run.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ftrace_instance.h"
+#include "harness.h"
+#include "test_fs.h"
+#include "test_paths.h"
+#include "testbed/cgroup.h"
+#include "victim_calls.h"
+
+namespace writelab::testing {
+namespace {
+
+class ExplainHolders : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: BPF";
+    if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) GTEST_SKIP() << "no kernel BTF";
+  }
+  ScratchDir work{"explain-holders"};
+};
+
+// What an ftrace instance of lock:contention_begin/end saw of the threads
+// named comm: each one's time from a wait's begin (not the spinning a mutex
+// tries first) to its end, summed per thread (ms).
+std::map<long, double> LockWaitsOf(const std::string& trace, const std::string& comm) {
+  struct Pending {
+    std::string lock;
+    double at = 0;
+  };
+  std::map<long, Pending> pending;
+  std::map<long, double> waited;
+  for (const std::string& line : Split(trace, '\n')) {
+    const size_t task = line.find_first_not_of(' ');
+    if (task == std::string::npos || line.compare(task, comm.size() + 1, comm + "-") != 0) continue;
+    const long tid = std::atol(line.c_str() + task + comm.size() + 1);
+    const bool begin = line.find(": contention_begin: ") != std::string::npos;
+    const size_t tag = line.find(begin ? ": contention_begin: " : ": contention_end: ");
+    if (tag == std::string::npos) continue;
+    const size_t ts = line.rfind(' ', tag);
+    const double at = std::atof(line.c_str() + ts + 1) * 1e3;
+    const size_t lock_at = tag + (begin ? 20 : 18);
+    const std::string lock = line.substr(lock_at, line.find(' ', lock_at) - lock_at);
+    if (begin) {
+      if (line.find("SPIN") == std::string::npos) pending[tid] = {lock, at};
+      continue;
+    }
+    auto p = pending.find(tid);
+    if (p == pending.end() || p->second.lock != lock) continue;
+    waited[tid] += at - p->second.at;
+    pending.erase(p);
+  }
+  return waited;
+}
+
+// A writer's one write() holds its file's inode lock to the end, through
+// every pause dirty throttling makes: on a test bed under a 32 MiB dirty
+// limit, each 64 MiB write of a `dd` holds it for the device's time to
+// write about half of it. A second program's 4 KiB writes to the same file
+// wait for it, asleep in the lock (other sleep). Their waits are charged
+// to the lock's holder, the `dd`, by name: checked against the kernel's
+// own lock events, recorded by an ftrace instance of the test's.
+TEST_F(ExplainHolders, ALockWaitIsChargedToTheLocksHolder) {
+  TestFs fs(work.path() + "-lock", "data=ordered", 32 << 20);
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  const std::string file = fs.Dir() + "/shared", victim = work.path() + "/wl_lockvictim";
+  std::filesystem::copy_file("/bin/dd", victim);  // its own name, for the observer
+  FtraceInstance ftrace("blame-lock", {{"lock/contention_begin", ""}, {"lock/contention_end", ""}});
+  ASSERT_TRUE(ftrace.ok()) << "could not make an ftrace instance";
+  // Linux 5.19 on; explain says where the kernel lacks them.
+  if (!std::filesystem::exists("/sys/kernel/tracing/events/lock/contention_begin"))
+    GTEST_SKIP() << "this kernel has no lock:contention_begin tracepoint";
+  const std::string csv = work.path() + "/lock.csv";
+  const std::string out =
+      Shell(std::string(WRITELAB_BINARY) + " explain --quiet --slow 1ns --top 100 --calls " + csv +
+            " -- sh -c 'dd if=/dev/zero of=" + file +
+            " bs=64M count=12 status=none & echo holder $!; sleep 0.3; for i in $(seq 12); do " +
+            victim + " if=/dev/zero of=" + file +
+            " bs=4k count=1 seek=$i conv=notrunc status=none; sleep 0.05; done; wait' 2>" +
+            work.path() + "/err.txt; echo rc=$?");
+  const std::map<long, double> observed = LockWaitsOf(ftrace.Stop(), "wl_lockvictim");
+  ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
+  long holder = 0;
+  ASSERT_EQ(std::sscanf(out.c_str(), "holder %ld", &holder), 1) << out;
+  const std::string held = "lock-" + std::to_string(holder);
+
+  // The victim's writes: each one's wait, in its split (lock_ns, a part of
+  // other sleep) and charged to the holder.
+  double charged_ms = 0, observed_ms = 0, lock_ms = 0;
+  size_t waited = 0, holder_first = 0, mostly_charged = 0;
+  for (const VictimCall& c : ReadCalls(csv)) {
+    if (c.pid == holder || c.call != "write" || !observed.count(c.pid)) continue;
+    observed_ms += observed.at(c.pid);
+    EXPECT_LE(c.lock, c.other) << "a lock wait is a part of other sleep";
+    lock_ms += c.lock / 1e6;
+    for (const auto& [who, ns] : c.culprits) charged_ms += who == held ? ns / 1e6 : 0;
+    if (c.blocked < 5e6) continue;
+    ++waited;
+    // The holder first: as the lock's holder, or as the dirtier of the
+    // pages a write was also throttled for (the dd's dirtying overran the
+    // per-CPU count a writer is checked by, whoever wrote the page after).
+    const bool first = !c.culprits.empty() && (c.culprits.front().first == held ||
+                                               c.culprits.front().first == std::to_string(holder));
+    holder_first += first;
+    mostly_charged += c.blocked - c.uncharged >= 0.8 * c.blocked;
+    if (first) continue;
+    std::printf(
+        "lock: a write of %.1f ms (%.1f ms other sleep, %.1f ms in lock waits), culprits:%s\n",
+        c.ns / 1e6, c.other / 1e6, c.lock / 1e6, CulpritsText(c).c_str());
+  }
+  std::printf(
+      "lock: %zu writes waited 5 ms or more, the holder first in %zu, mostly charged in %zu; "
+      "charged to the holder %.1f ms, in the split's lock waits %.1f ms, the lock waits the trace "
+      "saw %.1f ms\n",
+      waited, holder_first, mostly_charged, charged_ms, lock_ms, observed_ms);
+  ASSERT_GE(waited, 3u) << "the planted holder did not make the writes wait";
+  EXPECT_EQ(holder_first, waited) << "the holder ranks first";
+  EXPECT_EQ(mostly_charged, waited) << "at least 80% of each wait charged";
+  // writelab charges the sleep inside each wait; the trace's wait also
+  // holds its wake-up's wait for a CPU and the time on its CPU around it.
+  for (const double ms : {charged_ms, lock_ms}) {
+    EXPECT_LE(ms, observed_ms + 1.0);
+    EXPECT_GE(ms, 0.8 * observed_ms);
+  }
+  // What a person reads: the slow writes' line (every write is listed: the
+  // dd's own 64 MiB writes, throttled, may be the slowest ten), and the
+  // type's diagnosis.
+  const std::string err = Slurp(work.path() + "/err.txt");
+  EXPECT_NE(err.find("who made it wait: a lock held by dd (pid " + std::to_string(holder) + ")"),
+            std::string::npos)
+      << err;
+}
+
+// What an ftrace instance of jbd2's commit_locking, handle_stats and
+// commit_flushing saw of one transaction: when its commit locked it, when
+// the last handle open on it stopped (the commit's flushing), and whose
+// handle stopped last in between (pid 0: none). Times in ms, the
+// instance's clock.
+struct LockedTransaction {
+  double locked = 0, unlocked = 0;
+  long pid = 0;
+  std::string comm;
+};
+
+std::map<long, LockedTransaction> LockedTransactionsOf(const std::string& trace,
+                                                       const std::string& dev) {
+  std::map<long, LockedTransaction> out;
+  for (const std::string& line : Split(trace, '\n')) {
+    const size_t event = line.find(": jbd2_");
+    const size_t cpu = line.find(" [");
+    if (event == std::string::npos || cpu == std::string::npos ||
+        line.find(" dev " + dev + " ") == std::string::npos)
+      continue;
+    const double at = std::atof(line.c_str() + line.rfind(' ', event) + 1) * 1e3;
+    const std::string task = line.substr(0, cpu);
+    const size_t dash = task.rfind('-');
+    const bool stats = line.compare(event, 20, ": jbd2_handle_stats:") == 0;
+    const size_t tid_at = line.find(stats ? " tid " : " transaction ");
+    if (dash == std::string::npos || tid_at == std::string::npos) continue;
+    LockedTransaction& t = out[std::atol(line.c_str() + tid_at + (stats ? 5 : 13))];
+    if (line.compare(event, 22, ": jbd2_commit_locking:") == 0) t.locked = at;
+    if (line.compare(event, 23, ": jbd2_commit_flushing:") == 0 && t.locked) t.unlocked = at;
+    if (stats && t.locked && !t.unlocked) {
+      t.pid = std::atol(task.c_str() + dash + 1);
+      t.comm = task.substr(task.find_first_not_of(' '), dash - task.find_first_not_of(' '));
+    }
+  }
+  return out;
+}
+
+// The victim's fsyncs that waited 100 ms or more for the journal: in each,
+// every commit whose locked state (as the trace saw it) overlapped the call
+// is charged to the holder of the last handle to stop, one of the planted
+// holder's dd, for that overlap; the first culprit is the holder with the
+// most; at least 80% of the journal waits are charged to handles.
+void CheckHandleCharges(const std::vector<VictimCall>& calls,
+                        const std::map<long, LockedTransaction>& locked,
+                        const std::vector<std::string>& held) {
+  size_t slow = 0;
+  double journal_ms = 0, charged_ms = 0, seen_ms = 0;
+  for (const VictimCall& c : calls) {
+    if (c.call != "fsync" || c.journal < 100e6) continue;
+    ++slow;
+    const double from = c.start / 1e6, to = (c.start + c.ns) / 1e6, journal = c.journal / 1e6;
+    std::map<std::string, double> seen, charged;  // "handle-PID" -> ms
+    for (const auto& [tid, t] : locked)
+      if (t.pid && t.unlocked && std::min(to, t.unlocked) > std::max(from, t.locked))
+        seen["handle-" + std::to_string(t.pid)] +=
+            std::min(to, t.unlocked) - std::max(from, t.locked);
+    double all = 0;
+    for (const auto& [who, ns] : c.culprits)
+      if (who.starts_with("handle-")) charged[who] += ns / 1e6, all += ns / 1e6;
+    const std::string line = "an fsync of " + std::to_string(c.ns / 1e6) + " ms, " +
+                             std::to_string(journal) +
+                             " ms for the journal; culprits:" + CulpritsText(c);
+    ASSERT_FALSE(seen.empty()) << "the trace saw no commit locked during " << line;
+    for (const auto& [who, ms] : seen) {
+      EXPECT_NE(std::find(held.begin(), held.end(), who), held.end())
+          << who << " is not one of the planted holder's dd: " << line;
+      EXPECT_NEAR(charged[who], std::min(ms, journal), 2 + 0.05 * ms) << who << ": " << line;
+    }
+    EXPECT_EQ(charged.size(), seen.size()) << line;
+    const auto most = std::max_element(
+        seen.begin(), seen.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    ASSERT_FALSE(c.culprits.empty()) << line;
+    EXPECT_EQ(c.culprits.front().first, most->first) << line;
+    EXPECT_GE(all, 0.8 * journal) << line;
+    journal_ms += journal, charged_ms += all;
+    for (const auto& [who, ms] : seen) seen_ms += std::min(ms, journal);
+  }
+  std::printf(
+      "handle: %zu fsyncs waited 100 ms or more for the journal, %.1f ms in all; charged to "
+      "handles %.1f ms, the trace's locked commits inside them %.1f ms\n",
+      slow, journal_ms, charged_ms, seen_ms);
+  EXPECT_GE(slow, 3u) << "the planted holder did not make the fsyncs wait";
+}
+
+// A cgroup of the test's own whose members read dev at bps at most (cgroup
+// v1 blkio, else v2 io), journaled as writelab journals its own; nullptr
+// and why where neither is to hand.
+std::unique_ptr<OwnCgroup> SlowReadsCgroup(dev_t dev, uint64_t bps, std::string& why) {
+  UndoJournal* journal = BedJournal::Shared();
+  if (!journal) return why = "no journal", nullptr;
+  const std::string device = std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
+  for (const bool v1 : {true, false}) {
+    auto place = v1 ? FindV1CgroupPlace("blkio") : FindCgroupPlace();
+    if (!place) {
+      why += place.error().Message() + "; ";
+      continue;
+    }
+    auto made = OwnCgroup::Make(*place, {v1 ? "blkio" : "io"}, *journal);
+    if (!made) {
+      why += made.error().Message() + "; ";
+      continue;
+    }
+    auto set =
+        v1 ? (*made)->Set("blkio.throttle.read_bps_device", device + " " + std::to_string(bps))
+           : (*made)->Set("io.max", device + " rbps=" + std::to_string(bps));
+    if (set) return std::move(*made);
+    why += set.error().Message() + "; ";
+  }
+  return nullptr;
+}
+
+// On a data=ordered,nodelalloc test bed, a holder (outside explain's scope,
+// its reads of the device slowed to 8 KiB/s) writes one byte into each of
+// eight 4 KiB blocks that are not in the page cache: ext4 reads each block
+// back with the write's journal handle open, for about half a second. The
+// victim's fsyncs start commits, which lock their transaction and wait for
+// that handle: the victim's journal waits are charged to the holder's dd,
+// and checked per call against an ftrace instance of jbd2's own events on
+// the same clock (the last handle to stop while each commit was locked).
+TEST_F(ExplainHolders, ACommitsWaitForAnOpenJournalHandleIsChargedToItsHolder) {
+  TestFs fs(work.path() + "-handle", "data=ordered,nodelalloc", 0);
+  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  struct stat st {};
+  ASSERT_EQ(stat(fs.Dir().c_str(), &st), 0);
+  std::string why;
+  std::unique_ptr<OwnCgroup> slow = SlowReadsCgroup(st.st_dev, 8192, why);
+  if (!slow) GTEST_SKIP() << "no io controller to slow one process's reads: " << why;
+  const std::string data = fs.Path("held"), victim = fs.Path("victim");
+  Shell("dd if=/dev/urandom of=" + data + " bs=1M count=16 conv=fsync status=none");
+  const int fd = open(data.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  close(fd);
+  FtraceInstance ftrace("blame-handle",
+                        {{"jbd2/jbd2_commit_locking", ""},
+                         {"jbd2/jbd2_commit_flushing", ""},
+                         {"jbd2/jbd2_handle_stats", ""}},
+                        "mono");
+  ASSERT_TRUE(ftrace.ok()) << "could not make an ftrace instance";
+  // The holder waits until it is in the cgroup, then writes.
+  const std::string go = work.path() + "/go", holders = work.path() + "/holders";
+  const std::string holder = Shell(
+      "sh -c 'while [ ! -e " + go + " ]; do sleep 0.01; done; for k in 1 2 3 4 5 6 7 8; do dd " +
+      "if=/dev/zero of=" + data + " bs=1 count=1 seek=$((k*65536+1)) conv=notrunc status=none & " +
+      "echo $!; wait; done; echo done' > " + holders + " 2>&1 & echo $!");
+  // Let go whatever happens, so that a holder never waits forever.
+  const bool placed = slow->Place(static_cast<pid_t>(std::atol(holder.c_str()))).has_value();
+  Shell("touch " + go);
+  ASSERT_TRUE(placed) << "the holder (" << holder << ") could not be moved into " << slow->path();
+  const std::string csv = work.path() + "/handle.csv";
+  const std::string out =
+      Shell(std::string(WRITELAB_BINARY) + " explain --quiet --slow 1ms --calls " + csv +
+            " -- sh -c 'for i in $(seq 25); do dd if=/dev/zero of=" + victim +
+            " bs=4k count=1 oflag=append conv=notrunc,fsync status=none; sleep 0.1; done' 2>" +
+            work.path() + "/err.txt; echo rc=$?");
+  for (int i = 0; i < 1000 && Slurp(holders).find("done") == std::string::npos; ++i) usleep(10'000);
+  const std::string dev = std::to_string(major(st.st_dev)) + "," + std::to_string(minor(st.st_dev));
+  const std::map<long, LockedTransaction> locked = LockedTransactionsOf(ftrace.Stop(), dev);
+  ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
+  ASSERT_NE(Slurp(holders).find("done"), std::string::npos) << Slurp(holders);
+  std::vector<std::string> held;  // "handle-PID" of each of the holder's dd
+  for (const std::string& pid : Split(Slurp(holders), '\n'))
+    if (!pid.empty() && pid != "done") held.push_back("handle-" + pid);
+  CheckHandleCharges(ReadCalls(csv), locked, held);
+  const std::string err = Slurp(work.path() + "/err.txt");
+  EXPECT_NE(err.find("who made it wait: a journal handle held by dd (pid "), std::string::npos)
+      << err;
+}
+
+}  // namespace
+}  // namespace writelab::testing
