@@ -163,12 +163,20 @@ TEST_F(TopTallyTest, AFlushersLockIsChargedToTheDirtierOfThePagesItWrites) {
 }
 
 // A commit's wait for an open journal handle: the holder's, by time.
-TEST_F(TopTallyTest, ACommitsWaitForAnOpenHandleIsChargedToItsHolder) {
+// A commit from 0 to 40 ms, locked from 2 to 30 ms waiting for the handle
+// of tgid (comm); then the victim's fsync from 10 to 35 ms, 20 ms of it
+// waiting for the journal.
+void AddHandleWait(TopTally& tally, uint32_t tgid, const char* comm) {
   ChargeWindow commit = Window(TRACE_CHARGE_COMMIT, 0, 40, false, {});
   commit.locked_ns = 2 * kMs, commit.unlocked_ns = 30 * kMs;
-  commit.handle = {28 * kMs, SPLIT_LOCK_HELD, 99, "ext4lazyinit"};
+  commit.handle = {28 * kMs, SPLIT_LOCK_HELD, tgid, {}};
+  std::strncpy(commit.handle.comm, comm, sizeof commit.handle.comm - 1);
   tally.AddCharges(commit);
   tally.AddCall(Call(20, TRACE_KIND_FSYNC, 10, 25, SPLIT_JOURNAL, 20));
+}
+
+TEST_F(TopTallyTest, ACommitsWaitForAnOpenHandleIsChargedToItsHolder) {
+  AddHandleWait(tally, 99, "ext4lazyinit");
   const TopInterval iv = tally.Close(1000 * kMs, true);
   const TopStallKey key{20, CulpritId{TRACE_CAUSE_HANDLE, 99}};
   ASSERT_TRUE(iv.stalls.count(key));
@@ -183,11 +191,7 @@ TEST_F(TopTallyTest, ACommitsWaitForAnOpenHandleIsChargedToItsHolder) {
 // entry and in its pairs.
 TEST_F(TopTallyTest, AProcessGoneBeforeItWasNamedIsNamedByALaterCharge) {
   tally.AddCall(Call(99, TRACE_KIND_PWRITE64, 0, 10, SPLIT_OTHER, 8));  // not charged
-  ChargeWindow commit = Window(TRACE_CHARGE_COMMIT, 0, 40, false, {});
-  commit.locked_ns = 2 * kMs, commit.unlocked_ns = 30 * kMs;
-  commit.handle = {28 * kMs, SPLIT_LOCK_HELD, 99, "dd"};
-  tally.AddCharges(commit);
-  tally.AddCall(Call(20, TRACE_KIND_FSYNC, 10, 25, SPLIT_JOURNAL, 20));
+  AddHandleWait(tally, 99, "dd");
   const TopInterval iv = tally.Close(1000 * kMs, true);
   EXPECT_EQ(tally.Run().at(99).comm, "dd");
   EXPECT_EQ(iv.processes.at(99).comm, "dd");
