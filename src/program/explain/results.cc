@@ -63,27 +63,42 @@ std::vector<std::string> Notes(const ProgramTrace& t, const std::vector<std::str
   return notes;
 }
 
+// A culprit in the CSV: its PID, or its cause (journal, metadata, unknown,
+// others), lock-PID for a lock's holder, lock-readers, lock-flusher-PID for
+// a flusher writing back PID's pages, handle-PID and handle-flusher-PID for
+// a journal handle's.
+std::string CulpritCsvId(const CulpritId& who) {
+  switch (who.cause) {
+    case TRACE_CAUSE_PROCESS:
+      return std::to_string(who.tgid);
+    case TRACE_CAUSE_JOURNAL:
+      return "journal";
+    case TRACE_CAUSE_METADATA:
+      return "metadata";
+    case TRACE_CAUSE_UNKNOWN:
+      return "unknown";
+    case TRACE_CAUSE_LOCK:
+      return fmt::format("lock-{}", who.tgid);
+    case TRACE_CAUSE_LOCK_READERS:
+      return "lock-readers";
+    case TRACE_CAUSE_LOCK_FLUSHER:
+      return fmt::format("lock-flusher-{}", who.tgid);
+    case TRACE_CAUSE_HANDLE:
+      return fmt::format("handle-{}", who.tgid);
+    case TRACE_CAUSE_HANDLE_FLUSHER:
+      return fmt::format("handle-flusher-{}", who.tgid);
+    default:
+      return "others";
+  }
+}
+
 // The CSV's blame columns: blocked and uncharged ns, then the culprits as
-// "PID:NS" or "CAUSE:NS" (journal, metadata, unknown, others, lock-PID for
-// a lock's holder, lock-readers, lock-flusher-PID for a flusher writing
-// back PID's pages, handle-PID and handle-flusher-PID for a journal
-// handle's) joined by ";".
+// "ID:NS" (CulpritCsvId) joined by ";".
 std::string CulpritsCsv(const CallBlame& b) {
   auto ns = [](double ms) { return static_cast<uint64_t>(ms * 1e6 + 0.5); };
   std::string who;
-  for (const CallBlame::Share& s : b.shares) {
-    static constexpr const char* kCauses[] = {"", "journal", "metadata", "unknown"};
-    const std::string id =
-        s.who.cause == TRACE_CAUSE_PROCESS          ? std::to_string(s.who.tgid)
-        : s.who.cause == TRACE_CAUSE_LOCK           ? fmt::format("lock-{}", s.who.tgid)
-        : s.who.cause == TRACE_CAUSE_LOCK_READERS   ? "lock-readers"
-        : s.who.cause == TRACE_CAUSE_LOCK_FLUSHER   ? fmt::format("lock-flusher-{}", s.who.tgid)
-        : s.who.cause == TRACE_CAUSE_HANDLE         ? fmt::format("handle-{}", s.who.tgid)
-        : s.who.cause == TRACE_CAUSE_HANDLE_FLUSHER ? fmt::format("handle-flusher-{}", s.who.tgid)
-        : s.who.cause < 4                           ? kCauses[s.who.cause]
-                                                    : "others";
-    who += fmt::format("{}{}:{}", who.empty() ? "" : ";", id, ns(s.ms));
-  }
+  for (const CallBlame::Share& s : b.shares)
+    who += fmt::format("{}{}:{}", who.empty() ? "" : ";", CulpritCsvId(s.who), ns(s.ms));
   return fmt::format("{},{},{}", ns(b.blocked_ms), ns(b.unattributed_ms), who);
 }
 
