@@ -327,6 +327,19 @@ int BPF_PROG(commit_flushing, journal_t* journal, transaction_t* transaction) {
   return 0;
 }
 
+// The current thread's handle on c stopped ns after c was locked: the
+// last so far.
+static __always_inline void HandleStopped(struct split_commit* c, __u64 ns) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct split_lock_holder h = {};
+  h.ns = ns;
+  h.holder = SPLIT_LOCK_HELD;
+  h.tgid = task->tgid;
+  bpf_probe_read_kernel_str(h.comm, sizeof h.comm, &task->comm);
+  LockFlusher(task, &h);
+  c->handle = h;
+}
+
 // Every handle's stop on the machine: one lookup, and more only while its
 // transaction's commit waits for it.
 SEC("tp_btf/jbd2_handle_stats")
@@ -334,15 +347,29 @@ int BPF_PROG(commit_handle, dev_t dev, tid_t tid) {
   __u32 d = dev;
   struct split_commit* c = bpf_map_lookup_elem(&split_commits, &d);
   if (!c || !c->locked_ns || c->unlocked_ns || c->tid != (__u64)tid) return 0;
-  struct task_struct* task = bpf_get_current_task_btf();
-  struct split_lock_holder h = {};
   const __u64 now = bpf_ktime_get_ns();
-  h.ns = now > c->locked_ns ? now - c->locked_ns : 0;
-  h.holder = SPLIT_LOCK_HELD;
-  h.tgid = task->tgid;
-  bpf_probe_read_kernel_str(h.comm, sizeof h.comm, &task->comm);
-  LockFlusher(task, &h);
-  c->handle = h;
+  HandleStopped(c, now > c->locked_ns ? now - c->locked_ns : 0);
+  return 0;
+}
+
+// A handle restarted (a long truncate's, as it goes) stops without a
+// trace; its restart is traced once the new handle started, on the next
+// transaction, which it could not before the commit of the one it left
+// stopped waiting. So a restart onto tid + 1 within RESTART_NS of that
+// commit's flushing, where no stop seen ended its wait (none within
+// STOP_SLACK_NS of the flushing), names the thread it waited for; the
+// first such restart, where several handles were restarted.
+#define RESTART_NS 10000000ull
+#define STOP_SLACK_NS 1000000ull
+SEC("tp_btf/jbd2_handle_restart")
+int BPF_PROG(commit_restart, dev_t dev, tid_t tid) {
+  __u32 d = dev;
+  struct split_commit* c = bpf_map_lookup_elem(&split_commits, &d);
+  if (!c || !c->locked_ns || !c->unlocked_ns || c->tid + 1 != (__u64)tid) return 0;
+  const __u64 now = bpf_ktime_get_ns(), waited = c->unlocked_ns - c->locked_ns;
+  if (now > c->unlocked_ns + RESTART_NS) return 0;
+  if (c->handle.holder && c->handle.ns + STOP_SLACK_NS >= waited) return 0;
+  HandleStopped(c, waited);
   return 0;
 }
 
