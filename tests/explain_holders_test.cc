@@ -319,7 +319,8 @@ struct HeldRun {
 };
 
 // The holder (sh running body, which prints the PID of each process of its
-// that holds a handle) starts once it is in slow; the victim, under
+// that holds a handle, and waits for nothing for ever) starts once it is in
+// slow; the victim, under
 // explain, appends 4 KiB to victim and fsyncs, 25 times 100 ms apart. The
 // holder is let go whatever happens, so that it never waits forever.
 HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
@@ -447,8 +448,9 @@ TEST_F(ExplainHolders, ACommitsWaitForARestartedJournalHandleIsChargedToItsHolde
   const std::string victim = fs.Path("victim");
   const HeldRun run =
       RunBesideHolder(work.path(), *slow, st.st_dev, victim,
-                      "while [ ! -e " + victim + " ]; do sleep 0.01; done; sleep 0.3; for f in" +
-                          files + "; do truncate -s 0 $f & echo $!; wait; done");
+                      "i=0; while [ ! -e " + victim + " ] && [ $i -lt 1000 ]; do sleep 0.01; " +
+                          "i=$((i+1)); done; sleep 0.3; for f in" + files +
+                          "; do truncate -s 0 $f & echo $!; wait; done");
   ASSERT_TRUE(run.error.empty()) << run.error;
   size_t restarted = 0;  // locked waits of 50 ms or more that a restart ended
   for (const auto& [tid, t] : run.locked) restarted += t.restarted && t.unlocked - t.locked >= 50;
