@@ -73,6 +73,20 @@ undo_leftovers() {
   [ "$(id -u)" -eq 0 ] || return 0
   build/writelab cleanup || echo "(writelab cleanup could not undo all of the above)"
   remove_dead_scratch
+  remove_dead_tracers
+}
+# The ftrace instance of a test's observer (tests/tools/split_tracer.cc,
+# split_tracer_PID) killed by SIGKILL, removed once no process has its PID.
+remove_dead_tracers() {
+  local d pid
+  for d in /sys/kernel/tracing/instances/split_tracer_[0-9]*; do
+    [ -d "$d" ] || continue
+    pid=${d##*_}
+    [[ $pid =~ ^[0-9]+$ ]] || continue
+    kill -0 "$pid" 2>/dev/null && continue
+    echo "removing $d (a killed test observer's ftrace instance)"
+    rmdir "$d" || echo "(could not remove $d)"
+  done
 }
 # A killed test's scratch directory (tests/harness.h's ScratchDir: made by
 # mkdtemp as writelab-test-NAME-PID-XXXXXX, root's own, mode 0755, so no

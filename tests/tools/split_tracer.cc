@@ -43,7 +43,11 @@
 // CPU, waiting for a CPU, asleep for a journal commit, for its writes, for
 // a cache flush, in dirty throttling, asleep otherwise; then the time
 // during which a commit ran, else a flush was in flight, else a write.
-// Exits with CMD's status (or 125 when the tracer itself failed).
+// Exits with CMD's status (or 125 when the tracer itself failed). Killed by
+// SIGTERM, SIGINT or SIGHUP (ctest's timeout, a run stopped by hand), it
+// removes its instance first; one killed by SIGKILL leaves it to
+// scripts/test.sh, which removes a dead tracer's instance before the tests.
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -350,6 +354,16 @@ class Reconstruction {
   std::vector<Call> calls_;
 };
 
+// The instance's directory, for the signal handler: removed, then the
+// signal's own action taken. (Removing an instance stops its recording.)
+char g_instance[128];
+
+void RemoveAndDie(int sig) {
+  rmdir(g_instance);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 class Instance {
  public:
   explicit Instance(const Options& o) : o_(o) {
@@ -358,6 +372,8 @@ class Instance {
     if (stat((root + "/instances").c_str(), &st) != 0)
       mount("nodev", root.c_str(), "tracefs", 0, nullptr);
     dir_ = root + "/instances/split_tracer_" + std::to_string(getpid());
+    std::snprintf(g_instance, sizeof g_instance, "%s", dir_.c_str());
+    for (const int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, RemoveAndDie);
     if (mkdir(dir_.c_str(), 0700) != 0) return;
     const std::string comm = "\"" + o.comm + "\"";
     std::string calls;
