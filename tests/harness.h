@@ -79,10 +79,12 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
                             ChildSetup setup = nullptr, int signal_after_ms = 0, int sig = SIGINT,
                             int again_after_us = 0,
                             const std::function<bool()>& signal_when = nullptr) {
-  static int counter = 0;
-  std::string base =
-      "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  std::string out_path = base + ".stdout", err_path = base + ".stderr";
+  // Its output in two files made new (mkostemp: O_EXCL, names no one can
+  // guess): /tmp is anyone's, and root must not write through a name
+  // planted there. Close-on-exec: only the copies on 1 and 2 reach it.
+  char out_path[] = "/tmp/writelab-test-capture-XXXXXX";
+  char err_path[] = "/tmp/writelab-test-capture-XXXXXX";
+  const int out = mkostemp(out_path, O_CLOEXEC), err = mkostemp(err_path, O_CLOEXEC);
   std::vector<char*> argv;  // built before fork: the child only calls what exec needs
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -93,14 +95,14 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
   envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(125);
     if (setup)
       if (int code = setup(); code != 0) _exit(code);
     execve(binary.c_str(), argv.data(), envp.data());
     _exit(127);
   }
+  for (const int fd : {out, err})
+    if (fd >= 0) close(fd);
   RunResult r;
   if (pid > 0) {
     if (signal_after_ms > 0) {
@@ -125,10 +127,10 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r.max_rss_kib = usage.ru_maxrss;
   }
-  r.out = Slurp(out_path);
-  r.err = Slurp(err_path);
-  std::filesystem::remove(out_path);
-  std::filesystem::remove(err_path);
+  r.out = out < 0 ? "" : Slurp(out_path);
+  r.err = err < 0 ? "" : Slurp(err_path);
+  for (const auto& [fd, path] : {std::pair{out, out_path}, std::pair{err, err_path}})
+    if (fd >= 0) unlink(path);
   return r;
 }
 
