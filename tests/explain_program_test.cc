@@ -83,7 +83,8 @@ class ExplainProgram : public ::testing::Test {
     return json::parse(Slurp(json_path));
   }
   ScratchDir work{"explain-program"};
-  std::string json_path = work.path() + ".json";
+  ScratchDir outputs{"explain-program-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
   void TearDown() override { std::filesystem::remove(json_path); }
 };
 
@@ -114,7 +115,7 @@ TEST_F(ExplainProgram, CountsAndSplitsEveryCallAndPassesTheExitStatus) {
 // The HTML report draws an explain document (the calls over time, the split
 // per type), and compare puts two runs side by side, call type by call type.
 TEST_F(ExplainProgram, TheReportDrawsItAndCompareComparesTwoRuns) {
-  const std::string f = work.path() + "/wal", second = work.path() + "-2.json";
+  const std::string f = work.path() + "/wal", second = outputs.path() + "/second.json";
   const std::string w = WRITELAB_WRITERS_BINARY;
   Explain({"--", w, "fsync", f, "12", "2"});
   std::filesystem::copy_file(json_path, second);

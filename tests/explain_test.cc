@@ -37,7 +37,8 @@ class Explain : public ::testing::Test {
     return json::parse(Slurp(json_path));
   }
   ScratchDir scratch{"explain"};
-  std::string json_path = scratch.path() + ".json";
+  ScratchDir outputs{"explain-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
   void TearDown() override { std::filesystem::remove(json_path); }
 };
 

@@ -18,7 +18,8 @@ using nlohmann::json;
 class FaultCli : public ::testing::Test {
  protected:
   ScratchDir work{"fault"};
-  std::string json_path = work.path() + ".json";
+  ScratchDir outputs{"fault-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
   void TearDown() override { std::filesystem::remove(json_path); }
 
   // Runs writelab ARGS --json with WRITELAB_FAULT=plan in its environment.

@@ -54,7 +54,8 @@ class FsyncMitigation : public ::testing::Test {
     return json::parse(Slurp(json_path));
   }
   ScratchDir scratch{"fsync-mitigation"};
-  std::string json_path = scratch.path() + ".json";
+  ScratchDir outputs{"fsync-mitigation-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
   void TearDown() override { std::filesystem::remove(json_path); }
 };
 
@@ -141,7 +142,7 @@ TEST_F(FsyncMitigation, ALimitWithoutStrictLimitIsNotTakenForTheDevices) {
 // background reads them every 100 ms), and what it was afterwards; the
 // mitigations without a way here are rows that say why.
 TEST_F(FsyncMitigation, EachKnobIsSetDuringItsRowsAndRestoredAfter) {
-  const std::string seen = scratch.path() + "-seen.txt";
+  const std::string seen = outputs.path() + "/seen.txt";
   const std::string cmd =
       "d=$(basename $(findmnt -no SOURCE -T \"$WRITELAB_DIR\")); q=/sys/block/$d; while :; do "
       "echo \"$(cat $q/queue/wbt_lat_usec) $(cat $q/bdi/strict_limit) $(cat $q/queue/scheduler)\" "
@@ -231,7 +232,7 @@ TEST_F(FsyncMitigation, EachKnobReadsWhatItDidBeforeAfterItsRows) {
     for (const std::string& k : knobs) all += k + "=" + Slurp(q + k);
     return all;
   };
-  const std::string seen = scratch.path() + "-seen.txt";
+  const std::string seen = outputs.path() + "/seen.txt";
   const std::string cmd = "while :; do echo \"$(cat " + q + "queue/wbt_lat_usec) $(cat " + q +
                           "bdi/strict_limit) $(cat " + q + "queue/scheduler)\" >> " + seen +
                           "; sleep 0.05; done";

@@ -19,7 +19,8 @@ using nlohmann::json;
 class FsyncCli : public ::testing::Test {
  protected:
   ScratchDir work{"fsync"};
-  std::string json_path = work.path() + ".json";
+  ScratchDir outputs{"fsync-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
   void TearDown() override { std::filesystem::remove(json_path); }
   json Doc() { return json::parse(Slurp(json_path)); }
 };

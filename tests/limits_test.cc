@@ -72,16 +72,16 @@ TEST(Limits, AProcessLimitCountsAsMuchAsTheMachine) {
 }
 
 TEST(Limits, AnAllocationThatFailsAnywayIsAFailedRunThatLeavesNothing) {
-  ScratchDir work("limits-oom");
+  ScratchDir work("limits-oom"), outputs("limits-oom-out");
   // One-byte lines: each is a list node and a malloc chunk, 30x its size,
   // more than the check's estimate. 64 MiB of them need about 2 GiB.
-  const std::string input = work.path() + "-lines.txt";
+  const std::string input = outputs.path() + "/lines.txt";
   {
     std::ofstream out(input);
     const std::string chunk(1 << 20, '\n');
     for (int i = 0; i < 64; ++i) out << chunk;
   }
-  const std::string json = work.path() + "-out.json";
+  const std::string json = outputs.path() + "/out.json";
   RunResult r = RunLimited({"records", "--dir", work.path(), "--input", input, "--method", "write",
                             "--total", "1M", "--json", json},
                            rlim_t{1536} << 20);

@@ -27,7 +27,8 @@ using nlohmann::json;
 class RecordsCli : public ::testing::Test {
  protected:
   ScratchDir work{"records"};
-  std::string json_path = work.path() + ".json";
+  ScratchDir outputs{"records-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
   void TearDown() override { std::filesystem::remove(json_path); }
   json Doc() { return json::parse(Slurp(json_path)); }
 };

@@ -62,7 +62,8 @@ class RunCli : public ::testing::Test {
   }
   std::string Path(const std::string& name) const { return work.path() + "/" + name; }
   ScratchDir work{"run"};
-  std::string json_path = work.path() + ".json";
+  ScratchDir outputs{"run-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
 };
 
 inline const json* Result(const json& doc, const std::string& name) {

@@ -63,7 +63,8 @@ class Memcg : public ::testing::Test {
 
   CgroupPlace place;
   ScratchDir work{"run-memcg"};
-  std::string json_path = work.path() + ".json";
+  ScratchDir outputs{"run-memcg-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
 };
 
 const json* RowOf(const json& doc, const std::string& name) {

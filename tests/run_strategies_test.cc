@@ -20,7 +20,7 @@ namespace {
 // writeback error dd's own fsync is owed), at least one per largest window
 // of dd's bytes; and nothing is left cached.
 TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
-  const std::string trace = work.path() + "-trace", path = Path("dst");
+  const std::string trace = outputs.path() + "/strace", path = Path("dst");
   json doc = RunTraced(trace, "openat,close,fdatasync", "paced",
                        {"dd", "if=/dev/zero", "of=" + path, "bs=1M", "count=256", "status=none"});
   ExpectHandled(doc, path, "shim: paced");
@@ -68,7 +68,7 @@ TEST_F(RunCli, DdUnderPacedFlushesOnItsOwnDescriptorAndLeavesNothingCached) {
 // dd's own (its of=, made its stdout by dup2); the copy is the same bytes, and nothing is left
 // cached.
 TEST_F(RunCli, DdUnderDirectWritesThroughItsOwnODirectDescriptor) {
-  const std::string trace = work.path() + "-trace", path = Path("dst");
+  const std::string trace = outputs.path() + "/strace", path = Path("dst");
   RandomFile(Path("src"), 64);
   json doc = RunTraced(trace, "openat,fcntl,dup2,dup3,write,pwritev,pwritev2,close", "direct",
                        {"dd", "if=" + Path("src"), "of=" + path, "bs=1M", "status=none"});

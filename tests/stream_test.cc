@@ -231,7 +231,8 @@ TEST(StreamOnTmpfs, UnsupportedFeatureIsARowWithItsErrno) {
   setenv("WRITELAB_TEST_DIR", "/dev/shm", 1);
   ScratchDir work("tmpfs");
   unsetenv("WRITELAB_TEST_DIR");
-  std::string json_path = work.path() + ".json";
+  ScratchDir outputs("tmpfs-out");
+  std::string json_path = outputs.path() + "/out.json";
   RunResult r =
       RunWritelab({"stream", "--dir", work.path(), "--size", "16M", "--block", "4M", "--repeat",
                    "1", "--strategy", "dontcache,library", "--json", json_path});

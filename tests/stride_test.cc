@@ -41,9 +41,10 @@ class LoopDevice : public ::testing::Test {
     std::filesystem::remove(json_path_);
   }
   ScratchDir scratch_{"stride"};
+  ScratchDir outputs_{"stride-out"};  // what writelab writes beside its --dir
   std::string backing_, dev_;
   BedStep loop_step_ = 0;  // in the test's journal (bed_journal.h)
-  std::string json_path_ = scratch_.path() + ".json";
+  std::string json_path_ = outputs_.path() + "/out.json";
 };
 
 TEST_F(LoopDevice, EveryStepPresentAndBytesAddUp) {

@@ -171,9 +171,9 @@ void ExpectTheBystanderRowPassedTheThreshold(const json& doc) {
 // one with --verbose; one survey keeps every assertion of both.)
 TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: a loop-device ext4 of its own";
-  ScratchDir work("survey");
-  const std::string json_path = work.path() + ".json";
-  const std::string html_path = work.path() + ".html";
+  ScratchDir work("survey"), outputs("survey-out");
+  const std::string json_path = outputs.path() + "/out.json";
+  const std::string html_path = outputs.path() + "/out.html";
   RunResult r;
   {
     TestFs fs(work.path() + "-fs", "data=ordered", 64u << 20);

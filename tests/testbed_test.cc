@@ -34,7 +34,8 @@ class Testbeds : public ::testing::Test {
     if (!CanMakeTestbeds(&why)) GTEST_SKIP() << why;
   }
   ScratchDir scratch{"testbed"};
-  std::string json_path = scratch.path() + ".json";
+  ScratchDir outputs{"testbed-out"};  // what writelab writes beside its --dir
+  std::string json_path = outputs.path() + "/out.json";
   void TearDown() override { std::filesystem::remove(json_path); }
 
   void ExpectNothingLeft() {
@@ -183,7 +184,7 @@ TEST_F(Testbeds, CleanupRestoresTheSettingsOfALoopDeviceThatUnboundItself) {
     ASSERT_TRUE(Slurp("/sys/block/" + dev + "/loop/backing_file").empty())
         << dev << " should have unbound itself (LO_FLAGS_AUTOCLEAR)";
     EXPECT_EQ(Bracketed(sched), "kyber") << "the killed run's change is still there";
-    const std::string other = scratch.path() + "-other.img";
+    const std::string other = outputs.path() + "/other.img";
     if (taken_in_between) {
       Shell("truncate -s 64M " + other);
       ASSERT_EQ(Shell("losetup " + loop + " " + other + " && echo ok"), "ok");
