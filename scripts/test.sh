@@ -74,6 +74,21 @@ undo_leftovers() {
   build/writelab cleanup || echo "(writelab cleanup could not undo all of the above)"
   remove_dead_scratch
   remove_dead_tracers
+  remove_dead_captures
+}
+# A killed test's captured output (tests/harness.h's RunProgram: made by
+# mkostemp as writelab-test-capture-PID-XXXXXX in /tmp), removed once no
+# process has its PID; only root's own plain files.
+remove_dead_captures() {
+  local f pid
+  for f in /tmp/writelab-test-capture-[0-9]*-??????; do
+    [ -f "$f" ] && [ ! -L "$f" ] && [ -O "$f" ] || continue
+    pid=${f%-??????}
+    pid=${pid##*-}
+    [[ $pid =~ ^[0-9]+$ ]] || continue
+    kill -0 "$pid" 2>/dev/null && continue
+    rm -f -- "$f"
+  done
 }
 # The ftrace instance of a test's observer (tests/tools/split_tracer.cc,
 # split_tracer_PID) killed by SIGKILL, removed once no process has its PID.

@@ -81,10 +81,12 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
                             const std::function<bool()>& signal_when = nullptr) {
   // Its output in two files made new (mkostemp: O_EXCL, names no one can
   // guess): /tmp is anyone's, and root must not write through a name
-  // planted there. Close-on-exec: only the copies on 1 and 2 reach it.
-  char out_path[] = "/tmp/writelab-test-capture-XXXXXX";
-  char err_path[] = "/tmp/writelab-test-capture-XXXXXX";
-  const int out = mkostemp(out_path, O_CLOEXEC), err = mkostemp(err_path, O_CLOEXEC);
+  // planted there. Close-on-exec: only the copies on 1 and 2 reach it. The
+  // test's PID in the name: scripts/test.sh removes a killed test's.
+  const std::string pattern = "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-XXXXXX";
+  std::vector<char> out_path(pattern.begin(), pattern.end() + 1),
+      err_path(pattern.begin(), pattern.end() + 1);
+  const int out = mkostemp(out_path.data(), O_CLOEXEC), err = mkostemp(err_path.data(), O_CLOEXEC);
   std::vector<char*> argv;  // built before fork: the child only calls what exec needs
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -127,9 +129,9 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r.max_rss_kib = usage.ru_maxrss;
   }
-  r.out = out < 0 ? "" : Slurp(out_path);
-  r.err = err < 0 ? "" : Slurp(err_path);
-  for (const auto& [fd, path] : {std::pair{out, out_path}, std::pair{err, err_path}})
+  r.out = out < 0 ? "" : Slurp(out_path.data());
+  r.err = err < 0 ? "" : Slurp(err_path.data());
+  for (const auto& [fd, path] : {std::pair{out, out_path.data()}, std::pair{err, err_path.data()}})
     if (fd >= 0) unlink(path);
   return r;
 }
