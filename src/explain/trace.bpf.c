@@ -357,10 +357,9 @@ int BPF_PROG(commit_handle, dev_t dev, tid_t tid) {
 // transaction, which it could not before the commit of the one it left
 // stopped waiting. So a restart onto tid + 1 within RESTART_NS of that
 // commit's flushing, where no stop seen ended its wait (none within
-// STOP_SLACK_NS of the flushing), names the thread it waited for; the
-// first such restart, where several handles were restarted.
+// TRACE_HANDLE_STOP_SLACK_NS of the flushing), names the thread it waited
+// for; the first such restart, where several handles were restarted.
 #define RESTART_NS 10000000ull
-#define STOP_SLACK_NS 1000000ull
 SEC("tp_btf/jbd2_handle_restart")
 int BPF_PROG(commit_restart, dev_t dev, tid_t tid) {
   __u32 d = dev;
@@ -368,7 +367,7 @@ int BPF_PROG(commit_restart, dev_t dev, tid_t tid) {
   if (!c || !c->locked_ns || !c->unlocked_ns || c->tid + 1 != (__u64)tid) return 0;
   const __u64 now = bpf_ktime_get_ns(), waited = c->unlocked_ns - c->locked_ns;
   if (now > c->unlocked_ns + RESTART_NS) return 0;
-  if (c->handle.holder && c->handle.ns + STOP_SLACK_NS >= waited) return 0;
+  if (c->handle.holder && c->handle.ns + TRACE_HANDLE_STOP_SLACK_NS >= waited) return 0;
   HandleStopped(c, waited);
   return 0;
 }

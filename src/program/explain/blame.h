@@ -70,10 +70,9 @@ struct CulpritWrites {
 // the dirty pages it was paused for.
 inline constexpr uint64_t kThrottleLookbackNs = 1'000'000'000;
 
-// A commit's wait for its open handles ends this long at most after the
-// last stop seen (the commit thread's wake-up); a longer rest was a wait
-// for a handle not seen to stop (jbd2 traces no restarted handle's stop).
-inline constexpr uint64_t kHandleStopSlackNs = 1'000'000;
+// TRACE_HANDLE_STOP_SLACK_NS (explain/trace_counters.h), as the BPF
+// program's restart rule reads it.
+inline constexpr uint64_t kHandleStopSlackNs = TRACE_HANDLE_STOP_SLACK_NS;
 
 // A call's blocked time, charged.
 struct CallBlame {
