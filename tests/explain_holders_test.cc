@@ -416,7 +416,7 @@ bool DropFsMetadata(const std::string& dir, const std::string& device) {
   uint32_t flags = 0;
   const bool checkpointed = d >= 0 && syncfs(d) == 0 && ioctl(d, kExt4IocCheckpoint, &flags) == 0;
   if (d >= 0) close(d);
-  const int b = open(device.c_str(), O_RDONLY | O_CLOEXEC);
+  const int b = open(device.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   const bool dropped = b >= 0 && posix_fadvise(b, 0, 0, POSIX_FADV_DONTNEED) == 0;
   if (b >= 0) close(b);
   return checkpointed && dropped;
