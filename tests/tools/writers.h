@@ -35,8 +35,9 @@ int ForgeMany(const char* dir, long count);
 // COUNT files DIR/sparseI, each ftruncate'd to MIB MiB and never written.
 // (All held open for 300 ms, so that the supervisor sees them.)
 int Sparse(const char* dir, long count, long mib);
-// COUNT files DIR/heldI of MIB MiB each, written and all held open for a
-// second.
+// COUNT files DIR/heldI of MIB MiB each (or as many as its limit on
+// descriptors allows), written and all held open for a second; prints
+// "held N" on stdout.
 int Hold(const char* dir, long count, long mib);
 // Two threads writing 4 KiB at random offsets of one descriptor of a file
 // of MIB MiB for MS milliseconds; prints "writes N" (both threads') on
