@@ -84,8 +84,9 @@ inline RunResult RunProgram(const std::string& binary, const std::vector<std::st
   // planted there. Close-on-exec: only the copies on 1 and 2 reach it. The
   // test's PID in the name: scripts/test.sh removes a killed test's.
   const std::string pattern = "/tmp/writelab-test-capture-" + std::to_string(getpid()) + "-XXXXXX";
-  std::vector<char> out_path(pattern.begin(), pattern.end() + 1),
-      err_path(pattern.begin(), pattern.end() + 1);
+  const char* const with_nul_end = pattern.c_str() + pattern.size() + 1;
+  std::vector<char> out_path(pattern.c_str(), with_nul_end),
+      err_path(pattern.c_str(), with_nul_end);
   const int out = mkostemp(out_path.data(), O_CLOEXEC), err = mkostemp(err_path.data(), O_CLOEXEC);
   std::vector<char*> argv;  // built before fork: the child only calls what exec needs
   argv.push_back(const_cast<char*>(binary.c_str()));
