@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -173,8 +175,8 @@ class ScratchDir {
   // A new directory of its own, writelab-test-NAME-PID-XXXXXX (mkdtemp:
   // made, never found, so that nothing planted under a directory anyone
   // may write, as /var/tmp, is written through), readable by all as
-  // before (tests run programs as nobody). "" when it could not be made:
-  // the test then fails on it.
+  // before (tests run programs as nobody). One that cannot be made stops
+  // the test binary, by name: paths built from "" would be the root's.
   explicit ScratchDir(const std::string& name) {
     const char* base = std::getenv("WRITELAB_TEST_DIR");
     const std::string under = base ? base : "/var/tmp";
@@ -182,7 +184,12 @@ class ScratchDir {
     std::filesystem::create_directories(under, ec);
     std::string tmpl =
         under + "/writelab-test-" + name + "-" + std::to_string(getpid()) + "-XXXXXX";
-    if (mkdtemp(tmpl.data()) && chmod(tmpl.c_str(), 0755) == 0) path_ = tmpl;
+    if (mkdtemp(tmpl.data()) && chmod(tmpl.c_str(), 0755) == 0) {
+      path_ = tmpl;
+      return;
+    }
+    std::fprintf(stderr, "ScratchDir: could not make %s: %s\n", tmpl.c_str(), std::strerror(errno));
+    std::abort();
   }
   ~ScratchDir() {
     std::error_code ec;
