@@ -36,7 +36,15 @@ class FtraceInstance {
     }
     step_ = BedJournal::Record({"dir", dir_, "", ""});
     Shell("echo 16384 > " + dir_ + "/buffer_size_kb");
-    if (!clock.empty()) Shell("echo " + clock + " > " + dir_ + "/trace_clock");
+    if (!clock.empty()) {
+      Shell("echo " + clock + " > " + dir_ + "/trace_clock");
+      // Times compared with CLOCK_MONOTONIC must be on it: not ok() otherwise.
+      if (Slurp(dir_ + "/trace_clock").find("[" + clock + "]") == std::string::npos) {
+        if (rmdir(dir_.c_str()) == 0) BedJournal::Done(step_);
+        dir_.clear();
+        return;
+      }
+    }
     for (const auto& [event, filter] : events) {
       const std::string e = dir_ + "/events/" + event;
       if (!filter.empty()) Shell("echo '" + filter + "' > " + e + "/filter");
