@@ -44,9 +44,10 @@
 // a cache flush, in dirty throttling, asleep otherwise; then the time
 // during which a commit ran, else a flush was in flight, else a write.
 // Exits with CMD's status (or 125 when the tracer itself failed). Killed by
-// SIGTERM, SIGINT or SIGHUP (ctest's timeout, a run stopped by hand), it
-// removes its instance first; one killed by SIGKILL leaves it to
-// scripts/test.sh, which removes a dead tracer's instance before the tests.
+// SIGTERM, SIGINT or SIGHUP (a run stopped by hand, kill), it removes its
+// instance first; one killed by SIGKILL (as ctest's timeout kills a test's
+// processes) leaves it to scripts/test.sh, which removes a dead tracer's
+// instance before the tests.
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
