@@ -250,9 +250,9 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
   struct trace_blame_group* g = BlameGroup(domain, kind, 0);
   if (g) BlameTake(g, &s->e);
   if (s->e.n || s->e.rest_bytes || flush || s->e.locked_ns) {
-    // Only the entries filled (a culprit or two: 104 or 152 bytes, where a
-    // whole record is 824): the copy into the ring is on a flush's issue,
-    // and the ring (8 bytes of header a record) holds 5 to 7 times as many
+    // Only the entries filled (a culprit or two: 152 or 200 bytes, where a
+    // whole record is 872): the copy into the ring is on a flush's issue,
+    // and the ring (8 bytes of header a record) holds 4 to 5 times as many
     // windows before it is full.
     __u32 n = s->e.n;
     if (n > TRACE_CHARGE_ENTRIES) n = TRACE_CHARGE_ENTRIES;
