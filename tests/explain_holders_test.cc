@@ -359,7 +359,8 @@ HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
 }
 
 // On a data=ordered,nodelalloc test bed, a holder (outside explain's scope,
-// its reads of the device slowed to 8 KiB/s) writes one byte into each of
+// its reads of the device slowed to 8 KiB/s; started once the victim's
+// first fsync under explain made its file) writes one byte into each of
 // eight 4 KiB blocks that are not in the page cache: ext4 reads each block
 // back with the write's journal handle open, for about half a second. The
 // victim's fsyncs start commits, which lock their transaction and wait for
@@ -380,11 +381,12 @@ TEST_F(ExplainHolders, ACommitsWaitForAnOpenJournalHandleIsChargedToItsHolder) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
   close(fd);
-  const HeldRun run =
-      RunBesideHolder(work.path(), *slow, st.st_dev, victim,
-                      "for k in 1 2 3 4 5 6 7 8; do dd if=/dev/zero of=" + data +
-                          " bs=1 count=1 seek=$((k*65536+1)) conv=notrunc status=none & echo $!; "
-                          "wait; done");
+  const HeldRun run = RunBesideHolder(
+      work.path(), *slow, st.st_dev, victim,
+      "i=0; while [ ! -e " + victim + " ] && [ $i -lt 1000 ]; do sleep 0.01; " +
+          "i=$((i+1)); done; for k in 1 2 3 4 5 6 7 8; do dd if=/dev/zero of=" + data +
+          " bs=1 count=1 seek=$((k*65536+1)) conv=notrunc status=none & echo $!; "
+          "wait; done");
   ASSERT_TRUE(run.error.empty()) << run.error;
   CheckHandleCharges(run.calls, run.locked, run.held, 100);
   // What a person reads: a slow fsync's line, or the type's diagnosis where
