@@ -222,7 +222,7 @@ TEST_F(ExplainBlame, OnTheRootDiskTheWritersAreTheCulpritsOfTheFlushesRankedByBy
 // test's alone (on the host's, another writer beside the test, a `dd` as
 // these are, is charged what it wrote there too).
 TEST_F(ExplainBlame, MoreWritersThanAWindowNamesAreAllCharged) {
-  TestFs fs(work.path() + "-twenty", "data=ordered", 0);
+  TestFs fs(work.path() + "/twenty", "data=ordered", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   const std::string dir = fs.Dir(), doc_path = work.path() + "/twenty.json";
   const std::string out =
@@ -257,7 +257,7 @@ TEST_F(ExplainBlame, MoreWritersThanAWindowNamesAreAllCharged) {
 }
 
 TEST_F(ExplainBlame, OnAJournaledTestBedACommitsOrderedDataIsChargedToWhoDirtiedIt) {
-  TestFs fs(work.path() + "-ordered", "data=ordered,nodelalloc", 0);
+  TestFs fs(work.path() + "/ordered", "data=ordered,nodelalloc", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   Check(fs.Dir(), "200", "67", "buffered");  // 1.6 GB: the 2 GB test bed holds it
 }
@@ -272,7 +272,7 @@ namespace {
 // own writes are paused in balance_dirty_pages: each pause is charged to
 // who dirtied pages on that file system lately, 3:1.
 TEST_F(ExplainBlame, UnderADirtyLimitThrottlingIsChargedToWhoDirtiedThePages) {
-  TestFs fs(work.path() + "-limited", "data=ordered", 32 << 20);
+  TestFs fs(work.path() + "/limited", "data=ordered", 32 << 20);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   Check(fs.Dir(), "200", "67", "buffered", Calls::kThrottledWrites);
 }

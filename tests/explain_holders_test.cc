@@ -82,7 +82,7 @@ std::map<long, double> LockWaitsOf(const std::string& trace, const std::string& 
 // to the lock's holder, the `dd`, by name: checked against the kernel's
 // own lock events, recorded by an ftrace instance of the test's.
 TEST_F(ExplainHolders, ALockWaitIsChargedToTheLocksHolder) {
-  TestFs fs(work.path() + "-lock", "data=ordered", 32 << 20);
+  TestFs fs(work.path() + "/lock", "data=ordered", 32 << 20);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   const std::string file = fs.Dir() + "/shared", victim = work.path() + "/wl_lockvictim";
   std::filesystem::copy_file("/bin/dd", victim);  // its own name, for the observer
@@ -370,7 +370,7 @@ HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
 // and checked per call against an ftrace instance of jbd2's own events on
 // the same clock (the last handle to stop while each commit was locked).
 TEST_F(ExplainHolders, ACommitsWaitForAnOpenJournalHandleIsChargedToItsHolder) {
-  TestFs fs(work.path() + "-handle", "data=ordered,nodelalloc", 0);
+  TestFs fs(work.path() + "/handle", "data=ordered,nodelalloc", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   struct stat st {};
   ASSERT_EQ(stat(fs.Dir().c_str(), &st), 0);
@@ -439,7 +439,7 @@ int DropFsMetadata(const std::string& dir, const std::string& device) {
 // instance (the restart onto the next transaction right after the commit's
 // flushing).
 TEST_F(ExplainHolders, ACommitsWaitForARestartedJournalHandleIsChargedToItsHolder) {
-  TestFs fs(work.path() + "-restart", "data=ordered", 0);
+  TestFs fs(work.path() + "/restart", "data=ordered", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   struct stat st {};
   ASSERT_EQ(stat(fs.Dir().c_str(), &st), 0);

@@ -488,7 +488,7 @@ TEST(ExplainProgramRefusals, BadInputIsOneLineAndExitTwo) {
 // The 2009 effect from outside: an fsync loop beside a buffered streamer on a
 // device whose dirty pages are bounded, so that the stream reaches the disk.
 TEST_F(ExplainProgram, AnFsyncBesideAStreamerWaitsForTheJournalAndTheDevice) {
-  TestFs fs(work.path() + "-ordered", "data=ordered", 256ull << 20);
+  TestFs fs(work.path() + "/ordered", "data=ordered", 256ull << 20);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   const std::string w = WRITELAB_WRITERS_BINARY;
   // Every call in the slow list (--top 1000): the streamer's throttled
@@ -543,7 +543,7 @@ TEST_F(ExplainProgram, AnFsyncBesideAStreamerWaitsForTheJournalAndTheDevice) {
 // The 2012 effect: synchronous direct writes into unwritten extents need a
 // conversion and a commit each; into written zeros, none.
 TEST_F(ExplainProgram, WritesIntoAFallocatedFileConvertAndCommitEachTime) {
-  TestFs fs(work.path() + "-prealloc", "data=ordered", 0);
+  TestFs fs(work.path() + "/prealloc", "data=ordered", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   Shell("fallocate -l 64M " + fs.Path("falloc") + "; dd if=/dev/zero of=" + fs.Path("zeros") +
         " bs=1M count=64 conv=fsync 2>/dev/null");
@@ -561,7 +561,7 @@ TEST_F(ExplainProgram, WritesIntoAFallocatedFileConvertAndCommitEachTime) {
 }
 
 TEST_F(ExplainProgram, ABufferedWriterUnderA32MiBDirtyLimitIsThrottled) {
-  TestFs fs(work.path() + "-throttled", "data=ordered", 32ull << 20);
+  TestFs fs(work.path() + "/throttled", "data=ordered", 32ull << 20);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   json doc = Explain({"--", WRITELAB_WRITERS_BINARY, "stream", fs.Path("big"), "512"});
   ASSERT_FALSE(doc.empty());

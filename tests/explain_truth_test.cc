@@ -295,7 +295,7 @@ TEST_F(ExplainTruth, OnTheRootDiskTheSplitAgreesWithAnIndependentTracer) {
 }
 
 TEST_F(ExplainTruth, OnAJournaledTestBedTheSplitAgreesWithAnIndependentTracer) {
-  TestFs fs(work.path() + "-ordered", "data=ordered", 0);
+  TestFs fs(work.path() + "/ordered", "data=ordered", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   const std::string dev = DevOf(fs.Dir());
   AllCases({fs.Dir(), dev, dev});

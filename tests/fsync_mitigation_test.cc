@@ -127,7 +127,7 @@ TEST_F(FsyncMitigation, TheDefaultRandomBackgroundReachesTheDevice) {
 TEST_F(FsyncMitigation, ALimitWithoutStrictLimitIsNotTakenForTheDevices) {
   // The test's own loop device (bound by it, so no other test can take it
   // in between), with a 64 MiB byte limit and strict_limit 0.
-  TestFs fs(scratch.path() + "-nonstrict", "data=ordered", 64u << 20);
+  TestFs fs(scratch.path() + "/nonstrict", "data=ordered", 64u << 20);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   Shell("echo 0 > /sys/block/" + fs.DeviceName() + "/bdi/strict_limit");
   json doc = Run({"fsync", "--dir", fs.Dir(), "--background", "stream", "--count", "3",
@@ -217,7 +217,7 @@ TEST_F(FsyncMitigation, CleanupRestoresAKilledRunsMitigation) {
 // background reads while its rows run, and after each run the knob reads
 // what it read before, compared directly.
 TEST_F(FsyncMitigation, EachKnobReadsWhatItDidBeforeAfterItsRows) {
-  TestFs fs(scratch.path() + "-knobs", "data=ordered", 0);
+  TestFs fs(scratch.path() + "/knobs", "data=ordered", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   const std::string q = "/sys/block/" + fs.DeviceName() + "/";
   if (Slurp(q + "queue/wbt_lat_usec") == "0\n") Shell("echo 2000 > " + q + "queue/wbt_lat_usec");
@@ -310,7 +310,7 @@ TEST_F(FsyncMitigation, ADontcacheBackgroundHasItsRows) {
 // kill -9 in a bdi= or scheduler= row, then `writelab cleanup`: the
 // device's knobs read what they read before the run.
 TEST_F(FsyncMitigation, CleanupRestoresAKilledRunsBdiAndSchedulerMitigations) {
-  TestFs fs(scratch.path() + "-killed", "data=ordered", 0);
+  TestFs fs(scratch.path() + "/killed", "data=ordered", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   const std::string q = "/sys/block/" + fs.DeviceName() + "/";
   const bool bfq = Slurp(q + "queue/scheduler").find("bfq") != std::string::npos;

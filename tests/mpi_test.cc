@@ -445,7 +445,7 @@ TEST_F(Mpi, SurveyScalesFromRankZeroAloneToEveryRank) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: a loop-device ext4 of its own";
   RunResult r;
   {
-    TestFs fs(work.path() + "-fs", "data=ordered", 64u << 20);
+    TestFs fs(work.path() + "/fs", "data=ordered", 64u << 20);
     if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
     r = Mpirun(2, {"survey", "--dir", fs.Dir(), "--json", json_path, "-o", ""});
     for (const auto& entry : std::filesystem::directory_iterator(fs.Dir()))

@@ -176,7 +176,7 @@ TEST(Survey, RunsEveryExperimentAndRecommendsFromItsNumbers) {
   const std::string html_path = outputs.path() + "/out.html";
   RunResult r;
   {
-    TestFs fs(work.path() + "-fs", "data=ordered", 64u << 20);
+    TestFs fs(work.path() + "/fs", "data=ordered", 64u << 20);
     if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
     const std::string bdi = "/sys/block/" + fs.DeviceName() + "/bdi/";
     r = RunWritelab({"survey", "--dir", fs.Dir(), "--json", json_path, "-o", html_path});

@@ -125,7 +125,7 @@ class Top : public ::testing::Test {
 // final fdatasync) paused the big one for 24 to 128 ms in all, too little to
 // test against; under 4 MiB, 1.2 to 1.6 s in 300 to 400 pauses.
 TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStallsWhom) {
-  TestFs fs(work.path() + "-limited", "data=ordered", 4 << 20);
+  TestFs fs(work.path() + "/limited", "data=ordered", 4 << 20);
   ASSERT_TRUE(fs.ok()) << "could not make and mount a loop-device ext4";
   // The writers' throttling, their switches out and their wake-ups.
   FtraceInstance ftrace("top",
