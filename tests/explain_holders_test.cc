@@ -152,69 +152,96 @@ TEST_F(ExplainHolders, ALockWaitIsChargedToTheLocksHolder) {
       << err;
 }
 
-// What an ftrace instance of jbd2's commit_locking, handle_stats,
-// commit_flushing and handle_restart saw of one transaction: when its
-// commit locked it, when the last handle open on it stopped (the commit's
-// flushing), and whose handle stopped last in between (pid 0: none). A
-// restarted handle's stop is not traced; its restart onto the next
-// transaction is, once the commit has stopped waiting (the new handle may
-// not start before): a restart within 10 ms of the flushing names the
-// thread the commit waited for. Times in ms, the instance's clock.
+// What an ftrace instance of jbd2's commit_locking, commit_flushing and
+// handle_restart, and of the wake-ups of the journal's commit thread
+// (sched_waking, filtered on its pid, in the waker's context), saw of one
+// transaction: when its commit locked it, when the commit went on
+// (flushing), and who woke the commit's thread in between, when (pid 0:
+// no one): the thread whose handle was the last open on it, stopped or
+// restarted. Times in ms, the instance's clock.
 struct LockedTransaction {
-  double locked = 0, unlocked = 0;
+  double locked = 0, stopped = 0, unlocked = 0;
   long pid = 0;
   std::string comm;
-  bool restarted = false;  // pid's handle was restarted, not stopped
+  bool restarted = false;  // pid restarted its handle onto the next transaction
 };
+
+// The task (COMM-PID) of an ftrace line, before its CPU ("[001]").
+bool TaskOf(const std::string& line, long& pid, std::string& comm) {
+  const size_t cpu = line.find(" [");
+  if (cpu == std::string::npos) return false;
+  const std::string task = line.substr(0, cpu);
+  const size_t dash = task.rfind('-'), from = task.find_first_not_of(' ');
+  if (dash == std::string::npos || from == std::string::npos || from >= dash) return false;
+  pid = std::atol(task.c_str() + dash + 1);
+  comm = task.substr(from, dash - from);
+  return true;
+}
 
 std::map<long, LockedTransaction> LockedTransactionsOf(const std::string& trace,
                                                        const std::string& dev) {
   std::map<long, LockedTransaction> out;
+  LockedTransaction* now = nullptr;  // the transaction locked now
   for (const std::string& line : Split(trace, '\n')) {
-    const size_t event = line.find(": jbd2_");
-    const size_t cpu = line.find(" [");
-    if (event == std::string::npos || cpu == std::string::npos ||
-        line.find(" dev " + dev + " ") == std::string::npos)
-      continue;
+    long pid = 0;
+    std::string comm;
+    const size_t event = line.find(": ");
+    if (line.starts_with("#") || event == std::string::npos || !TaskOf(line, pid, comm)) continue;
     const double at = std::atof(line.c_str() + line.rfind(' ', event) + 1) * 1e3;
-    const std::string task = line.substr(0, cpu);
-    const size_t dash = task.rfind('-');
-    const bool stats = line.compare(event, 20, ": jbd2_handle_stats:") == 0;
-    const bool restart = line.compare(event, 22, ": jbd2_handle_restart:") == 0;
-    const size_t tid_at = line.find(stats || restart ? " tid " : " transaction ");
-    if (dash == std::string::npos || tid_at == std::string::npos) continue;
-    const long tid = std::atol(line.c_str() + tid_at + (stats || restart ? 5 : 13));
+    if (line.find(": sched_waking: ") != std::string::npos) {
+      if (now) now->pid = pid, now->comm = comm, now->stopped = at;
+      continue;
+    }
+    const bool restart = line.find(": jbd2_handle_restart: ") != std::string::npos;
+    const size_t tid_at = line.find(restart ? " tid " : " transaction ");
+    if (line.find(" dev " + dev + " ") == std::string::npos || tid_at == std::string::npos)
+      continue;
+    const long tid = std::atol(line.c_str() + tid_at + (restart ? 5 : 13));
     if (restart) {  // onto tid: the handle left tid - 1
       const auto left = out.find(tid - 1);
-      if (left != out.end() && left->second.unlocked && at - left->second.unlocked < 10) {
-        left->second.pid = std::atol(task.c_str() + dash + 1);
-        left->second.comm =
-            task.substr(task.find_first_not_of(' '), dash - task.find_first_not_of(' '));
+      if (left != out.end() && left->second.pid == pid && left->second.unlocked &&
+          at - left->second.unlocked < 10)
         left->second.restarted = true;
-      }
       continue;
     }
     LockedTransaction& t = out[tid];
-    if (line.compare(event, 22, ": jbd2_commit_locking:") == 0) t.locked = at;
-    if (line.compare(event, 23, ": jbd2_commit_flushing:") == 0 && t.locked) t.unlocked = at;
-    if (stats && t.locked && !t.unlocked) {
-      t.pid = std::atol(task.c_str() + dash + 1);
-      t.comm = task.substr(task.find_first_not_of(' '), dash - task.find_first_not_of(' '));
+    if (line.find(": jbd2_commit_locking: ") != std::string::npos) t.locked = at, now = &t;
+    if (line.find(": jbd2_commit_flushing: ") != std::string::npos && t.locked) {
+      t.unlocked = at;
+      if (now == &t) now = nullptr;
     }
   }
   return out;
 }
 
-// How long each handle holder's locked commits (as the trace saw them, the
-// last handle to stop named) overlapped the call: "handle-PID" -> ms.
+// The pid of the commit thread of dev's journal (jbd2/NAME-8), 0 if none.
+long JournalThreadOf(dev_t dev) {
+  std::error_code ec;
+  const std::string name =
+      std::filesystem::read_symlink(
+          "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev)), ec)
+          .filename()
+          .string();
+  if (ec || name.empty()) return 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") == std::string::npos &&
+        Slurp(e.path().string() + "/comm") == "jbd2/" + name + "-8\n")
+      return std::atol(pid.c_str());
+  }
+  return 0;
+}
+
+// How long each handle holder's locked commits (as the trace saw them: the
+// thread that woke the commit's, up to its wake-up) overlapped the call:
+// "handle-PID" -> ms.
 std::map<std::string, double> LockedOverlaps(const VictimCall& c,
                                              const std::map<long, LockedTransaction>& locked) {
   const double from = c.start / 1e6, to = (c.start + c.ns) / 1e6;
   std::map<std::string, double> seen;
   for (const auto& [tid, t] : locked)
-    if (t.pid && t.unlocked && std::min(to, t.unlocked) > std::max(from, t.locked))
-      seen["handle-" + std::to_string(t.pid)] +=
-          std::min(to, t.unlocked) - std::max(from, t.locked);
+    if (t.pid && t.unlocked && std::min(to, t.stopped) > std::max(from, t.locked))
+      seen["handle-" + std::to_string(t.pid)] += std::min(to, t.stopped) - std::max(from, t.locked);
   return seen;
 }
 
@@ -328,11 +355,13 @@ struct HeldRun {
 HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
                         const std::string& victim, const std::string& body) {
   HeldRun run;
+  const long commit_thread = JournalThreadOf(dev);
+  if (!commit_thread) return run.error = "no commit thread of the test bed's journal", run;
   FtraceInstance ftrace("blame-handle",
                         {{"jbd2/jbd2_commit_locking", ""},
                          {"jbd2/jbd2_commit_flushing", ""},
-                         {"jbd2/jbd2_handle_stats", ""},
-                         {"jbd2/jbd2_handle_restart", ""}},
+                         {"jbd2/jbd2_handle_restart", ""},
+                         {"sched/sched_waking", "pid == " + std::to_string(commit_thread)}},
                         "mono");
   if (!ftrace.ok()) return run.error = "could not make an ftrace instance", run;
   const std::string go = work + "/go", holders = work + "/holders";
@@ -368,7 +397,7 @@ HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
 // victim's fsyncs start commits, which lock their transaction and wait for
 // that handle: the victim's journal waits are charged to the holder's dd,
 // and checked per call against an ftrace instance of jbd2's own events on
-// the same clock (the last handle to stop while each commit was locked).
+// the same clock (the thread that woke each locked commit's thread).
 TEST_F(ExplainHolders, ACommitsWaitForAnOpenJournalHandleIsChargedToItsHolder) {
   TestFs fs(work.path() + "/handle", "data=ordered,nodelalloc", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
@@ -430,14 +459,14 @@ int DropFsMetadata(const std::string& dir, const std::string& device) {
 }
 
 // A long truncate restarts its journal handle as it goes, and jbd2 traces
-// no stop of a restarted handle: the commit it held up is woken by the
-// restart. On a data=ordered test bed, a holder (its reads of the device
-// slowed to 64 KiB/s) truncates four files of 8,000 extents each, whose
-// extent trees are read back from the device with the handle open; the
-// victim's fsyncs start commits that wait for it until it restarts. Each
-// such wait is charged to the truncate, checked per call against an ftrace
-// instance (the restart onto the next transaction right after the commit's
-// flushing).
+// no stop of a restarted handle. On a data=ordered test bed, a holder (its
+// reads of the device slowed to 64 KiB/s) truncates four files of 8,000
+// extents each, two at a time, whose extent trees are read back from the
+// device with their handles open; the victim's fsyncs start commits that
+// wait for both until each restarts, and then both restart onto the next
+// transaction in either order. Each such wait is charged to the truncate
+// whose handle stopped last, checked per call against an ftrace instance
+// (the truncate that woke the commit's thread).
 TEST_F(ExplainHolders, ACommitsWaitForARestartedJournalHandleIsChargedToItsHolder) {
   TestFs fs(work.path() + "/restart", "data=ordered", 0);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
@@ -458,8 +487,9 @@ TEST_F(ExplainHolders, ACommitsWaitForARestartedJournalHandleIsChargedToItsHolde
   const HeldRun run =
       RunBesideHolder(work.path(), *slow, st.st_dev, victim,
                       "i=0; while [ ! -e " + victim + " ] && [ $i -lt 1000 ]; do sleep 0.01; " +
-                          "i=$((i+1)); done; sleep 0.3; for f in" + files +
-                          "; do truncate -s 0 $f & echo $!; wait; done");
+                          "i=$((i+1)); done; sleep 0.3; set --" + files +
+                          "; while [ $# -ge 2 ]; do truncate -s 0 $1 & echo $!; truncate -s 0 $2 " +
+                          "& echo $!; wait; shift 2; done");
   ASSERT_TRUE(run.error.empty()) << run.error;
   size_t restarted = 0;  // locked waits of 50 ms or more that a restart ended
   for (const auto& [tid, t] : run.locked) restarted += t.restarted && t.unlocked - t.locked >= 50;

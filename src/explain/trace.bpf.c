@@ -303,72 +303,74 @@ int BPF_PROG(commit_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s*
 
 // ---- a commit's wait for the handles open on its transaction: once
 // locked, no handle may start on it and the commit waits until the open
-// ones stop; the thread whose handle stops last is the one it waited for
-// (a flusher stands for its file's dirtier, as a lock's holder does).
+// ones stop; the thread whose handle stops last is the one it waited for,
+// and it is the one that wakes the commit's thread (stop_this_handle's
+// wake-up of j_wait_updates), whether its handle stopped or was restarted
+// (a long truncate's: jbd2 traces no stop of it). A flusher stands for its
+// file's dirtier, as a lock's holder does.
 
-static __always_inline struct split_commit* CommitOf(journal_t* journal,
-                                                     transaction_t* transaction) {
-  __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
-  struct split_commit* c = bpf_map_lookup_elem(&split_commits, &dev);
+// The commit threads whose commit is locked now, each with its journal's
+// device (split_commits' key), and how many: a wake-up of the machine
+// looks no further while none is.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 128);
+  __type(key, __u32);
+  __type(value, __u32);
+} commit_threads SEC(".maps");
+volatile __s32 commits_locked = 0;
+
+static __always_inline struct split_commit* CommitOf(journal_t* journal, transaction_t* transaction,
+                                                     __u32* dev) {
+  *dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
+  struct split_commit* c = bpf_map_lookup_elem(&split_commits, dev);
   return c && c->tid == (__u64)BPF_CORE_READ(transaction, t_tid) ? c : 0;
 }
 
+// Runs in the commit's thread.
 SEC("tp_btf/jbd2_commit_locking")
 int BPF_PROG(commit_locking, journal_t* journal, transaction_t* transaction) {
-  struct split_commit* c = CommitOf(journal, transaction);
-  if (c) c->locked_ns = bpf_ktime_get_ns();
+  __u32 dev = 0;
+  struct split_commit* c = CommitOf(journal, transaction, &dev);
+  if (!c) return 0;
+  c->locked_ns = bpf_ktime_get_ns();
+  __u32 self = (__u32)bpf_get_current_pid_tgid();
+  if (bpf_map_update_elem(&commit_threads, &self, &dev, BPF_NOEXIST) == 0)
+    __sync_fetch_and_add(&commits_locked, 1);
+  else
+    bpf_map_update_elem(&commit_threads, &self, &dev, BPF_EXIST);  // its flushing was not seen
   return 0;
 }
 
 SEC("tp_btf/jbd2_commit_flushing")
 int BPF_PROG(commit_flushing, journal_t* journal, transaction_t* transaction) {
-  struct split_commit* c = CommitOf(journal, transaction);
+  __u32 self = (__u32)bpf_get_current_pid_tgid(), dev = 0;
+  if (bpf_map_delete_elem(&commit_threads, &self) == 0) __sync_fetch_and_add(&commits_locked, -1);
+  struct split_commit* c = CommitOf(journal, transaction, &dev);
   if (c && c->locked_ns && !c->unlocked_ns) c->unlocked_ns = bpf_ktime_get_ns();
   return 0;
 }
 
-// The current thread's handle on c stopped ns after c was locked: the
-// last so far.
-static __always_inline void HandleStopped(struct split_commit* c, __u64 ns) {
+// Every wake-up of the machine, in the waker's context: one load while no
+// traced commit is locked. A locked commit's thread woken: the waker's
+// handle was the last open on its transaction.
+SEC("tp_btf/sched_waking")
+int BPF_PROG(commit_waker, struct task_struct* p) {
+  if (!commits_locked) return 0;
+  __u32 pid = p->pid;
+  __u32* dev = bpf_map_lookup_elem(&commit_threads, &pid);
+  if (!dev) return 0;
+  struct split_commit* c = bpf_map_lookup_elem(&split_commits, dev);
+  if (!c || !c->locked_ns || c->unlocked_ns) return 0;
   struct task_struct* task = bpf_get_current_task_btf();
   struct split_lock_holder h = {};
-  h.ns = ns;
+  const __u64 now = bpf_ktime_get_ns();
+  h.ns = now > c->locked_ns ? now - c->locked_ns : 0;
   h.holder = SPLIT_LOCK_HELD;
   h.tgid = task->tgid;
   bpf_probe_read_kernel_str(h.comm, sizeof h.comm, &task->comm);
   LockFlusher(task, &h);
   c->handle = h;
-}
-
-// Every handle's stop on the machine: one lookup, and more only while its
-// transaction's commit waits for it.
-SEC("tp_btf/jbd2_handle_stats")
-int BPF_PROG(commit_handle, dev_t dev, tid_t tid) {
-  __u32 d = dev;
-  struct split_commit* c = bpf_map_lookup_elem(&split_commits, &d);
-  if (!c || !c->locked_ns || c->unlocked_ns || c->tid != (__u64)tid) return 0;
-  const __u64 now = bpf_ktime_get_ns();
-  HandleStopped(c, now > c->locked_ns ? now - c->locked_ns : 0);
-  return 0;
-}
-
-// A handle restarted (a long truncate's, as it goes) stops without a
-// trace; its restart is traced once the new handle started, on the next
-// transaction, which it could not before the commit of the one it left
-// stopped waiting. So a restart onto tid + 1 within RESTART_NS of that
-// commit's flushing, where no stop seen ended its wait (none within
-// TRACE_HANDLE_STOP_SLACK_NS of the flushing), names the thread it waited
-// for; the first such restart, where several handles were restarted.
-#define RESTART_NS 10000000ull
-SEC("tp_btf/jbd2_handle_restart")
-int BPF_PROG(commit_restart, dev_t dev, tid_t tid) {
-  __u32 d = dev;
-  struct split_commit* c = bpf_map_lookup_elem(&split_commits, &d);
-  if (!c || !c->locked_ns || !c->unlocked_ns || c->tid + 1 != (__u64)tid) return 0;
-  const __u64 now = bpf_ktime_get_ns(), waited = c->unlocked_ns - c->locked_ns;
-  if (now > c->unlocked_ns + RESTART_NS) return 0;
-  if (c->handle.holder && c->handle.ns + TRACE_HANDLE_STOP_SLACK_NS >= waited) return 0;
-  HandleStopped(c, waited);
   return 0;
 }
 

@@ -157,11 +157,6 @@ struct trace_stats_event {
 #define TRACE_CAUSE_HANDLE 7  // a journal handle held by a thread of a process (tgid)
 #define TRACE_CAUSE_HANDLE_FLUSHER \
   8  // a journal handle held by a flusher writing back pages a process (tgid) dirtied
-// A commit's wait for its open handles ends this long at most after the
-// last stop seen (the commit thread's wake-up): a longer rest was for a
-// handle not seen to stop (user space), and a restart may name it (BPF).
-#define TRACE_HANDLE_STOP_SLACK_NS 1000000ull
-
 struct trace_charge {
   __u32 tgid;   // TRACE_CAUSE_PROCESS: the process (0 otherwise)
   __u16 cause;  // TRACE_CAUSE_*

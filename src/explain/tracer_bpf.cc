@@ -84,8 +84,7 @@ std::string MissingOn(const btf* vmlinux, TracePart p) {
       return need("block_rq_issue", nullptr) + need("block_rq_insert", nullptr);
     case TracePart::kJournal:  // a program on a point the kernel lacks would fail the load
       return need("jbd2_start_commit", nullptr) + need("jbd2_commit_locking", nullptr) +
-             need("jbd2_commit_flushing", nullptr) + need("jbd2_handle_stats", nullptr) +
-             need("jbd2_handle_restart", nullptr);
+             need("jbd2_commit_flushing", nullptr) + need("sched_waking", "task_struct");
     case TracePart::kConversions:
       return need("ext4_ext_handle_unwritten_extents", nullptr);
     case TracePart::kUring:

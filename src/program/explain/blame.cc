@@ -176,11 +176,13 @@ void BlameIndex::AddDirtied(const TraceCall& c, Bytes& into) const {
 }
 
 // The commits of c's file system that waited for an open handle while c
-// ran: the part of c's journal waits inside each such wait (at most
-// journal_ns in all) charged to the holder of the last handle seen to stop,
-// up to that stop; a wait that went on past it (or with no stop seen) by
-// more than kHandleStopSlackNs was for a handle not seen to stop (a
-// restarted one), said as not charged. Returns what it accounted for.
+// ran: the part of c inside each such wait (at most journal_ns in all: the
+// split keeps how long c waited for the journal, not when) charged to the
+// holder of the last handle to stop (the thread that woke the commit's),
+// up to that stop and the commit thread's wake-up after it (at most
+// kHandleStopSlackNs); a longer rest is left to the commit's bytes. A
+// locked wait with no stop seen, longer than the slack, is said as not
+// charged. Returns what it accounted for.
 uint64_t BlameIndex::ChargeHandles(const TraceCall& c, uint64_t journal_ns,
                                    std::map<CulpritId, CallBlame::Share>& shares,
                                    CallBlame& b) const {
@@ -198,22 +200,23 @@ uint64_t BlameIndex::ChargeHandles(const TraceCall& c, uint64_t journal_ns,
        w != it->second.end() && (*w)->t0 <= CallEndNs(c) && done < journal_ns; ++w) {
     const ChargeWindow& x = **w;
     if (!x.locked_ns) continue;
-    const bool seen = x.handle.holder != SPLIT_LOCK_UNSEEN;
-    const uint64_t stop = x.locked_ns + (seen ? x.handle.ns : 0);
-    const uint64_t until =
-        x.unlocked_ns > stop + kHandleStopSlackNs ? stop : std::max(stop, x.unlocked_ns);
-    if (const uint64_t ns = seen ? take(x.locked_ns, until) : 0) {
+    if (x.handle.holder == SPLIT_LOCK_UNSEEN) {
+      if (x.unlocked_ns > x.locked_ns + kHandleStopSlackNs)
+        if (const uint64_t ns = take(x.locked_ns, x.unlocked_ns)) {
+          b.unattributed["journal commit locked with no handle seen to stop"] += BlameMs(ns);
+          b.unattributed_ms += BlameMs(ns);
+        }
+      continue;
+    }
+    const uint64_t stop = x.locked_ns + x.handle.ns;
+    const uint64_t until = std::max(stop, std::min(x.unlocked_ns, stop + kHandleStopSlackNs));
+    if (const uint64_t ns = take(x.locked_ns, until)) {
       const CulpritId who = HandleCulprit(x.handle);
       CallBlame::Share& s = shares[who];
       s.who = who;
       if (s.comm.empty()) s.comm = x.handle.comm;
       s.ms += BlameMs(ns);
     }
-    if (x.unlocked_ns > until)
-      if (const uint64_t ns = take(until, x.unlocked_ns)) {
-        b.unattributed["journal commit waiting for a handle not seen to stop"] += BlameMs(ns);
-        b.unattributed_ms += BlameMs(ns);
-      }
   }
   return done;
 }

@@ -70,9 +70,10 @@ struct CulpritWrites {
 // the dirty pages it was paused for.
 inline constexpr uint64_t kThrottleLookbackNs = 1'000'000'000;
 
-// TRACE_HANDLE_STOP_SLACK_NS (explain/trace_counters.h), as the BPF
-// program's restart rule reads it.
-inline constexpr uint64_t kHandleStopSlackNs = TRACE_HANDLE_STOP_SLACK_NS;
+// A commit's thread runs this long at most after the last handle on its
+// locked transaction stopped (its wake-up), charged to that handle's
+// holder with the wait; a longer rest is the commit's own time.
+inline constexpr uint64_t kHandleStopSlackNs = 1'000'000;
 
 // A call's blocked time, charged.
 struct CallBlame {

@@ -278,24 +278,25 @@ TEST(Blame, AHandleAFlusherHeldIsChargedToWhoDirtiedItsFile) {
             "a journal handle held by a flusher writing back pages of self (pid 42)");
 }
 
-TEST(Blame, AWaitPastTheLastHandleSeenToStopIsNotCharged) {
-  // The last stop seen at 12 ms; the commit waited on to 30 (a restarted
-  // handle, whose stop jbd2 does not trace): 2 ms to the holder, 18 said.
+TEST(Blame, TheCommitsOwnTimeAfterTheLastHandleStoppedIsItsBytes) {
+  // The last handle stopped at 12 ms (it woke the commit's thread); the
+  // commit stayed locked to 30, its own work: the holder has its wait and 1
+  // ms of the thread's wake-up, 3 ms; the commit's bytes the other 22.
   const std::vector<ChargeWindow> late = {LockedCommit(1, 12, 30, SPLIT_LOCK_HELD, 99, "rm")};
-  // The call's other 5 ms: the commit's own blocks.
   const CallBlame b = BlameIndex(late).Of(Call(10, 25, SPLIT_JOURNAL, 25), kDisk);
   ASSERT_EQ(b.shares.size(), 2u);
+  EXPECT_EQ(b.shares[0].who.cause, TRACE_CAUSE_JOURNAL);
+  EXPECT_NEAR(b.shares[0].ms, 22, 1e-9);
   EXPECT_EQ(b.shares[1].who, (CulpritId{TRACE_CAUSE_HANDLE, 99}));
-  EXPECT_NEAR(b.shares[1].ms, 2, 1e-9);
-  EXPECT_NEAR(b.shares[0].ms, 5, 1e-9);
-  EXPECT_NEAR(b.unattributed.at("journal commit waiting for a handle not seen to stop"), 18, 1e-9);
+  EXPECT_NEAR(b.shares[1].ms, 3, 1e-9);
+  EXPECT_TRUE(b.unattributed.empty());
   // Within the slack of the commit thread's wake-up, the holder's.
   const std::vector<ChargeWindow> prompt = {LockedCommit(1, 29, 30, SPLIT_LOCK_HELD, 99, "rm")};
   EXPECT_NEAR(BlameIndex(prompt).Of(Call(10, 25, SPLIT_JOURNAL, 25), kDisk).shares[0].ms, 20, 1e-9);
   // No stop seen at all: the whole wait said.
   const std::vector<ChargeWindow> none = {LockedCommit(1, 1, 30, SPLIT_LOCK_UNSEEN, 0, "")};
   const CallBlame n = BlameIndex(none).Of(Call(10, 25, SPLIT_JOURNAL, 25), kDisk);
-  EXPECT_NEAR(n.unattributed.at("journal commit waiting for a handle not seen to stop"), 20, 1e-9);
+  EXPECT_NEAR(n.unattributed.at("journal commit locked with no handle seen to stop"), 20, 1e-9);
 }
 
 TEST(Blame, BytesBeyondTheNamedCulpritsAreOthers) {
