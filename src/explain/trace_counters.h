@@ -157,6 +157,7 @@ struct trace_stats_event {
 #define TRACE_CAUSE_HANDLE 7  // a journal handle held by a thread of a process (tgid)
 #define TRACE_CAUSE_HANDLE_FLUSHER \
   8  // a journal handle held by a flusher writing back pages a process (tgid) dirtied
+
 struct trace_charge {
   __u32 tgid;   // TRACE_CAUSE_PROCESS: the process (0 otherwise)
   __u16 cause;  // TRACE_CAUSE_*
