@@ -238,6 +238,12 @@ int BPF_PROG(bio_queue, struct bio* bio) {
 
 // ---- journal commits and extent conversions on the scope's file systems
 
+// How many traced commits are locked now (commit_locking below): a wake-up
+// of the machine looks no further while none is. A commit whose flushing
+// was not seen is let go at its end; one whose end was not seen either
+// stays counted, and only the fast path is lost.
+volatile __s32 commits_locked = 0;
+
 SEC("tp_btf/jbd2_start_commit")
 int BPF_PROG(commit_start, journal_t* journal, transaction_t* transaction) {
   __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
@@ -260,6 +266,7 @@ int BPF_PROG(commit_end, journal_t* journal, transaction_t* transaction) {
   __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
   struct split_commit open;
   if (!OnFs(dev) || !SplitCommitEnd(dev, &open)) return 0;
+  if (open.locked_ns && !open.unlocked_ns) __sync_fetch_and_add(&commits_locked, -1);
   BlameClose(dev, TRACE_CHARGE_COMMIT, 0, open.start_ns, bpf_ktime_get_ns(), &open);
   struct trace_totals* t = Totals();
   if (!t) return 0;
@@ -309,45 +316,28 @@ int BPF_PROG(commit_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s*
 // (a long truncate's: jbd2 traces no stop of it). A flusher stands for its
 // file's dirtier, as a lock's holder does.
 
-// The commit threads whose commit is locked now, each with its journal's
-// device (split_commits' key), and how many: a wake-up of the machine
-// looks no further while none is.
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 128);
-  __type(key, __u32);
-  __type(value, __u32);
-} commit_threads SEC(".maps");
-volatile __s32 commits_locked = 0;
-
-static __always_inline struct split_commit* CommitOf(journal_t* journal, transaction_t* transaction,
-                                                     __u32* dev) {
-  *dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
-  struct split_commit* c = bpf_map_lookup_elem(&split_commits, dev);
+static __always_inline struct split_commit* CommitOf(journal_t* journal,
+                                                     transaction_t* transaction) {
+  __u32 dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
+  struct split_commit* c = bpf_map_lookup_elem(&split_commits, &dev);
   return c && c->tid == (__u64)BPF_CORE_READ(transaction, t_tid) ? c : 0;
 }
 
-// Runs in the commit's thread.
 SEC("tp_btf/jbd2_commit_locking")
 int BPF_PROG(commit_locking, journal_t* journal, transaction_t* transaction) {
-  __u32 dev = 0;
-  struct split_commit* c = CommitOf(journal, transaction, &dev);
-  if (!c) return 0;
+  struct split_commit* c = CommitOf(journal, transaction);
+  if (!c || c->locked_ns) return 0;
   c->locked_ns = bpf_ktime_get_ns();
-  __u32 self = (__u32)bpf_get_current_pid_tgid();
-  if (bpf_map_update_elem(&commit_threads, &self, &dev, BPF_NOEXIST) == 0)
-    __sync_fetch_and_add(&commits_locked, 1);
-  else
-    bpf_map_update_elem(&commit_threads, &self, &dev, BPF_EXIST);  // its flushing was not seen
+  __sync_fetch_and_add(&commits_locked, 1);
   return 0;
 }
 
 SEC("tp_btf/jbd2_commit_flushing")
 int BPF_PROG(commit_flushing, journal_t* journal, transaction_t* transaction) {
-  __u32 self = (__u32)bpf_get_current_pid_tgid(), dev = 0;
-  if (bpf_map_delete_elem(&commit_threads, &self) == 0) __sync_fetch_and_add(&commits_locked, -1);
-  struct split_commit* c = CommitOf(journal, transaction, &dev);
-  if (c && c->locked_ns && !c->unlocked_ns) c->unlocked_ns = bpf_ktime_get_ns();
+  struct split_commit* c = CommitOf(journal, transaction);
+  if (!c || !c->locked_ns || c->unlocked_ns) return 0;
+  c->unlocked_ns = bpf_ktime_get_ns();
+  __sync_fetch_and_add(&commits_locked, -1);
   return 0;
 }
 
@@ -358,7 +348,7 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(commit_waker, struct task_struct* p) {
   if (!commits_locked) return 0;
   __u32 pid = p->pid;
-  __u32* dev = bpf_map_lookup_elem(&commit_threads, &pid);
+  __u32* dev = bpf_map_lookup_elem(&journal_threads, &pid);  // a commit's thread
   if (!dev) return 0;
   struct split_commit* c = bpf_map_lookup_elem(&split_commits, dev);
   if (!c || !c->locked_ns || c->unlocked_ns) return 0;
