@@ -78,12 +78,17 @@ std::string Filter(const RunFilter& f, std::vector<std::string>& args) {
   return where;
 }
 
-// The pragmas every connection sets. WAL lets readers and one writer work
-// at once and survives a crash mid-append; the busy timeout makes a second
-// writer wait for the first instead of failing.
-Status Configure(sqlite3* db, const std::string& path) {
+// The busy timeout makes a second connection wait for the first instead of
+// failing: set before anything is read (the first read of a WAL file no
+// connection has open rebuilds its index, under a lock).
+void WaitWhenBusy(sqlite3* db) {
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   sqlite3_extended_result_codes(db, 1);
+}
+
+// The pragmas every connection sets. WAL lets readers and one writer work
+// at once and survives a crash mid-append.
+Status Configure(sqlite3* db, const std::string& path) {
   auto st = Statement::Prepare(db, "PRAGMA journal_mode = WAL", "history " + path);
   if (!st) return std::unexpected(st.error());
   auto row = st->Step();
@@ -104,8 +109,7 @@ Result<HistoryStore> HistoryStore::OpenReadOnly(const HistoryLocation& where) {
   auto db = OpenHistoryFile(where, false, true);
   if (!db) return std::unexpected(db.error());
   const std::string path = HistoryPathAsGiven(where.path);
-  sqlite3_busy_timeout(db->get(), kBusyTimeoutMs);
-  sqlite3_extended_result_codes(db->get(), 1);
+  WaitWhenBusy(db->get());
   if (Status s = CheckHistoryFile(db->get(), path, kHistorySchemaVersion, true); !s)
     return std::unexpected(s.error());
   return HistoryStore(std::move(*db), path);
@@ -113,6 +117,7 @@ Result<HistoryStore> HistoryStore::OpenReadOnly(const HistoryLocation& where) {
 
 Result<HistoryStore> HistoryStore::Over(SqliteDb db, std::string path,
                                         std::span<const Migration> steps) {
+  WaitWhenBusy(db.get());
   // Whose the file is, before its journal mode is touched: another
   // program's SQLite file is never switched to WAL.
   if (Status s = CheckHistoryFile(db.get(), path, steps.empty() ? 0 : steps.back().version, false);
