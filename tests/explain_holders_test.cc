@@ -99,7 +99,9 @@ TEST_F(ExplainHolders, ALockWaitIsChargedToTheLocksHolder) {
             victim + " if=/dev/zero of=" + file +
             " bs=4k count=1 seek=$i conv=notrunc status=none; sleep 0.05; done; wait' 2>" +
             work.path() + "/err.txt; echo rc=$?");
-  const std::map<long, double> observed = LockWaitsOf(ftrace.Stop(), "wl_lockvictim");
+  const std::string trace = ftrace.Stop();
+  ASSERT_FALSE(OverwroteEvents(trace)) << "the ftrace instance overwrote events";
+  const std::map<long, double> observed = LockWaitsOf(trace, "wl_lockvictim");
   ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
   long holder = 0;
   ASSERT_EQ(std::sscanf(out.c_str(), "holder %ld", &holder), 1) << out;
@@ -377,9 +379,11 @@ HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
             " bs=4k count=1 oflag=append conv=notrunc,fsync status=none; sleep 0.1; done' 2>" +
             work + "/err.txt; echo rc=$?");
   for (int i = 0; i < 1000 && Slurp(holders).find("done") == std::string::npos; ++i) usleep(10'000);
-  run.locked = LockedTransactionsOf(ftrace.Stop(),
-                                    std::to_string(major(dev)) + "," + std::to_string(minor(dev)));
+  const std::string trace = ftrace.Stop();
+  run.locked =
+      LockedTransactionsOf(trace, std::to_string(major(dev)) + "," + std::to_string(minor(dev)));
   run.err = Slurp(work + "/err.txt");
+  if (OverwroteEvents(trace)) return run.error = "the ftrace instance overwrote events", run;
   if (out.find("rc=0") == std::string::npos) return run.error = out + run.err, run;
   if (Slurp(holders).find("done") == std::string::npos)
     return run.error = "the holder did not end: " + Slurp(holders), run;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -66,5 +67,17 @@ class FtraceInstance {
   std::string dir_;
   BedStep step_ = 0;
 };
+
+// Whether a trace's text (FtraceInstance::Stop) says its buffer overwrote
+// events: the header's entries kept against entries written. An observer
+// that lost events cannot judge what it did not see.
+inline bool OverwroteEvents(const std::string& trace) {
+  const size_t at = trace.find("# entries-in-buffer/entries-written: ");
+  unsigned long kept = 0, written = 0;
+  return at == std::string::npos ||
+         std::sscanf(trace.c_str() + at, "# entries-in-buffer/entries-written: %lu/%lu", &kept,
+                     &written) != 2 ||
+         kept != written;
+}
 
 }  // namespace writelab::testing

@@ -61,17 +61,12 @@ long FieldOf(const std::string& rest, const char* name) {
   return at == std::string::npos ? -1 : std::stol(rest.substr(at + std::strlen(name)));
 }
 
-std::map<long, Paused> PausesOf(const std::string& trace, bool* lost) {
+std::map<long, Paused> PausesOf(const std::string& trace) {
   std::map<long, Paused> out;
   std::map<long, bool> armed;
   std::map<long, double> asleep_since;
   std::istringstream in(trace);
   for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("# entries-in-buffer/entries-written:")) {
-      unsigned long kept = 0, written = 0;
-      std::sscanf(line.c_str(), "# entries-in-buffer/entries-written: %lu/%lu", &kept, &written);
-      *lost = kept != written;
-    }
     if (line.empty() || line[0] == '#') continue;
     double ts = 0;
     std::string rest;
@@ -149,9 +144,9 @@ TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStalls
   sleep(1);
   Shell("kill -INT " + top_pid + "; for i in $(seq 300); do kill -0 " + top_pid +
         " 2>/dev/null || break; sleep 0.1; done");
-  bool lost = false;
-  const std::map<long, Paused> paused = PausesOf(ftrace.Stop(), &lost);
-  ASSERT_FALSE(lost) << "the ftrace instance overwrote events";
+  const std::string trace = ftrace.Stop();
+  ASSERT_FALSE(OverwroteEvents(trace)) << "the ftrace instance overwrote events";
+  const std::map<long, Paused> paused = PausesOf(trace);
   ASSERT_TRUE(std::filesystem::exists(doc_path))
       << "top's stderr: " << Slurp(err) << "; pid " << top_pid << ": "
       << Shell("kill -0 " + top_pid + " 2>&1 && echo still running; dmesg | tail -n 3");
