@@ -339,6 +339,32 @@ std::unique_ptr<OwnCgroup> SlowReadsCgroup(dev_t dev, uint64_t bps, std::string&
   return nullptr;
 }
 
+// A test bed of the test's own and a cgroup whose reads of its device are
+// slowed to read_bps, the holder's place: skip says why there is none where
+// the machine lacks a part, error why there is none otherwise.
+struct SlowBed {
+  std::unique_ptr<TestFs> fs;
+  std::unique_ptr<OwnCgroup> slow;
+  dev_t dev = 0;
+  std::string skip, error;
+};
+
+SlowBed MakeSlowBed(const std::string& base, const std::string& options, uint64_t read_bps) {
+  SlowBed b;
+  b.fs = std::make_unique<TestFs>(base, options, 0);
+  struct stat st {};
+  if (!b.fs->ok())
+    b.skip = "could not make and mount a loop-device ext4";
+  else if (stat(b.fs->Dir().c_str(), &st) != 0)
+    b.error = "stat " + b.fs->Dir();
+  if (!b.skip.empty() || !b.error.empty()) return b;
+  b.dev = st.st_dev;
+  std::string why;
+  b.slow = SlowReadsCgroup(b.dev, read_bps, why);
+  if (!b.slow) b.skip = "no io controller to slow one process's reads: " + why;
+  return b;
+}
+
 // A victim's fsyncs under explain beside a holder: what explain and an
 // ftrace instance of jbd2's events saw.
 struct HeldRun {
@@ -350,10 +376,11 @@ struct HeldRun {
 };
 
 // The holder (sh running body, which prints the PID of each process of its
-// that holds a handle, and waits for nothing for ever) starts once it is in
-// slow; the victim, under
-// explain, appends 4 KiB to victim and fsyncs, 25 times 100 ms apart. The
-// holder is let go whatever happens, so that it never waits forever.
+// that holds a handle) starts once it is in slow and the victim's first
+// fsync under explain has made victim (10 s at most: explain's start would
+// otherwise eat the handles it holds); the victim, under explain, appends 4
+// KiB to victim and fsyncs, 25 times 100 ms apart. The holder is let go
+// whatever happens, so that it never waits forever.
 HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
                         const std::string& victim, const std::string& body) {
   HeldRun run;
@@ -367,8 +394,10 @@ HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
                         "mono");
   if (!ftrace.ok()) return run.error = "could not make an ftrace instance", run;
   const std::string go = work + "/go", holders = work + "/holders";
-  const std::string holder = Shell("sh -c 'while [ ! -e " + go + " ]; do sleep 0.01; done; " +
-                                   body + "; echo done' > " + holders + " 2>&1 & echo $!");
+  const std::string holder =
+      Shell("sh -c 'while [ ! -e " + go + " ]; do sleep 0.01; done; i=0; while [ ! -e " + victim +
+            " ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; " + body + "; echo done' > " +
+            holders + " 2>&1 & echo $!");
   const bool placed = slow.Place(static_cast<pid_t>(std::atol(holder.c_str()))).has_value();
   Shell("touch " + go);
   if (!placed) return run.error = "the holder could not be moved into " + slow.path(), run;
@@ -394,8 +423,7 @@ HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
 }
 
 // On a data=ordered,nodelalloc test bed, a holder (outside explain's scope,
-// its reads of the device slowed to 8 KiB/s; started once the victim's
-// first fsync under explain made its file) writes one byte into each of
+// its reads of the device slowed to 8 KiB/s) writes one byte into each of
 // eight 4 KiB blocks that are not in the page cache: ext4 reads each block
 // back with the write's journal handle open, for about half a second. The
 // victim's fsyncs start commits, which lock their transaction and wait for
@@ -403,25 +431,21 @@ HeldRun RunBesideHolder(const std::string& work, OwnCgroup& slow, dev_t dev,
 // and checked per call against an ftrace instance of jbd2's own events on
 // the same clock (the thread that woke each locked commit's thread).
 TEST_F(ExplainHolders, ACommitsWaitForAnOpenJournalHandleIsChargedToItsHolder) {
-  TestFs fs(work.path() + "/handle", "data=ordered,nodelalloc", 0);
-  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
-  struct stat st {};
-  ASSERT_EQ(stat(fs.Dir().c_str(), &st), 0);
-  std::string why;
-  std::unique_ptr<OwnCgroup> slow = SlowReadsCgroup(st.st_dev, 8192, why);
-  if (!slow) GTEST_SKIP() << "no io controller to slow one process's reads: " << why;
+  const SlowBed bed = MakeSlowBed(work.path() + "/handle", "data=ordered,nodelalloc", 8192);
+  if (!bed.skip.empty()) GTEST_SKIP() << bed.skip;
+  ASSERT_TRUE(bed.error.empty()) << bed.error;
+  const TestFs& fs = *bed.fs;
   const std::string data = fs.Path("held"), victim = fs.Path("victim");
   Shell("dd if=/dev/urandom of=" + data + " bs=1M count=16 conv=fsync status=none");
   const int fd = open(data.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
   close(fd);
-  const HeldRun run = RunBesideHolder(
-      work.path(), *slow, st.st_dev, victim,
-      "i=0; while [ ! -e " + victim + " ] && [ $i -lt 1000 ]; do sleep 0.01; " +
-          "i=$((i+1)); done; for k in 1 2 3 4 5 6 7 8; do dd if=/dev/zero of=" + data +
-          " bs=1 count=1 seek=$((k*65536+1)) conv=notrunc status=none & echo $!; "
-          "wait; done");
+  const HeldRun run =
+      RunBesideHolder(work.path(), *bed.slow, bed.dev, victim,
+                      "for k in 1 2 3 4 5 6 7 8; do dd if=/dev/zero of=" + data +
+                          " bs=1 count=1 seek=$((k*65536+1)) conv=notrunc status=none & echo $!; "
+                          "wait; done");
   ASSERT_TRUE(run.error.empty()) << run.error;
   CheckHandleCharges(run.calls, run.locked, run.held, 100);
   // What a person reads: a slow fsync's line, or the type's diagnosis where
@@ -472,13 +496,10 @@ int DropFsMetadata(const std::string& dir, const std::string& device) {
 // whose handle stopped last, checked per call against an ftrace instance
 // (the truncate that woke the commit's thread).
 TEST_F(ExplainHolders, ACommitsWaitForARestartedJournalHandleIsChargedToItsHolder) {
-  TestFs fs(work.path() + "/restart", "data=ordered", 0);
-  if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
-  struct stat st {};
-  ASSERT_EQ(stat(fs.Dir().c_str(), &st), 0);
-  std::string why;
-  std::unique_ptr<OwnCgroup> slow = SlowReadsCgroup(st.st_dev, 65536, why);
-  if (!slow) GTEST_SKIP() << "no io controller to slow one process's reads: " << why;
+  const SlowBed bed = MakeSlowBed(work.path() + "/restart", "data=ordered", 65536);
+  if (!bed.skip.empty()) GTEST_SKIP() << bed.skip;
+  ASSERT_TRUE(bed.error.empty()) << bed.error;
+  const TestFs& fs = *bed.fs;
   std::string files;
   for (const char* name : {"f0", "f1", "f2", "f3"}) {
     ASSERT_TRUE(MakeFragmentedFile(fs.Path(name), 8000)) << fs.Path(name);
@@ -489,9 +510,8 @@ TEST_F(ExplainHolders, ACommitsWaitForARestartedJournalHandleIsChargedToItsHolde
   ASSERT_EQ(dropped, 0) << std::strerror(dropped);
   const std::string victim = fs.Path("victim");
   const HeldRun run =
-      RunBesideHolder(work.path(), *slow, st.st_dev, victim,
-                      "i=0; while [ ! -e " + victim + " ] && [ $i -lt 1000 ]; do sleep 0.01; " +
-                          "i=$((i+1)); done; sleep 0.3; set --" + files +
+      RunBesideHolder(work.path(), *bed.slow, bed.dev, victim,
+                      "sleep 0.3; set --" + files +
                           "; while [ $# -ge 2 ]; do truncate -s 0 $1 & echo $!; truncate -s 0 $2 " +
                           "& echo $!; wait; shift 2; done");
   ASSERT_TRUE(run.error.empty()) << run.error;
