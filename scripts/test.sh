@@ -76,6 +76,9 @@ undo_leftovers() {
   remove_dead_tracers
   remove_dead_captures
 }
+# pid_gone PID: PID is a number, and no process has it (the sweeps below
+# leave whatever a live process may still use).
+pid_gone() { [[ $1 =~ ^[0-9]+$ ]] && ! kill -0 "$1" 2>/dev/null; }
 # A killed test's captured output (tests/harness.h's RunProgram: made by
 # mkostemp as writelab-test-capture-PID-XXXXXX in /tmp), removed once no
 # process has its PID; only root's own plain files.
@@ -85,8 +88,7 @@ remove_dead_captures() {
     [ -f "$f" ] && [ ! -L "$f" ] && [ -O "$f" ] || continue
     pid=${f%-??????}
     pid=${pid##*-}
-    [[ $pid =~ ^[0-9]+$ ]] || continue
-    kill -0 "$pid" 2>/dev/null && continue
+    pid_gone "$pid" || continue
     rm -f -- "$f"
   done
 }
@@ -97,8 +99,7 @@ remove_dead_tracers() {
   for d in /sys/kernel/tracing/instances/split_tracer_[0-9]*; do
     [ -d "$d" ] || continue
     pid=${d##*_}
-    [[ $pid =~ ^[0-9]+$ ]] || continue
-    kill -0 "$pid" 2>/dev/null && continue
+    pid_gone "$pid" || continue
     echo "removing $d (a killed test observer's ftrace instance)"
     rmdir "$d" || echo "(could not remove $d)"
   done
@@ -113,8 +114,7 @@ remove_dead_scratch() {
     [ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ] || continue
     pid=${d%-??????}
     pid=${pid##*-}
-    [[ $pid =~ ^[0-9]+$ ]] || continue
-    kill -0 "$pid" 2>/dev/null && continue
+    pid_gone "$pid" || continue
     echo "removing $d (a killed test's scratch directory)"
     rm -rf --one-file-system -- "$d" || echo "(could not remove all of $d)"
   done
