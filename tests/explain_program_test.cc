@@ -157,6 +157,7 @@ TEST_F(ExplainProgram, AttachesToARunningProcessForADuration) {
     execl(WRITELAB_WRITERS_BINARY, "writers", "fsync", f.c_str(), "1000", "20", nullptr);
     _exit(127);
   }
+  ASSERT_GT(pid, 0) << "fork";  // never kill(-1) below
   usleep(200'000);
   json doc = Explain({"--pid", std::to_string(pid), "--duration", "1s"});
   EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "the process goes on";
@@ -342,6 +343,7 @@ TEST_F(ExplainProgram, UserRunsTheCommandAsThatUser) {
 TEST_F(ExplainProgram, APidThatExitsAtOnceIsOneLineAndExitTwo) {
   pid_t pid = fork();
   if (pid == 0) _exit(0);
+  ASSERT_GT(pid, 0) << "fork";
   usleep(100'000);  // exited, and not reaped until the end of the test
   RunResult r = RunWritelab({"explain", "--quiet", "--pid", std::to_string(pid)});
   waitpid(pid, nullptr, 0);
@@ -358,6 +360,7 @@ TEST_F(ExplainProgram, APidThatExitsAtOnceIsOneLineAndExitTwo) {
 TEST_F(ExplainProgram, APidWhoseNumberWentToALaterProcessIsRefused) {
   pid_t target = fork();
   if (target == 0) _exit(0);
+  ASSERT_GT(target, 0) << "fork";
   waitpid(target, nullptr, 0);  // reaped: its number is free
   const std::string pidfile = work.path() + "/newcomer.pid";
   const std::string script =
@@ -370,7 +373,12 @@ TEST_F(ExplainProgram, APidWhoseNumberWentToALaterProcessIsRefused) {
   for (int attempt = 0; attempt < 20 && newcomer != target; ++attempt) {
     r = RunProgram("/bin/sh", {"-c", script});
     newcomer = std::stoi(Slurp(pidfile));
-    kill(newcomer, SIGKILL);  // writelab's child once the shell became writelab
+    // writelab's child once the shell became writelab: killed only while
+    // that number is still the writer's (never a process that took it since).
+    if (newcomer > 1 &&
+        Slurp("/proc/" + std::to_string(newcomer) + "/cmdline").find(work.path() + "/newcomer") !=
+            std::string::npos)
+      kill(newcomer, SIGKILL);
   }
   ASSERT_EQ(newcomer, target) << "the number was never handed out again";
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -402,6 +410,7 @@ TEST_F(ExplainProgram, APidReusedAfterTheProcessEndsIsNotFollowed) {
     execl("/bin/sleep", "sleep", "1", nullptr);
     _exit(127);
   }
+  ASSERT_GT(target, 0) << "fork";
   const auto start = std::chrono::steady_clock::now();
   RunResult r;
   std::thread explain([&] {
@@ -425,8 +434,7 @@ TEST_F(ExplainProgram, APidReusedAfterTheProcessEndsIsNotFollowed) {
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const bool reused = impostor == target;
-  kill(impostor, SIGKILL);
-  waitpid(impostor, nullptr, 0);
+  if (impostor > 0) kill(impostor, SIGKILL), waitpid(impostor, nullptr, 0);  // never kill(-1)
   ASSERT_TRUE(reused) << "the number was never handed out again";
   EXPECT_LT(took, 2.5) << "explain followed the newcomer, which writes for 2 s";
   if (r.exit_code == 2) {  // refused: ended before writelab watched it (or even looked)

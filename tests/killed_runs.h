@@ -63,6 +63,7 @@ inline std::vector<json> KillOnceJournaled(const std::vector<std::string>& args,
     execv(WRITELAB_BINARY, argv.data());
     _exit(127);
   }
+  if (pid < 0) return {};  // a failed fork: no journal (and never kill(-1))
   std::vector<json> steps;
   for (int i = 0; i < 600; ++i) {
     usleep(100'000);

@@ -301,6 +301,7 @@ TEST_F(Testbeds, CleanupUndoesTheBedOfAKilledTest) {
     pause();
     _exit(0);
   }
+  ASSERT_GT(child, 0) << "fork";  // never kill(-1) below
   close(ready[1]);
   std::string said;
   char buf[64];

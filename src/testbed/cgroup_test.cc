@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -40,6 +41,7 @@ pid_t StartSleeper() {
   if (pid == 0) {
     for (;;) pause();
   }
+  if (pid < 0) std::abort();  // a failed fork: never kill(-1) or waitpid(-1) later
   return pid;
 }
 
@@ -210,6 +212,7 @@ TEST_F(CgroupTest, CleanupUndoesAKilledRunsCgroupOnAFakeTree) {
     if (write(ready[1], &c, 1) != 1) _exit(3);
     for (;;) pause();
   }
+  ASSERT_GT(pid, 0) << "fork";  // never kill(-1) below
   close(ready[1]);
   char c = 0;
   ASSERT_EQ(read(ready[0], &c, 1), 1);
@@ -290,6 +293,7 @@ TEST_F(RealCgroupTest, CleanupRemovesAKilledRunsCgroupAndWhatRanInIt) {
     if (write(ready[1], said.data(), said.size()) < 0) _exit(5);
     for (;;) pause();
   }
+  ASSERT_GT(run, 0) << "fork";  // never kill(-1) below
   close(ready[1]);
   char buf[512] = {};
   const ssize_t n = read(ready[0], buf, sizeof buf - 1);

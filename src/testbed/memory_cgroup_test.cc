@@ -44,6 +44,7 @@ TEST(MemoryCgroup, MadeLimitedPlacedAndRemovedOnTheRealController) {
   if (child == 0) {
     for (;;) pause();
   }
+  ASSERT_GT(child, 0) << "fork";
   ASSERT_OK(g.Place(child));
   const std::string name = std::filesystem::path(g.path()).filename();
   EXPECT_NE(Slurp("/proc/" + std::to_string(child) + "/cgroup").find("/" + name + "\n"),
