@@ -134,14 +134,40 @@ BlameIndex::BlameIndex(const std::vector<ChargeWindow>& windows) {
 }
 
 // The commits of c's file system that ran during c: what their journal
-// thread wrote (others' ordered data, its own log blocks).
-void BlameIndex::AddCommits(const TraceCall& c, Bytes& into) const {
+// thread wrote (others' ordered data, its own log blocks), and what else
+// was queued to c's disk while each ran, which its writes went behind (a
+// flusher's writeback of a dd's pages ahead of the log's few blocks: the
+// commit waits for the dd's bytes, not its own).
+void BlameIndex::AddCommits(const TraceCall& c, uint32_t disk, Bytes& into) const {
   auto it = commits_.find(c.dev);
   if (it == commits_.end()) return;
+  const auto queue = disks_.find(disk);
   // One file system's commits follow one another.
   for (auto w = FirstEndingFrom(it->second, c.start_ns);
-       w != it->second.end() && (*w)->t0 <= CallEndNs(c); ++w)
+       w != it->second.end() && (*w)->t0 <= CallEndNs(c); ++w) {
     AddWindow(**w, 1.0, into);
+    if (queue != disks_.end()) AddBeside(**w, queue->second, into);
+  }
+}
+
+// What was queued to a disk (its windows, list) while commit wrote (after
+// its wait for open handles), beyond the commit's own writes (its journal
+// thread's, which the windows hold too), per culprit.
+void BlameIndex::AddBeside(const ChargeWindow& commit, const std::vector<const ChargeWindow*>& list,
+                           Bytes& into) {
+  CulpritBytes during, own;
+  // From the end of its wait for open handles (charged to their holders).
+  const uint64_t from =
+      commit.locked_ns ? std::clamp(commit.unlocked_ns, commit.t0, commit.t1) : commit.t0;
+  AddOverlapping(list, from, commit.t1, during);
+  AddWindow(commit, 1.0, own);
+  for (const auto& [who, v] : during) {
+    const uint64_t mine = own.count(who) ? own.at(who).first : 0;
+    if (v.first <= mine) continue;
+    auto& [bytes, comm] = into[who];
+    bytes += v.first - mine;
+    if (comm.empty()) comm = v.second;
+  }
 }
 
 // The cache flushes issued to c's disk during c: each made the device
@@ -242,7 +268,7 @@ CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
     }
   };
   Bytes journal, flush, queue, dirtied;
-  AddCommits(c, journal);
+  AddCommits(c, disk, journal);
   AddFlushes(c, disk, flush);
   AddQueue(c, disk, queue);
   AddDirtied(c, dirtied);

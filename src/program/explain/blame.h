@@ -99,7 +99,9 @@ class BlameIndex {
 
  private:
   using Bytes = std::map<CulpritId, std::pair<uint64_t, std::string>>;  // bytes, comm
-  void AddCommits(const TraceCall& c, Bytes& into) const;
+  void AddCommits(const TraceCall& c, uint32_t disk, Bytes& into) const;
+  static void AddBeside(const ChargeWindow& commit, const std::vector<const ChargeWindow*>& list,
+                        Bytes& into);
   void AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddDirtied(const TraceCall& c, Bytes& into) const;

@@ -90,6 +90,50 @@ TEST(Blame, ACommitIsChargedWithWhatItsJournalThreadWrote) {
   EXPECT_NEAR(b.shares[1].ms, 1, 1e-9);
 }
 
+// A commit whose few log blocks waited behind a flusher's writeback of a
+// dd's pages: the dd's bytes queued while it wrote are charged beside its
+// own, and its own writes, which the disk's windows hold too, only once.
+TEST(Blame, ACommitIsAlsoChargedWithWhatWasQueuedBesideItsWrites) {
+  const auto commit = [](std::vector<trace_charge> c) {
+    ChargeWindow w = Window(10, 20, false, std::move(c), TRACE_CHARGE_COMMIT);
+    w.locked_ns = 10 * kBlameMs, w.unlocked_ns = 12 * kBlameMs;  // a handle held it 2 ms
+    w.handle.holder = SPLIT_LOCK_HELD, w.handle.tgid = 50, w.handle.ns = 2 * kBlameMs;
+    return w;
+  };
+  const auto JournalOf = [](const CallBlame& b) {
+    for (const auto& s : b.shares)
+      if (s.who.cause == TRACE_CAUSE_JOURNAL) return s;
+    return CallBlame::Share{};
+  };
+  const trace_charge log = Charge(0, 100, "", TRACE_CAUSE_JOURNAL);
+  const TraceCall call = Call(0, 30, SPLIT_JOURNAL, 12);  // 2 ms of it the handle's
+  {  // behind the flusher: 900 of the dd's bytes queued while it wrote
+    const std::vector<ChargeWindow> w = {
+        commit({log}), Window(10, 12, false, {Charge(43, 5000, "cp")}),  // while it was locked
+        Window(12, 20, false, {Charge(42, 900, "dd"), log})};
+    const CallBlame b = BlameIndex(w).Of(call, kDisk);
+    EXPECT_NEAR(MsOf(b, 42), 9, 1e-9);
+    EXPECT_EQ(MsOf(b, 43), 0) << "queued while it waited for handles, not while it wrote";
+    EXPECT_NEAR(JournalOf(b).ms, 1, 1e-9);
+    EXPECT_EQ(b.shares.size(), 3u) << "the handle's holder, the dd, the journal";
+  }
+  {  // alone on the disk: its own blocks, counted once
+    const std::vector<ChargeWindow> w = {commit({log}), Window(12, 20, false, {log})};
+    const CallBlame b = BlameIndex(w).Of(call, kDisk);
+    EXPECT_NEAR(JournalOf(b).ms, 10, 1e-9);
+    EXPECT_EQ(JournalOf(b).bytes, 100u);
+    EXPECT_EQ(b.shares.size(), 2u);
+  }
+  {  // its ordered data is the dd's: in the commit and the windows, once
+    const std::vector<ChargeWindow> w = {commit({Charge(42, 900, "dd"), log}),
+                                         Window(12, 20, false, {Charge(42, 900, "dd"), log})};
+    const CallBlame b = BlameIndex(w).Of(call, kDisk);
+    EXPECT_NEAR(MsOf(b, 42), 9, 1e-9);
+    EXPECT_EQ(b.shares[0].who.tgid, 42u);
+    EXPECT_EQ(b.shares[0].bytes, 900u);
+  }
+}
+
 TEST(Blame, ItsWritesAreChargedWithTheQueueByOverlap) {
   // Half of the first window overlaps the call: half its bytes count.
   const std::vector<ChargeWindow> w = {
