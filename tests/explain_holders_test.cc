@@ -27,6 +27,7 @@
 #include "test_fs.h"
 #include "test_paths.h"
 #include "testbed/cgroup.h"
+#include "throttled_cgroup.h"
 #include "victim_calls.h"
 
 namespace writelab::testing {
@@ -168,18 +169,6 @@ struct LockedTransaction {
   bool restarted = false;  // pid restarted its handle onto the next transaction
 };
 
-// The task (COMM-PID) of an ftrace line, before its CPU ("[001]").
-bool TaskOf(const std::string& line, long& pid, std::string& comm) {
-  const size_t cpu = line.find(" [");
-  if (cpu == std::string::npos) return false;
-  const std::string task = line.substr(0, cpu);
-  const size_t dash = task.rfind('-'), from = task.find_first_not_of(' ');
-  if (dash == std::string::npos || from == std::string::npos || from >= dash) return false;
-  pid = std::atol(task.c_str() + dash + 1);
-  comm = task.substr(from, dash - from);
-  return true;
-}
-
 std::map<long, LockedTransaction> LockedTransactionsOf(const std::string& trace,
                                                        const std::string& dev) {
   std::map<long, LockedTransaction> out;
@@ -312,33 +301,6 @@ void CheckHandleCharges(const std::vector<VictimCall>& calls,
   EXPECT_GE(slow, 3u) << "the planted holder did not make the fsyncs wait";
 }
 
-// A cgroup of the test's own whose members read dev at bps at most (cgroup
-// v1 blkio, else v2 io), journaled as writelab journals its own; nullptr
-// and why where neither is to hand.
-std::unique_ptr<OwnCgroup> SlowReadsCgroup(dev_t dev, uint64_t bps, std::string& why) {
-  UndoJournal* journal = BedJournal::Shared();
-  if (!journal) return why = "no journal", nullptr;
-  const std::string device = std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
-  for (const bool v1 : {true, false}) {
-    auto place = v1 ? FindV1CgroupPlace("blkio") : FindCgroupPlace();
-    if (!place) {
-      why += place.error().Message() + "; ";
-      continue;
-    }
-    auto made = OwnCgroup::Make(*place, {v1 ? "blkio" : "io"}, *journal);
-    if (!made) {
-      why += made.error().Message() + "; ";
-      continue;
-    }
-    auto set =
-        v1 ? (*made)->Set("blkio.throttle.read_bps_device", device + " " + std::to_string(bps))
-           : (*made)->Set("io.max", device + " rbps=" + std::to_string(bps));
-    if (set) return std::move(*made);
-    why += set.error().Message() + "; ";
-  }
-  return nullptr;
-}
-
 // A test bed of the test's own and a cgroup whose reads of its device are
 // slowed to read_bps, the holder's place: skip says why there is none where
 // the machine lacks a part, error why there is none otherwise.
@@ -360,7 +322,7 @@ SlowBed MakeSlowBed(const std::string& base, const std::string& options, uint64_
   if (!b.skip.empty() || !b.error.empty()) return b;
   b.dev = st.st_dev;
   std::string why;
-  b.slow = SlowReadsCgroup(b.dev, read_bps, why);
+  b.slow = ThrottledCgroup(b.dev, read_bps, Throttled::kReads, why);
   if (!b.slow) b.skip = "no io controller to slow one process's reads: " + why;
   return b;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -78,6 +79,18 @@ inline bool OverwroteEvents(const std::string& trace) {
          std::sscanf(trace.c_str() + at, "# entries-in-buffer/entries-written: %lu/%lu", &kept,
                      &written) != 2 ||
          kept != written;
+}
+
+// The task (COMM-PID) of an ftrace line, before its CPU ("[001]").
+inline bool TaskOf(const std::string& line, long& pid, std::string& comm) {
+  const size_t cpu = line.find(" [");
+  if (cpu == std::string::npos) return false;
+  const std::string task = line.substr(0, cpu);
+  const size_t dash = task.rfind('-'), from = task.find_first_not_of(' ');
+  if (dash == std::string::npos || from == std::string::npos || from >= dash) return false;
+  pid = std::atol(task.c_str() + dash + 1);
+  comm = task.substr(from, dash - from);
+  return true;
 }
 
 }  // namespace writelab::testing
