@@ -10,22 +10,33 @@
 //   - On a journaled test bed mounted data=ordered,nodelalloc, buffered
 //     writes: each commit writes the writers' ordered data first, from the
 //     journal thread, so the data is charged by who dirtied it.
+//   - On a test bed whose device holds 4 requests, behind dd's of direct
+//     writes held to a slow pace: the victim's commits wait for their few
+//     log blocks' turn, so their time is charged to the dd's requests.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "bed_journal.h"
+#include "ftrace_instance.h"
 #include "harness.h"
 #include "test_fs.h"
 #include "test_paths.h"
+#include "throttled_cgroup.h"
 #include "victim_calls.h"
 
 namespace writelab::testing {
@@ -55,6 +66,70 @@ struct PieceLog {
     return static_cast<double>(n) * 256 * 1024 / 1e6;
   }
 };
+
+// A loop device's request queue held to depth requests (nr_requests), put
+// back at the end; journaled, so that `writelab cleanup` puts it back after
+// a test killed before its end (while the device still backs image).
+class QueueDepth {
+ public:
+  QueueDepth(const TestFs& fs, const std::string& image, int depth)
+      : knob_("/sys/block/" + fs.DeviceName() + "/queue/nr_requests"), old_(Shell("cat " + knob_)) {
+    if (old_.empty()) return;
+    step_ = BedJournal::Record({"sysfs", knob_, old_, "loop:" + BedJournal::BackingInode(image)});
+    ok_ = step_ && Shell("echo " + std::to_string(depth) + " > " + knob_ + " && echo ok") == "ok";
+  }
+  ~QueueDepth() {
+    if (step_ && Shell("echo " + old_ + " > " + knob_ + " && echo ok") == "ok")
+      BedJournal::Done(step_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::string knob_, old_;
+  BedStep step_ = 0;
+  bool ok_ = false;
+};
+
+// A commit's time from jbd2_commit_logging to jbd2_end_commit (ms,
+// CLOCK_MONOTONIC), and what was queued to its device meanwhile, by the
+// culprits (comm "dd") and by the journal's thread (comm "jbd2/...").
+struct LoggedCommit {
+  double logging = 0, end = 0;
+  uint64_t culprits = 0, journal = 0;
+};
+
+// The commits of an ftrace instance's text (block_bio_queue and jbd2's
+// commit events, one device's), each with the bytes queued while it wrote.
+std::vector<LoggedCommit> LoggedCommitsOf(const std::string& trace) {
+  std::map<long, LoggedCommit> by_tid;
+  std::vector<std::tuple<double, uint64_t, bool>> bios;  // at, bytes, the culprits' (else jbd2's)
+  for (const std::string& line : Split(trace, '\n')) {
+    const size_t event = line.find(": ");
+    if (line.starts_with("#") || event == std::string::npos) continue;
+    const double at = std::atof(line.c_str() + line.rfind(' ', event) + 1) * 1e3;
+    const size_t tid = line.find(" transaction ");
+    if (line.find(": block_bio_queue: ") != std::string::npos) {
+      const size_t plus = line.find(" + "), comm = line.rfind('[');
+      if (plus == std::string::npos || comm == std::string::npos) continue;
+      const std::string who = line.substr(comm + 1, line.find(']', comm) - comm - 1);
+      if (who == "dd" || who.starts_with("jbd2/"))
+        bios.emplace_back(at, std::strtoull(line.c_str() + plus + 3, nullptr, 10) * 512,
+                          who == "dd");
+    } else if (tid != std::string::npos) {
+      LoggedCommit& c = by_tid[std::atol(line.c_str() + tid + 13)];
+      if (line.find(": jbd2_commit_logging: ") != std::string::npos) c.logging = at;
+      if (line.find(": jbd2_end_commit: ") != std::string::npos) c.end = at;
+    }
+  }
+  std::vector<LoggedCommit> out;
+  for (auto& [tid, c] : by_tid) {
+    if (!c.logging || c.end < c.logging) continue;
+    for (const auto& [at, bytes, culprit] : bios)
+      if (at >= c.logging && at <= c.end) (culprit ? c.culprits : c.journal) += bytes;
+    out.push_back(c);
+  }
+  return out;
+}
 
 class ExplainBlame : public ::testing::Test {
  protected:
@@ -262,9 +337,6 @@ TEST_F(ExplainBlame, OnAJournaledTestBedACommitsOrderedDataIsChargedToWhoDirtied
   Check(fs.Dir(), "200", "67", "buffered");  // 1.6 GB: the 2 GB test bed holds it
 }
 
-}  // namespace
-}  // namespace writelab::testing
-
 namespace writelab::testing {
 namespace {
 
@@ -275,6 +347,89 @@ TEST_F(ExplainBlame, UnderADirtyLimitThrottlingIsChargedToWhoDirtiedThePages) {
   TestFs fs(work.path() + "/limited", "data=ordered", 32 << 20);
   if (!fs.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
   Check(fs.Dir(), "200", "67", "buffered", Calls::kThrottledWrites);
+}
+
+}  // namespace
+}  // namespace writelab::testing
+
+// A commit's few log blocks behind other writers' requests in the disk's
+// queue. A test bed (upper) whose loop device takes 4 requests at most
+// lives on a second one (lower); four dd's of direct writes, in a cgroup
+// whose writes to the lower device run at 8 MB/s, keep the upper device's
+// requests in flight for 125 ms or more each, and the victim's commits, a
+// few blocks each, wait 100 to 300 ms for their turn. An ftrace instance
+// sees what was queued to the upper device while each commit wrote
+// (jbd2_commit_logging to jbd2_end_commit). Each fsync that waited 50 ms or
+// more for commits during which the dd's queued ten times what the
+// journal's thread did is charged at least 80% of that wait to the dd's,
+// and at most 20% to the journal's own blocks (before 2026-12-07, all of it
+// to the journal's own blocks).
+TEST_F(ExplainBlame, ACommitBehindOtherWritersRequestsIsChargedToThem) {
+  TestFs lower(work.path() + "/lower", "data=ordered", 0);
+  if (!lower.ok()) GTEST_SKIP() << "could not make and mount a loop-device ext4";
+  TestFs upper(lower.Path("upper"), "data=ordered", 0);
+  ASSERT_TRUE(upper.ok()) << "a loop-device ext4 on the first one's";
+  QueueDepth depth(upper, lower.Path("upper.img"), 4);
+  ASSERT_TRUE(depth.ok()) << "nr_requests of " << upper.DeviceName();
+  struct stat low {
+  }, up{};
+  ASSERT_EQ(stat(lower.Dir().c_str(), &low), 0);
+  ASSERT_EQ(stat(upper.Dir().c_str(), &up), 0);
+  std::string why;
+  const auto slow = ThrottledCgroup(low.st_dev, 8'000'000, Throttled::kWrites, why);
+  if (!slow) GTEST_SKIP() << "no io controller to slow the culprits' writes: " << why;
+  const std::string dev = "dev == " + std::to_string((major(up.st_dev) << 20) | minor(up.st_dev));
+  FtraceInstance ftrace("blame-queue",
+                        {{"block/block_bio_queue", dev},
+                         {"jbd2/jbd2_commit_logging", dev},
+                         {"jbd2/jbd2_end_commit", dev}},
+                        "mono");
+  ASSERT_TRUE(ftrace.ok()) << "no private ftrace instance";
+  // The culprits start once they are in slow; each dd prints its PID.
+  const std::string go = work.path() + "/go", pids = work.path() + "/pids";
+  const std::string culprits = Shell(
+      "sh -c 'while [ ! -e " + go + " ]; do sleep 0.01; done; for i in 1 2 3 4; do " +
+      "timeout 8 sh -c \"echo \\$\\$ >> " + pids + "; exec dd if=/dev/zero of=" + upper.Path("bg") +
+      "$i bs=1M count=100000 oflag=direct status=none\" & done; wait; " + "echo done >> " + pids +
+      "' >/dev/null 2>&1 & echo $!");
+  const bool placed = slow->Place(static_cast<pid_t>(std::atol(culprits.c_str()))).has_value();
+  Shell("touch " + go);
+  usleep(500'000);
+  const std::string csv = work.path() + "/queue.csv";
+  const std::string out = Shell(std::string(WRITELAB_BINARY) + " explain --quiet --calls " + csv +
+                                " -- " + WRITELAB_WRITERS_BINARY + " fsync " + upper.Path("wal") +
+                                " 30 100 2>" + work.path() + "/err.txt; echo rc=$?");
+  for (int i = 0; i < 1500 && Slurp(pids).find("done") == std::string::npos; ++i) usleep(10'000);
+  const std::vector<LoggedCommit> commits = LoggedCommitsOf(ftrace.Stop());
+  ASSERT_TRUE(placed) << "the culprits could not be moved into " << slow->path();
+  ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
+  std::vector<std::string> dds = Split(Slurp(pids), '\n');
+  ASSERT_EQ(dds.size(), 5u) << "four dd's, then done: " << Slurp(pids);
+  dds.pop_back();
+  size_t behind = 0;
+  for (const VictimCall& c : ReadCalls(csv)) {
+    if (c.call != "fsync" || c.journal < 50e6) continue;
+    const double from = static_cast<double>(c.start) / 1e6, to = from + c.ns / 1e6;
+    uint64_t queued = 0, journal = 0;
+    for (const LoggedCommit& w : commits)
+      if (w.end > from && w.logging < to) queued += w.culprits, journal += w.journal;
+    if (!queued || queued < 10 * journal) continue;
+    ++behind;
+    double to_dds = 0, to_journal = 0;
+    for (const auto& [who, ns] : c.culprits) {
+      if (std::find(dds.begin(), dds.end(), who) != dds.end()) to_dds += ns;
+      if (who == "journal") to_journal += ns;
+    }
+    const std::string said = "fsync of " + std::to_string(c.journal / 1e6) +
+                             " ms for the journal, the dd's " + std::to_string(queued >> 10) +
+                             " KiB queued against the journal thread's " +
+                             std::to_string(journal >> 10) + " KiB:" + CulpritsText(c);
+    EXPECT_GE(to_dds, 0.8 * c.journal) << said;
+    EXPECT_LE(to_journal, 0.2 * c.journal) << said;
+  }
+  std::printf("queue: %zu fsyncs waited 50 ms or more for commits behind the dd's requests\n",
+              behind);
+  EXPECT_GE(behind, 3u) << "the dd's requests did not hold up the victim's commits";
 }
 
 }  // namespace
