@@ -371,8 +371,8 @@ TEST_F(ExplainBlame, ACommitBehindOtherWritersRequestsIsChargedToThem) {
   ASSERT_TRUE(upper.ok()) << "a loop-device ext4 on the first one's";
   QueueDepth depth(upper, lower.Path("upper.img"), 4);
   ASSERT_TRUE(depth.ok()) << "nr_requests of " << upper.DeviceName();
-  struct stat low {
-  }, up{};
+  struct stat low {};
+  struct stat up {};
   ASSERT_EQ(stat(lower.Dir().c_str(), &low), 0);
   ASSERT_EQ(stat(upper.Dir().c_str(), &up), 0);
   std::string why;
@@ -387,19 +387,23 @@ TEST_F(ExplainBlame, ACommitBehindOtherWritersRequestsIsChargedToThem) {
   ASSERT_TRUE(ftrace.ok()) << "no private ftrace instance";
   // The culprits start once they are in slow; each dd prints its PID.
   const std::string go = work.path() + "/go", pids = work.path() + "/pids";
-  const std::string culprits = Shell(
-      "sh -c 'while [ ! -e " + go + " ]; do sleep 0.01; done; for i in 1 2 3 4; do " +
-      "timeout 8 sh -c \"echo \\$\\$ >> " + pids + "; exec dd if=/dev/zero of=" + upper.Path("bg") +
-      "$i bs=1M count=100000 oflag=direct status=none\" & done; wait; " + "echo done >> " + pids +
-      "' >/dev/null 2>&1 & echo $!");
+  const std::string culprits =
+      Shell("sh -c 'while [ ! -e " + go + " ]; do sleep 0.01; done; for i in 1 2 3 4; do " +
+            "timeout 20 sh -c \"echo \\$\\$ >> " + pids + "; exec dd if=/dev/zero of=" +
+            upper.Path("bg") + "$i bs=1M count=100000 oflag=direct status=none\" & done; wait; " +
+            "echo done >> " + pids + "' >/dev/null 2>&1 & echo $!");
   const bool placed = slow->Place(static_cast<pid_t>(std::atol(culprits.c_str()))).has_value();
   Shell("touch " + go);
   usleep(500'000);
   const std::string csv = work.path() + "/queue.csv";
   const std::string out = Shell(std::string(WRITELAB_BINARY) + " explain --quiet --calls " + csv +
                                 " -- " + WRITELAB_WRITERS_BINARY + " fsync " + upper.Path("wal") +
-                                " 30 100 2>" + work.path() + "/err.txt; echo rc=$?");
-  for (int i = 0; i < 1500 && Slurp(pids).find("done") == std::string::npos; ++i) usleep(10'000);
+                                " 15 100 2>" + work.path() + "/err.txt; echo rc=$?");
+  // The dd's (and their timeouts) end with the victim, or after 20 s
+  // whatever happens; the shell that waits for them says "bg$i", which the
+  // pattern does not match, and prints "done" once they are gone.
+  Shell("pkill -f 'of=" + upper.Path("bg") + "[0-9] '");
+  for (int i = 0; i < 2500 && Slurp(pids).find("done") == std::string::npos; ++i) usleep(10'000);
   const std::vector<LoggedCommit> commits = LoggedCommitsOf(ftrace.Stop());
   ASSERT_TRUE(placed) << "the culprits could not be moved into " << slow->path();
   ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
