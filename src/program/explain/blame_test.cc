@@ -129,6 +129,7 @@ TEST(Blame, ACommitIsAlsoChargedWithWhatWasQueuedBesideItsWrites) {
                                          Window(12, 20, false, {Charge(42, 900, "dd"), log})};
     const CallBlame b = BlameIndex(w).Of(call, kDisk);
     EXPECT_NEAR(MsOf(b, 42), 9, 1e-9);
+    ASSERT_FALSE(b.shares.empty());
     EXPECT_EQ(b.shares[0].who.tgid, 42u);
     EXPECT_EQ(b.shares[0].bytes, 900u);
   }
