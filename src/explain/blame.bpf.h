@@ -222,6 +222,7 @@ static __always_inline void BlameTake(struct trace_blame_group* g, struct trace_
     if (c->bytes) e->n = n + 1;
   }
   e->rest_bytes = __sync_lock_test_and_set(&g->rest_bytes, 0);
+  e->done_bytes = __sync_lock_test_and_set(&g->done_bytes, 0);
 }
 
 // Sends what was charged to a window or commit (commit: its state, else 0)
@@ -240,6 +241,7 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
   s->e.t1 = t1;
   s->e.n = 0;
   s->e.rest_bytes = 0;
+  s->e.done_bytes = 0;
   s->e.tid = commit ? commit->tid : 0;
   s->e.locked_ns = commit ? commit->locked_ns : 0;
   s->e.unlocked_ns = commit ? commit->unlocked_ns : 0;
@@ -249,9 +251,9 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
     __builtin_memset(&s->e.handle, 0, sizeof s->e.handle);
   struct trace_blame_group* g = BlameGroup(domain, kind, 0);
   if (g) BlameTake(g, &s->e);
-  if (s->e.n || s->e.rest_bytes || flush || s->e.locked_ns) {
-    // Only the entries filled (a culprit or two: 152 or 200 bytes, where a
-    // whole record is 872): the copy into the ring is on a flush's issue,
+  if (s->e.n || s->e.rest_bytes || s->e.done_bytes || flush || s->e.locked_ns) {
+    // Only the entries filled (a culprit or two: 160 or 208 bytes, where a
+    // whole record is 880): the copy into the ring is on a flush's issue,
     // and the ring (8 bytes of header a record) holds 4 to 5 times as many
     // windows before it is full.
     __u32 n = s->e.n;
@@ -263,6 +265,12 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
     }
   }
   s->busy = 0;
+}
+
+// Write bytes a request on disk completed: they left its queue.
+static __always_inline void BlameDone(__u32 disk, __u32 bytes) {
+  struct trace_blame_group* g = BlameGroup(disk, TRACE_CHARGE_WINDOW, 1);
+  if (g) __sync_fetch_and_add(&g->done_bytes, bytes);
 }
 
 // A disk's window ends (a flush, or its time is up) and the next begins.

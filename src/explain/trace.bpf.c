@@ -217,6 +217,9 @@ int BPF_PROG(rq_issue, struct request* rq) {
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes) {
   SplitRqDone(rq);
+  const __u32 disk = DiskDev(rq);
+  if (nr_bytes && (BPF_CORE_READ(rq, cmd_flags) & 0xff) == 1 && OnDisk(disk))  // REQ_OP_WRITE
+    BlameDone(disk, nr_bytes);
   return 0;
 }
 

@@ -178,6 +178,10 @@ struct trace_charge_event {
   __u64 tid;         // a commit's transaction
   __u32 n, pad;      // entries filled
   __u64 rest_bytes;  // beyond the entries: not named
+  // A disk's window: the write bytes its requests completed meanwhile (what
+  // left the queue, whoever's), so that user space can tell what was still
+  // queued at an instant (blame.h's backlog).
+  __u64 done_bytes;
   // A commit: its wait for the handles open on its transaction, and whose
   // handle it waited for last (split_commit; 0: not seen).
   __u64 locked_ns, unlocked_ns;
@@ -218,6 +222,7 @@ struct trace_blame_slot {
 };
 struct trace_blame_group {
   __u64 rest_bytes;
+  __u64 done_bytes;  // a disk's: write bytes its requests completed (block_rq_complete)
   struct trace_blame_slot s[TRACE_CHARGE_ENTRIES];
 };
 

@@ -332,7 +332,8 @@ std::vector<TraceCharges> BpfTracer::OpenWindows() const {
       std::memcpy(c.comm, s.val.comm, sizeof c.comm);
     }
     e.rest_bytes = g.rest_bytes;
-    if (e.n || e.rest_bytes) out.push_back(e);
+    e.done_bytes = g.done_bytes;
+    if (e.n || e.rest_bytes || e.done_bytes) out.push_back(e);
   }
   return out;
 }

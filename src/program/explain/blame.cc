@@ -24,6 +24,13 @@ auto FirstEndingFrom(const std::vector<const ChargeWindow*>& list, uint64_t t) {
                           [](const ChargeWindow* w, uint64_t v) { return w->t1 < v; });
 }
 
+// All a window's charges: what was queued in it.
+uint64_t QueuedBytes(const ChargeWindow& w) {
+  uint64_t sum = w.rest_bytes;
+  for (const trace_charge& ch : w.charges) sum += ch.bytes;
+  return sum;
+}
+
 // Adds a window's charges, each by weight (the share of it that counts).
 void AddWindow(const ChargeWindow& w, double weight, CulpritBytes& into) {
   for (const trace_charge& ch : w.charges) {
@@ -109,7 +116,7 @@ void ChargeOther(const TraceCall& c, std::map<CulpritId, CallBlame::Share>& shar
 ChargeWindow ChargeWindow::From(const TraceCharges& e) {
   ChargeWindow w;
   w.kind = e.kind, w.dev = e.dev, w.flush = e.flush != 0;
-  w.t0 = e.t0, w.t1 = e.t1, w.rest_bytes = e.rest_bytes;
+  w.t0 = e.t0, w.t1 = e.t1, w.rest_bytes = e.rest_bytes, w.done_bytes = e.done_bytes;
   if (e.kind == TRACE_CHARGE_COMMIT) {
     w.locked_ns = e.locked_ns, w.unlocked_ns = e.unlocked_ns, w.handle = e.handle;
     w.handle.comm[sizeof w.handle.comm - 1] = 0;
@@ -131,42 +138,75 @@ BlameIndex::BlameIndex(const std::vector<ChargeWindow>& windows) {
     for (auto& [dev, list] : *m)
       std::stable_sort(list.begin(), list.end(),
                        [](const ChargeWindow* a, const ChargeWindow* b) { return a->t1 < b->t1; });
+  // A queue's length, window by window (never below empty: what was in
+  // flight when tracing began completes with nothing queued for it).
+  for (const auto& [dev, list] : disks_) {
+    std::vector<uint64_t>& b = backlog_[dev];
+    uint64_t now = 0;
+    for (const ChargeWindow* w : list) {
+      now += QueuedBytes(*w);
+      now = now > w->done_bytes ? now - w->done_bytes : 0;
+      b.push_back(now);
+    }
+  }
 }
 
 // The commits of c's file system that ran during c: what their journal
 // thread wrote (others' ordered data, its own log blocks), and what else
-// was queued to c's disk while each ran, which its writes went behind (a
-// flusher's writeback of a dd's pages ahead of the log's few blocks: the
-// commit waits for the dd's bytes, not its own).
+// was on c's disk ahead of their writes (a flusher's writeback of a dd's
+// pages ahead of the log's few blocks: the commit waits for the dd's
+// bytes, not its own).
 void BlameIndex::AddCommits(const TraceCall& c, uint32_t disk, Bytes& into) const {
   auto it = commits_.find(c.dev);
   if (it == commits_.end()) return;
-  const auto queue = disks_.find(disk);
   // One file system's commits follow one another.
   for (auto w = FirstEndingFrom(it->second, c.start_ns);
        w != it->second.end() && (*w)->t0 <= CallEndNs(c); ++w) {
     AddWindow(**w, 1.0, into);
-    if (queue != disks_.end()) AddBeside(**w, queue->second, into);
+    AddBeside(**w, disk, into);
   }
 }
 
-// What was queued to a disk (its windows, list) while commit wrote (after
-// its wait for open handles), beyond the commit's own writes (its journal
-// thread's, which the windows hold too), per culprit.
-void BlameIndex::AddBeside(const ChargeWindow& commit, const std::vector<const ChargeWindow*>& list,
-                           Bytes& into) {
-  CulpritBytes during, own;
-  // From the end of its wait for open handles (charged to their holders).
+// What was ahead of commit's writes on disk: what was still queued there
+// when it began to write (after its wait for open handles, which goes to
+// their holders), and what was queued while it wrote, beyond its own
+// writes (its journal thread's, which the disk's windows hold too), per
+// culprit.
+void BlameIndex::AddBeside(const ChargeWindow& commit, uint32_t disk, Bytes& into) const {
+  const auto list = disks_.find(disk);
+  if (list == disks_.end()) return;
+  CulpritBytes ahead, own;
   const uint64_t from =
       commit.locked_ns ? std::clamp(commit.unlocked_ns, commit.t0, commit.t1) : commit.t0;
-  AddOverlapping(list, from, commit.t1, during);
+  AddBacklog(disk, from, ahead);
+  AddOverlapping(list->second, from, commit.t1, ahead);
   AddWindow(commit, 1.0, own);
-  for (const auto& [who, v] : during) {
+  for (const auto& [who, v] : ahead) {
     const uint64_t mine = own.count(who) ? own.at(who).first : 0;
     if (v.first <= mine) continue;
     auto& [bytes, comm] = into[who];
     bytes += v.first - mine;
     if (comm.empty()) comm = v.second;
+  }
+}
+
+// What was still queued to disk at instant at (the queue's length as the
+// last window before it ended), charged to the bytes queued last before
+// it, as a queue served in order holds them.
+void BlameIndex::AddBacklog(uint32_t disk, uint64_t at, Bytes& into) const {
+  const auto& list = disks_.at(disk);
+  const auto& backlog = backlog_.at(disk);
+  size_t i = static_cast<size_t>(FirstEndingFrom(list, at + 1) - list.begin());
+  if (i == 0) return;
+  uint64_t left = backlog[--i];
+  for (; left; --i) {
+    const ChargeWindow& w = *list[i];
+    if (const uint64_t queued = QueuedBytes(w)) {
+      const uint64_t take = std::min(left, queued);
+      AddWindow(w, static_cast<double>(take) / static_cast<double>(queued), into);
+      left -= take;
+    }
+    if (i == 0) break;
   }
 }
 

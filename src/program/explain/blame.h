@@ -51,6 +51,7 @@ struct ChargeWindow {
   uint32_t kind = TRACE_CHARGE_WINDOW, dev = 0;
   bool flush = false;
   uint64_t t0 = 0, t1 = 0, rest_bytes = 0;
+  uint64_t done_bytes = 0;  // a disk's window: write bytes completed in it
   std::vector<trace_charge> charges;
   uint64_t locked_ns = 0, unlocked_ns = 0;
   split_lock_holder handle{};
@@ -100,14 +101,17 @@ class BlameIndex {
  private:
   using Bytes = std::map<CulpritId, std::pair<uint64_t, std::string>>;  // bytes, comm
   void AddCommits(const TraceCall& c, uint32_t disk, Bytes& into) const;
-  static void AddBeside(const ChargeWindow& commit, const std::vector<const ChargeWindow*>& list,
-                        Bytes& into);
+  void AddBeside(const ChargeWindow& commit, uint32_t disk, Bytes& into) const;
+  void AddBacklog(uint32_t disk, uint64_t at, Bytes& into) const;
   void AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddDirtied(const TraceCall& c, Bytes& into) const;
   uint64_t ChargeHandles(const TraceCall& c, uint64_t journal_ns,
                          std::map<CulpritId, CallBlame::Share>& shares, CallBlame& b) const;
   std::map<uint32_t, std::vector<const ChargeWindow*>> disks_, commits_, dirtied_;
+  // Per disk, what was still queued (written, not completed) as each of
+  // its windows ended, in disks_' order.
+  std::map<uint32_t, std::vector<uint64_t>> backlog_;
 };
 
 // "dd (pid 4242)", "the journal's own blocks", "self (pid 17)".

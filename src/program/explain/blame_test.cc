@@ -108,12 +108,13 @@ TEST(Blame, ACommitIsAlsoChargedWithWhatWasQueuedBesideItsWrites) {
   const trace_charge log = Charge(0, 100, "", TRACE_CAUSE_JOURNAL);
   const TraceCall call = Call(0, 30, SPLIT_JOURNAL, 12);  // 2 ms of it the handle's
   {  // behind the flusher: 900 of the dd's bytes queued while it wrote
-    const std::vector<ChargeWindow> w = {
-        commit({log}), Window(10, 12, false, {Charge(43, 5000, "cp")}),  // while it was locked
-        Window(12, 20, false, {Charge(42, 900, "dd"), log})};
+    ChargeWindow locked = Window(10, 12, false, {Charge(43, 5000, "cp")});
+    locked.done_bytes = 5000;  // queued and written while the commit waited for the handle
+    const std::vector<ChargeWindow> w = {commit({log}), locked,
+                                         Window(12, 20, false, {Charge(42, 900, "dd"), log})};
     const CallBlame b = BlameIndex(w).Of(call, kDisk);
     EXPECT_NEAR(MsOf(b, 42), 9, 1e-9);
-    EXPECT_EQ(MsOf(b, 43), 0) << "queued while it waited for handles, not while it wrote";
+    EXPECT_EQ(MsOf(b, 43), 0) << "gone from the queue before it wrote";
     EXPECT_NEAR(JournalOf(b).ms, 1, 1e-9);
     EXPECT_EQ(b.shares.size(), 3u) << "the handle's holder, the dd, the journal";
   }
@@ -133,6 +134,33 @@ TEST(Blame, ACommitIsAlsoChargedWithWhatWasQueuedBesideItsWrites) {
     EXPECT_EQ(b.shares[0].who.tgid, 42u);
     EXPECT_EQ(b.shares[0].bytes, 900u);
   }
+}
+
+// A commit that began to write behind a large write queued before it: what
+// was still queued then (queued less completed, window by window) is ahead
+// of it too, charged to the bytes queued last.
+TEST(Blame, ACommitIsChargedWithWhatWasStillQueuedWhenItBeganToWrite) {
+  ChargeWindow big = Window(0, 10, false, {Charge(9, 4000, "old"), Charge(42, 8000, "dd")});
+  ChargeWindow draining = Window(10, 20, false, {});
+  draining.done_bytes = 6000;  // 6000 of the 12,000 left the queue
+  ChargeWindow log = Window(20, 30, false, {Charge(0, 100, "", TRACE_CAUSE_JOURNAL)});
+  log.done_bytes = 6100;
+  const std::vector<ChargeWindow> w = {
+      big, draining, log,
+      Window(20, 30, false, {Charge(0, 100, "", TRACE_CAUSE_JOURNAL)}, TRACE_CHARGE_COMMIT)};
+  const CallBlame b = BlameIndex(w).Of(Call(15, 20, SPLIT_JOURNAL, 10), kDisk);
+  // Ahead of its writes: the last 6000 bytes queued (the dd's half of the
+  // first window, by weight: 2000 of old's, 4000 of the dd's), and its log.
+  EXPECT_NEAR(MsOf(b, 42), 10.0 * 4000 / 6100, 1e-6);
+  EXPECT_NEAR(MsOf(b, 9), 10.0 * 2000 / 6100, 1e-6);
+  const ChargeWindow empty_queue = [] {
+    ChargeWindow d = Window(10, 20, false, {});
+    d.done_bytes = 12000;
+    return d;
+  }();
+  const std::vector<ChargeWindow> drained = {big, empty_queue, w[2], w[3]};
+  const CallBlame alone = BlameIndex(drained).Of(Call(15, 20, SPLIT_JOURNAL, 10), kDisk);
+  EXPECT_EQ(MsOf(alone, 42), 0) << "nothing was left in the queue when it began to write";
 }
 
 TEST(Blame, ItsWritesAreChargedWithTheQueueByOverlap) {
