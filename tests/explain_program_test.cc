@@ -460,12 +460,13 @@ TEST_F(ExplainProgram, TheLiveTableIsDrawnOnATerminalOnly) {
   const std::string run = std::string(WRITELAB_BINARY) + " explain --json " + json_path;
   const std::string cmd =
       std::string(" -- ") + WRITELAB_WRITERS_BINARY + " fsync " + work.path() + "/live 50 50";
-  RunResult tty = RunProgram("/usr/bin/script", {"-qec", run + cmd, "/dev/null"});
+  RunResult tty = RunProgram("/usr/bin/script", {"-qec", run + cmd, "/dev/null"}, OwnSession);
   EXPECT_EQ(tty.exit_code, 0) << tty.out;
   EXPECT_NE(tty.out.find("calls/s"), std::string::npos) << "the header: " << tty.out;
   EXPECT_NE(tty.out.find("\r\033[Kfsync "), std::string::npos) << "an fsync line: " << tty.out;
   EXPECT_NE(tty.out.find("journal"), std::string::npos) << tty.out;
-  RunResult quiet = RunProgram("/usr/bin/script", {"-qec", run + " --quiet" + cmd, "/dev/null"});
+  RunResult quiet =
+      RunProgram("/usr/bin/script", {"-qec", run + " --quiet" + cmd, "/dev/null"}, OwnSession);
   EXPECT_EQ(quiet.exit_code, 0) << quiet.out;
   EXPECT_EQ(quiet.out.find("calls/s"), std::string::npos) << "--quiet: " << quiet.out;
   RunResult file = RunWritelab({"explain", "--json", json_path, "--", WRITELAB_WRITERS_BINARY,

@@ -72,6 +72,14 @@ inline std::vector<std::string> TestEnvironment() {
 // program that long after it started. The program's environment is
 // TestEnvironment().
 using ChildSetup = int (*)();
+// A ChildSetup: the program in a session (and process group) of its own, so
+// that whatever it signals as its group (kill(0, ...), as Open MPI's
+// mpirun has done tearing down a failed job) is never the test runner's.
+// A SIGKILL to the whole group ended two test runs, ctest and CI's script
+// with them, each time while mpirun's refusals and script(1) ran. No
+// controlling terminal either: a program that reads a developer's
+// terminal (script(1)) is not stopped as a background job.
+inline int OwnSession() { return setsid() < 0 ? 126 : 0; }
 // With again_after_us > 0, sig is sent a second time that long after the
 // first (GNU timeout's way: to the program, then to its process group).
 // signal_after_ms: sig is sent that long after the start, or, with

@@ -35,7 +35,7 @@ std::vector<std::string> MpirunArgs(int n, const std::vector<std::string>& args,
 }
 
 RunResult Mpirun(int n, const std::vector<std::string>& args, int signal_after_ms = 0) {
-  return RunProgram(kMpirun, MpirunArgs(n, args), nullptr, signal_after_ms, SIGINT);
+  return RunProgram(kMpirun, MpirunArgs(n, args), OwnSession, signal_after_ms, SIGINT);
 }
 
 int Lines(const std::string& s, const std::string& prefix) {
@@ -251,7 +251,7 @@ RunResult MpirunWithFaultyLastRank(int n, const std::vector<std::string>& args,
   std::vector<std::string> a = MpirunArgs(n - 1, first);
   a.insert(a.end(), {":", "-n", "1"});
   a.insert(a.end(), faulty.begin(), faulty.end());
-  return RunProgram(kMpirun, a);
+  return RunProgram(kMpirun, a, OwnSession);
 }
 
 TEST_F(Mpi, ARankThatFailsStopsEveryRankWithOneErrorsLine) {
@@ -373,7 +373,7 @@ TEST_F(Mpi, AKilledRankLeavesOnlyItsOwnFilesAndCleanupRemovesThem) {
        MpirunArgs(3, {"stream", "--dir", work.path(), "--size", "64M", "--repeat", "20",
                       "--strategy", "plain", "--json", json_path}))
     a.push_back(arg);
-  RunResult r = RunProgram(kMpirun, a);
+  RunResult r = RunProgram(kMpirun, a, OwnSession);
   killer.join();
   ASSERT_NE(killed, 0) << "rank 1 was never seen writing";
   EXPECT_NE(r.exit_code, 0);
@@ -403,7 +403,7 @@ TEST_F(MpiRefusals, ADirectoryThatIsNotSharedIsRefusedWithOneLine) {
       MpirunArgs(1, {"stream", "--dir", work.path(), "--size", "8M", "--json", json_path});
   a.insert(a.end(), {":", "-n", "2", WRITELAB_BINARY, "stream", "--dir", other.path(), "--size",
                      "8M", "--json", json_path});
-  RunResult r = RunProgram(kMpirun, a);
+  RunResult r = RunProgram(kMpirun, a, OwnSession);
   EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
   EXPECT_EQ(Lines(r.err, "writelab: "), 1) << r.err;
   EXPECT_NE(r.err.find("is not shared: rank 1"), std::string::npos) << r.err;
@@ -430,7 +430,7 @@ TEST_F(MpiRefusals, WhatChangesOneMachineIsRefused) {
   // Ranks started with other options than rank 0's.
   std::vector<std::string> a = MpirunArgs(1, {"stream", "--dir", dir, "--size", "8M"});
   a.insert(a.end(), {":", "-n", "1", WRITELAB_BINARY, "stream", "--dir", dir, "--size", "16M"});
-  RunResult r = RunProgram(kMpirun, a);
+  RunResult r = RunProgram(kMpirun, a, OwnSession);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("rank 1 was started with other options than rank 0"), std::string::npos)
       << r.err;
