@@ -227,10 +227,13 @@ void BlameIndex::AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) cons
   }
 }
 
-// What was queued to c's disk while c ran: the writes its own went behind.
+// The writes c's own went behind on its disk: what was still queued there
+// when c began, and what was queued while it ran.
 void BlameIndex::AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const {
-  if (auto it = disks_.find(disk); it != disks_.end())
-    AddOverlapping(it->second, c.start_ns, CallEndNs(c), into);
+  auto it = disks_.find(disk);
+  if (it == disks_.end()) return;
+  AddBacklog(disk, c.start_ns, into);
+  AddOverlapping(it->second, c.start_ns, CallEndNs(c), into);
 }
 
 // Who dirtied pages on c's file system from kThrottleLookbackNs before c to

@@ -176,6 +176,26 @@ TEST(Blame, ItsWritesAreChargedWithTheQueueByOverlap) {
   EXPECT_EQ(MsOf(b, 44), 0);
 }
 
+// A call whose writes went into a queue still holding a dd's requests
+// waited for those too, though the dd queued them before the call began.
+TEST(Blame, ItsWritesAreAlsoChargedWithWhatWasStillQueuedWhenItBegan) {
+  ChargeWindow draining = Window(10, 20, false, {});
+  draining.done_bytes = 2000;  // 2000 of the dd's 8000 left the queue
+  const std::vector<ChargeWindow> w = {
+      Window(0, 10, false, {Charge(42, 8000, "dd")}),
+      draining,
+      Window(20, 30, false, {Charge(7, 1000, "self")}),
+  };
+  const CallBlame b = BlameIndex(w).Of(Call(25, 10, SPLIT_WRITEBACK, 10), kDisk);
+  EXPECT_NEAR(MsOf(b, 42), 10.0 * 6000 / 6500, 1e-6);  // the 6000 still queued
+  EXPECT_NEAR(MsOf(b, 7), 10.0 * 500 / 6500, 1e-6);    // its own, by overlap
+  draining.done_bytes = 8000;
+  const std::vector<ChargeWindow> drained = {w[0], draining, w[2]};
+  const CallBlame alone = BlameIndex(drained).Of(Call(25, 10, SPLIT_WRITEBACK, 10), kDisk);
+  EXPECT_EQ(MsOf(alone, 42), 0) << "the dd's requests had all completed when it began";
+  EXPECT_NEAR(MsOf(alone, 7), 10.0, 1e-6);
+}
+
 TEST(Blame, ThrottlingIsChargedToWhoDirtiedPagesOnItsFileSystemLately) {
   // Dirtied 2 s before (outside the look-back), in the second before, and
   // across its end; on another file system (not its).
