@@ -90,7 +90,7 @@ struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 64);
   __type(key, __u32);
-  __type(value, __u64);
+  __type(value, struct trace_blame_window);
 } blame_dirty_windows SEC(".maps");
 
 // The page size (set by user space before loading).
@@ -101,7 +101,7 @@ struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 64);
   __type(key, __u32);
-  __type(value, __u64);
+  __type(value, struct trace_blame_window);
 } blame_windows SEC(".maps");
 
 // Per CPU, the record being filled (busy while it is: a program that
@@ -267,25 +267,43 @@ static __always_inline void BlameClose(__u32 domain, __u32 kind, __u32 flush, __
   s->busy = 0;
 }
 
-// Write bytes a request on disk completed: they left its queue.
-static __always_inline void BlameDone(__u32 disk, __u32 bytes) {
-  struct trace_blame_group* g = BlameGroup(disk, TRACE_CHARGE_WINDOW, 1);
-  if (g) __sync_fetch_and_add(&g->done_bytes, bytes);
-}
-
-// A disk's window ends (a flush, or its time is up) and the next begins.
-static __always_inline void BlameWindowEnd(__u32 disk, __u32 flush) {
-  const __u64 now = bpf_ktime_get_ns();
-  __u64* t0 = bpf_map_lookup_elem(&blame_windows, &disk);
-  if (!t0) {
-    bpf_map_update_elem(&blame_windows, &disk, &now, BPF_NOEXIST);
-    if (flush) BlameClose(disk, TRACE_CHARGE_WINDOW, flush, now, now, 0);
+// Called before each charge of a disk's window or of a file system's
+// window of pages dirtied (a write queued or completed, pages dirtied, a
+// flush): a flush ends the open window at now, and a charge
+// TRACE_CHARGE_WINDOW_NS or more after it began ends it at its last charge
+// (a quiet stretch after that is in no window); the charge begins the
+// next. A flush after a quiet stretch ends the window at its last charge
+// and sends the flush's own, empty, at now.
+static __always_inline void BlameRoll(void* windows, __u32 domain, __u32 kind, __u32 flush,
+                                      __u64 now) {
+  struct trace_blame_window* w = bpf_map_lookup_elem(windows, &domain);
+  if (!w) {
+    struct trace_blame_window fresh = {now, now};
+    bpf_map_update_elem(windows, &domain, &fresh, BPF_NOEXIST);
+    if (flush) BlameClose(domain, kind, flush, now, now, 0);
     return;
   }
-  const __u64 began = *t0;
-  if (!flush && now - began < TRACE_CHARGE_WINDOW_NS) return;
-  if (__sync_val_compare_and_swap(t0, began, now) != began) return;  // another CPU closed it
-  BlameClose(disk, TRACE_CHARGE_WINDOW, flush, began, now, 0);
+  const __u64 began = w->t0, last = w->last > began ? w->last : began;
+  if (!flush && now - began < TRACE_CHARGE_WINDOW_NS) {
+    w->last = now;
+    return;
+  }
+  if (__sync_val_compare_and_swap(&w->t0, began, now) != began) return;  // another CPU ended it
+  w->last = now;
+  if (flush && now - last >= TRACE_CHARGE_WINDOW_NS) {
+    BlameClose(domain, kind, 0, began, last, 0);
+    BlameClose(domain, kind, flush, now, now, 0);
+    return;
+  }
+  BlameClose(domain, kind, flush, began, flush ? now : last, 0);
+}
+
+// Write bytes a request on disk completed: they left its queue (a charge
+// of its window, which it may end).
+static __always_inline void BlameDone(__u32 disk, __u32 bytes) {
+  BlameRoll(&blame_windows, disk, TRACE_CHARGE_WINDOW, 0, bpf_ktime_get_ns());
+  struct trace_blame_group* g = BlameGroup(disk, TRACE_CHARGE_WINDOW, 1);
+  if (g) __sync_fetch_and_add(&g->done_bytes, bytes);
 }
 
 SEC("tp_btf/block_bio_queue")
@@ -299,6 +317,7 @@ int BPF_PROG(blame_bio, struct bio* bio) {
   BlameCulprit(bio, &k, &v);
   k.domain = disk;
   k.kind = TRACE_CHARGE_WINDOW;
+  BlameRoll(&blame_windows, disk, TRACE_CHARGE_WINDOW, 0, bpf_ktime_get_ns());
   BlameAdd(&k, &v, bytes);
   const __u32 tid = (__u32)bpf_get_current_pid_tgid();
   __u32* fs = bpf_map_lookup_elem(&journal_threads, &tid);
@@ -307,7 +326,6 @@ int BPF_PROG(blame_bio, struct bio* bio) {
     k.kind = TRACE_CHARGE_COMMIT;
     BlameAdd(&k, &v, bytes);
   }
-  BlameWindowEnd(disk, 0);
   return 0;
 }
 
@@ -322,26 +340,17 @@ static __always_inline __u64 FolioBytes(struct folio* folio) {
   return (__u64)blame_page_size << (BPF_CORE_READ(folio, _flags_1) & 0xff);
 }
 
-// Charges what this CPU's last writer dirtied to its file system's window,
-// and closes that window when its time is up.
+// Charges what this CPU's last writer dirtied to its file system's window
+// (ending the window first where its time is up).
 static __always_inline void BlameDirtied(struct blame_last* l) {
   if (!l->pending || !l->dev) return;
   struct trace_blame_key k = {l->dev, TRACE_CHARGE_DIRTY, TRACE_CAUSE_PROCESS, l->tgid, l->dev,
                               l->ino};
   struct trace_blame_val v = {};
   __builtin_memcpy(v.comm, l->comm, sizeof v.comm);
+  BlameRoll(&blame_dirty_windows, k.domain, TRACE_CHARGE_DIRTY, 0, bpf_ktime_get_ns());
   BlameAdd(&k, &v, l->pending);
   l->pending = 0;
-  const __u64 now = bpf_ktime_get_ns();
-  __u64* t0 = bpf_map_lookup_elem(&blame_dirty_windows, &k.domain);
-  if (!t0) {
-    bpf_map_update_elem(&blame_dirty_windows, &k.domain, &now, BPF_NOEXIST);
-    return;
-  }
-  const __u64 began = *t0;
-  if (now - began < TRACE_CHARGE_WINDOW_NS || __sync_val_compare_and_swap(t0, began, now) != began)
-    return;
-  BlameClose(k.domain, TRACE_CHARGE_DIRTY, 0, began, now, 0);
 }
 
 // A page turns dirty: its file's dirtier is remembered, its bytes gathered.

@@ -210,7 +210,8 @@ int BPF_PROG(rq_issue, struct request* rq) {
   if (!OnDisk(disk)) return 0;
   const __u32 opf = BPF_CORE_READ(rq, cmd_flags);
   if (IsWrite(opf) || IsFlush(opf)) SplitRqIssue(rq, opf);
-  if ((opf & 0xff) == 2) BlameWindowEnd(disk, 1);  // REQ_OP_FLUSH: its window ends
+  if ((opf & 0xff) == 2)  // REQ_OP_FLUSH: its window ends
+    BlameRoll(&blame_windows, disk, TRACE_CHARGE_WINDOW, 1, bpf_ktime_get_ns());
   return 0;
 }
 

@@ -122,13 +122,18 @@ struct trace_stats_event {
 // written to the watched disks, each charged to the process behind it,
 // gathered in windows and sent as TRACE_EVENT_CHARGE records.
 // A window of a disk (dev: the disk) holds the writes queued to it from t0
-// to t1; it ends when a cache flush is issued to the disk (flush = 1),
-// which makes the device write them, or after TRACE_CHARGE_WINDOW_NS.
+// to t1, and the write bytes its requests completed; it ends when a cache
+// flush is issued to the disk (flush = 1), which makes the device write
+// them, or with the first write queued or completed TRACE_CHARGE_WINDOW_NS
+// or more after it began, which begins the next: it then ends (t1) at its
+// last charge before that, never across a quiet stretch after it
+// (trace_blame_window).
 // A commit's record (dev: the file system) holds what its journal thread
 // queued while the commit ran: the ordered data it wrote first, and its
 // log blocks. A dirty window (dev: the file system) holds the pages
 // dirtied on it from t0 to t1, per process and file (a writer's last 256
-// KiB on a CPU may wait there for its next page).
+// KiB on a CPU may wait there for its next page), and ends as a disk's
+// window does, at its last charge.
 #define TRACE_EVENT_CHARGE 5
 #define TRACE_CHARGE_WINDOW 0
 #define TRACE_CHARGE_COMMIT 1
@@ -220,6 +225,12 @@ struct trace_blame_slot {
   struct trace_blame_key key;
   struct trace_blame_val val;
 };
+// An open window of a disk or of pages dirtied: when it began, and when it
+// was last charged.
+struct trace_blame_window {
+  __u64 t0, last;
+};
+
 struct trace_blame_group {
   __u64 rest_bytes;
   __u64 done_bytes;  // a disk's: write bytes its requests completed (block_rq_complete)

@@ -78,8 +78,7 @@ class Tracer {
   // The self-check of the overlaps' state, now.
   virtual SplitSelfCheck Check() const = 0;
   // After Stop: what the open windows held (the disks' writes and the file
-  // systems' pages dirtied), as records ending now (a window ends at a flush
-  // or after TRACE_CHARGE_WINDOW_NS).
+  // systems' pages dirtied), as records ending at their last charge.
   virtual std::vector<TraceCharges> OpenWindows() const = 0;
 };
 

@@ -321,9 +321,11 @@ std::vector<TraceCharges> BpfTracer::OpenWindows() const {
     e.kind = kind;
     e.dev = domain;
     e.t0 = e.t1 = now_ns;
-    bpf_map__lookup_elem(
-        kind == TRACE_CHARGE_DIRTY ? skel_->maps.blame_dirty_windows : skel_->maps.blame_windows,
-        &domain, sizeof domain, &e.t0, sizeof e.t0, 0);
+    trace_blame_window w{};
+    if (bpf_map__lookup_elem(kind == TRACE_CHARGE_DIRTY ? skel_->maps.blame_dirty_windows
+                                                        : skel_->maps.blame_windows,
+                             &domain, sizeof domain, &w, sizeof w, 0) == 0)
+      e.t0 = w.t0, e.t1 = std::max(w.t0, w.last);  // it ends at its last charge
     for (const trace_blame_slot& s : g.s) {
       if (s.state != TRACE_SLOT_READY || s.val.bytes == 0) continue;
       trace_charge& c = e.e[e.n++];
