@@ -195,7 +195,7 @@ TEST_F(Top, BesidePlantedWritersItCountsTheirDirtyingTheirThrottlingAndWhoStalls
         std::printf("top's note: %s\n", n.get<std::string>().c_str());
 
   // Who stalls whom: the victim (wl_blame) waited on the writers' data, and
-  // each throttled writer waited on who dirtied pages beside it.
+  // each throttled writer waited on who held the pages beside it.
   auto pair = [&](const std::string& victim, const std::string& culprit) {
     for (const auto& [name, f] : stalls)
       if (name.starts_with(victim) && name.find("<- " + culprit) != std::string::npos)

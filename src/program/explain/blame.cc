@@ -32,13 +32,16 @@ uint64_t QueuedBytes(const ChargeWindow& w) {
 }
 
 // Adds a window's charges, each by weight (the share of it that counts).
-void AddWindow(const ChargeWindow& w, double weight, CulpritBytes& into) {
+// only_fs: only the pages of that file system's files written back for a
+// process (0: everything).
+void AddWindow(const ChargeWindow& w, double weight, CulpritBytes& into, uint32_t only_fs = 0) {
   for (const trace_charge& ch : w.charges) {
+    if (only_fs && (ch.dev != only_fs || ch.cause != TRACE_CAUSE_PROCESS)) continue;
     auto& [bytes, comm] = into[CulpritId{ch.cause, ch.tgid}];
     bytes += static_cast<uint64_t>(static_cast<double>(ch.bytes) * weight + 0.5);
     if (comm.empty()) comm = ch.comm;
   }
-  if (w.rest_bytes)
+  if (w.rest_bytes && !only_fs)
     into[CulpritId{kCauseUnnamed, 0}].first +=
         static_cast<uint64_t>(static_cast<double>(w.rest_bytes) * weight + 0.5);
 }
@@ -128,7 +131,29 @@ ChargeWindow ChargeWindow::From(const TraceCharges& e) {
   return w;
 }
 
-BlameIndex::BlameIndex(const std::vector<ChargeWindow>& windows) {
+void AddHeld(const ChargeWindow& w, HeldByFs& held, double weight) {
+  if (w.kind == TRACE_CHARGE_COMMIT) return;  // its writes are its disk's windows' too
+  for (const trace_charge& ch : w.charges) {
+    if (ch.cause != TRACE_CAUSE_PROCESS) continue;
+    const CulpritId who{ch.cause, ch.tgid};
+    const auto part = static_cast<uint64_t>(static_cast<double>(ch.bytes) * weight + 0.5);
+    if (w.kind == TRACE_CHARGE_DIRTY) {
+      auto& [bytes, comm] = held[w.dev][who];
+      bytes += part;
+      if (comm.empty()) comm = ch.comm;
+      continue;
+    }
+    if (!ch.dev) continue;  // direct I/O: no page of the cache
+    const auto fs = held.find(ch.dev);
+    if (fs == held.end()) continue;
+    const auto it = fs->second.find(who);
+    if (it == fs->second.end()) continue;
+    uint64_t& bytes = it->second.first;
+    bytes = bytes > part ? bytes - part : 0;
+  }
+}
+
+BlameIndex::BlameIndex(const std::vector<ChargeWindow>& windows, const HeldByFs* base) {
   for (const ChargeWindow& w : windows)
     (w.kind == TRACE_CHARGE_COMMIT  ? commits_
      : w.kind == TRACE_CHARGE_DIRTY ? dirtied_
@@ -149,6 +174,21 @@ BlameIndex::BlameIndex(const std::vector<ChargeWindow>& windows) {
       b.push_back(now);
     }
   }
+  IndexHeld(windows, base);
+}
+
+// What each culprit held, every kHeldEvery changes.
+void BlameIndex::IndexHeld(const std::vector<ChargeWindow>& windows, const HeldByFs* base) {
+  for (const ChargeWindow& w : windows)
+    if (w.kind != TRACE_CHARGE_COMMIT) changes_.push_back(&w);
+  std::stable_sort(changes_.begin(), changes_.end(),
+                   [](const ChargeWindow* a, const ChargeWindow* b) { return a->t1 < b->t1; });
+  HeldByFs held = base ? *base : HeldByFs{};
+  for (size_t i = 0; i < changes_.size(); ++i) {
+    if (i % kHeldEvery == 0) held_.push_back(held);
+    AddHeld(*changes_[i], held);
+  }
+  if (held_.empty()) held_.push_back(held);
 }
 
 // The commits of c's file system that ran during c: what their journal
@@ -193,7 +233,7 @@ void BlameIndex::AddBeside(const ChargeWindow& commit, uint32_t disk, Bytes& int
 // What was still queued to disk at instant at (the queue's length as the
 // last window before it ended), charged to the bytes queued last before
 // it, as a queue served in order holds them.
-void BlameIndex::AddBacklog(uint32_t disk, uint64_t at, Bytes& into) const {
+void BlameIndex::AddBacklog(uint32_t disk, uint64_t at, Bytes& into, uint32_t only_fs) const {
   const auto& list = disks_.at(disk);
   const auto& backlog = backlog_.at(disk);
   size_t i = static_cast<size_t>(FirstEndingFrom(list, at + 1) - list.begin());
@@ -203,7 +243,7 @@ void BlameIndex::AddBacklog(uint32_t disk, uint64_t at, Bytes& into) const {
     const ChargeWindow& w = *list[i];
     if (const uint64_t queued = QueuedBytes(w)) {
       const uint64_t take = std::min(left, queued);
-      AddWindow(w, static_cast<double>(take) / static_cast<double>(queued), into);
+      AddWindow(w, static_cast<double>(take) / static_cast<double>(queued), into, only_fs);
       left -= take;
     }
     if (i == 0) break;
@@ -236,12 +276,33 @@ void BlameIndex::AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const 
   AddOverlapping(it->second, c.start_ns, CallEndNs(c), into);
 }
 
-// Who dirtied pages on c's file system from kThrottleLookbackNs before c to
-// its end.
-void BlameIndex::AddDirtied(const TraceCall& c, Bytes& into) const {
-  const uint64_t from = c.start_ns > kThrottleLookbackNs ? c.start_ns - kThrottleLookbackNs : 0;
-  if (auto it = dirtied_.find(c.dev); it != dirtied_.end())
-    AddOverlapping(it->second, from, CallEndNs(c), into);
+// Who held dirty pages on c's file system when c began, or pages under
+// writeback: what each had dirtied there by then (the dirty windows that
+// ended before c began, and the share before it of the one that spans its
+// start) less what was queued to be written back for it (the disks'
+// windows that ended before it), and what of that was still queued. A
+// call paused for dirty throttling waits until the pages held over the
+// limit (dirty or under writeback) are written.
+void BlameIndex::AddHolders(const TraceCall& c, Bytes& into) const {
+  const size_t n =
+      static_cast<size_t>(FirstEndingFrom(changes_, c.start_ns + 1) - changes_.begin());
+  const size_t k = std::min(n / kHeldEvery, held_.size() - 1);
+  HeldByFs held;
+  if (const auto it = held_[k].find(c.dev); it != held_[k].end()) held.insert(*it);
+  for (size_t i = k * kHeldEvery; i < n; ++i)
+    if (changes_[i]->kind != TRACE_CHARGE_DIRTY || changes_[i]->dev == c.dev)
+      AddHeld(*changes_[i], held);
+  if (const auto it = dirtied_.find(c.dev); it != dirtied_.end())
+    if (const auto w = FirstEndingFrom(it->second, c.start_ns + 1);
+        w != it->second.end() && (*w)->t0 < c.start_ns)
+      AddHeld(
+          **w, held,
+          static_cast<double>(c.start_ns - (*w)->t0) / static_cast<double>((*w)->t1 - (*w)->t0));
+  for (const auto& [who, v] : held[c.dev])
+    if (v.first) into[who] = v;
+  // Pages under writeback are the throttle's too until their writes
+  // complete: what was still queued of the file system's pages.
+  for (const auto& [disk, list] : disks_) AddBacklog(disk, c.start_ns, into, c.dev);
 }
 
 // The commits of c's file system that waited for an open handle while c
@@ -310,17 +371,17 @@ CallBlame BlameIndex::Of(const TraceCall& c, uint32_t disk) const {
       s.bytes += v.first;
     }
   };
-  Bytes journal, flush, queue, dirtied;
+  Bytes journal, flush, queue, held;
   AddCommits(c, disk, journal);
   AddFlushes(c, disk, flush);
   AddQueue(c, disk, queue);
-  AddDirtied(c, dirtied);
+  if (c.part_ns[SPLIT_THROTTLE]) AddHolders(c, held);
   const uint64_t journal_ns = c.part_ns[SPLIT_JOURNAL];
   charge(journal_ns - ChargeHandles(c, journal_ns, shares, b), journal,
          "journal commit, no commit's writes seen");
   charge(c.part_ns[SPLIT_FLUSH], flush, "cache flush, nothing written before it");
   charge(c.part_ns[SPLIT_WRITEBACK], queue, "its writes, nothing queued meanwhile");
-  charge(c.part_ns[SPLIT_THROTTLE], dirtied, "dirty throttling, no page dirtied seen");
+  charge(c.part_ns[SPLIT_THROTTLE], held, "dirty throttling, no dirty page's holder seen");
   ChargeOther(c, shares, b);
   for (int p = SPLIT_JOURNAL; p <= SPLIT_OTHER; ++p) b.blocked_ms += BlameMs(c.part_ns[p]);
   for (auto& [who, s] : shares) b.shares.push_back(std::move(s));

@@ -66,10 +66,17 @@ struct CulpritWrites {
   std::map<std::pair<uint32_t, uint64_t>, uint64_t> files;  // (dev, inode) -> bytes
 };
 
-// Dirty throttling is charged to who dirtied pages on the call's file system
-// from this long before it began to its end: an approximation of who held
-// the dirty pages it was paused for.
-inline constexpr uint64_t kThrottleLookbackNs = 1'000'000'000;
+// The dirty page cache each culprit held on one file system: what it
+// dirtied there less what was written back for it, never below nothing
+// (what was written back beyond it was dirtied before tracing began);
+// bytes and name. Per file system (kernel dev_t encoding).
+using HeldBytes = std::map<CulpritId, std::pair<uint64_t, std::string>>;
+using HeldByFs = std::map<uint32_t, HeldBytes>;
+
+// Adds what w changed to held (weight: the share of it that counts): a
+// dirty window's pages dirtied, a disk window's writeback of files' pages.
+// Windows must be added in the order they ended.
+void AddHeld(const ChargeWindow& w, HeldByFs& held, double weight = 1.0);
 
 // A commit's thread runs this long at most after the last handle on its
 // locked transaction stopped (its wake-up), charged to that handle's
@@ -94,7 +101,8 @@ struct CallBlame {
 // commits and pages dirtied per file system, each in the order they ended.
 class BlameIndex {
  public:
-  explicit BlameIndex(const std::vector<ChargeWindow>& windows);
+  // base: what each culprit held before the first of windows (none: nothing).
+  explicit BlameIndex(const std::vector<ChargeWindow>& windows, const HeldByFs* base = nullptr);
   // c's blocked time, charged; disk: the disk under c's file (0: unknown).
   CallBlame Of(const TraceCall& c, uint32_t disk) const;
 
@@ -102,16 +110,22 @@ class BlameIndex {
   using Bytes = std::map<CulpritId, std::pair<uint64_t, std::string>>;  // bytes, comm
   void AddCommits(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddBeside(const ChargeWindow& commit, uint32_t disk, Bytes& into) const;
-  void AddBacklog(uint32_t disk, uint64_t at, Bytes& into) const;
+  void AddBacklog(uint32_t disk, uint64_t at, Bytes& into, uint32_t only_fs = 0) const;
   void AddFlushes(const TraceCall& c, uint32_t disk, Bytes& into) const;
   void AddQueue(const TraceCall& c, uint32_t disk, Bytes& into) const;
-  void AddDirtied(const TraceCall& c, Bytes& into) const;
+  void IndexHeld(const std::vector<ChargeWindow>& windows, const HeldByFs* base);
+  void AddHolders(const TraceCall& c, Bytes& into) const;
   uint64_t ChargeHandles(const TraceCall& c, uint64_t journal_ns,
                          std::map<CulpritId, CallBlame::Share>& shares, CallBlame& b) const;
   std::map<uint32_t, std::vector<const ChargeWindow*>> disks_, commits_, dirtied_;
   // Per disk, what was still queued (written, not completed) as each of
   // its windows ended, in disks_' order.
   std::map<uint32_t, std::vector<uint64_t>> backlog_;
+  // The dirty and disk windows in the order they ended, and what was held
+  // after every kHeldEvery of them (held_[k]: after k * kHeldEvery).
+  static constexpr size_t kHeldEvery = 256;
+  std::vector<const ChargeWindow*> changes_;
+  std::vector<HeldByFs> held_;
 };
 
 // "dd (pid 4242)", "the journal's own blocks", "self (pid 17)".

@@ -196,20 +196,88 @@ TEST(Blame, ItsWritesAreAlsoChargedWithWhatWasStillQueuedWhenItBegan) {
   EXPECT_NEAR(MsOf(alone, 7), 10.0, 1e-6);
 }
 
-TEST(Blame, ThrottlingIsChargedToWhoDirtiedPagesOnItsFileSystemLately) {
-  // Dirtied 2 s before (outside the look-back), in the second before, and
-  // across its end; on another file system (not its).
-  ChargeWindow old = Window(0, 10, false, {Charge(41, 9000, "old")}, TRACE_CHARGE_DIRTY);
-  ChargeWindow recent = Window(2000, 2010, false, {Charge(42, 3000, "dd")}, TRACE_CHARGE_DIRTY);
-  ChargeWindow during = Window(2510, 2520, false, {Charge(7, 1000, "me")}, TRACE_CHARGE_DIRTY);
-  ChargeWindow other = Window(2500, 2510, false, {Charge(43, 9000, "cp")}, TRACE_CHARGE_DIRTY);
-  other.dev = kFs + 1;
-  const CallBlame b =
-      BlameIndex({old, recent, during, other}).Of(Call(2505, 10, SPLIT_THROTTLE, 8), kDisk);
-  EXPECT_NEAR(MsOf(b, 42), 8.0 * 3000 / 3500, 1e-9);
-  EXPECT_NEAR(MsOf(b, 7), 8.0 * 500 / 3500, 1e-9) << "half its window is before the call's end";
-  EXPECT_EQ(MsOf(b, 41), 0) << "dirtied before the look-back";
+// A page of a file of kFs written back for tgid (dev 0: direct I/O).
+trace_charge WrittenBack(uint32_t tgid, uint64_t bytes, const char* comm, uint32_t dev = kFs) {
+  trace_charge c = Charge(tgid, bytes, comm);
+  c.dev = dev;
+  return c;
+}
+
+// A disk's window whose writes all completed in it.
+ChargeWindow Completed(ChargeWindow w) {
+  for (const trace_charge& ch : w.charges) w.done_bytes += ch.bytes;
+  return w;
+}
+
+uint64_t BytesOf(const CallBlame& b, uint32_t tgid) {
+  for (const auto& s : b.shares)
+    if (s.who.cause == TRACE_CAUSE_PROCESS && s.who.tgid == tgid) return s.bytes;
+  return 0;
+}
+
+// Throttling is charged to who held dirty pages on its file system when
+// the call began, or pages under writeback: what each dirtied there less
+// what was written back for it and completed; not what was dirtied later,
+// on another file system, or written directly.
+TEST(Blame, ThrottlingIsChargedToWhoHeldDirtyPagesOnItsFileSystemWhenItBegan) {
+  const std::vector<ChargeWindow> w = {
+      Window(0, 10, false, {Charge(41, 9000, "old")}, TRACE_CHARGE_DIRTY),
+      Completed(Window(20, 30, false, {WrittenBack(41, 9000, "old")})),
+      Window(2000, 2010, false, {Charge(42, 3000, "dd")}, TRACE_CHARGE_DIRTY),
+      Completed(
+          Window(2100, 2110, false, {WrittenBack(42, 1000, "dd"), WrittenBack(42, 7000, "dd", 0)})),
+      Window(2400, 2410, false, {Charge(7, 1000, "me")}, TRACE_CHARGE_DIRTY),
+      Window(2500, 2510, false, {Charge(43, 9000, "cp")}, TRACE_CHARGE_DIRTY),
+      Window(2510, 2520, false, {Charge(44, 5000, "late")}, TRACE_CHARGE_DIRTY),
+  };
+  std::vector<ChargeWindow> windows = w;
+  windows[5].dev = kFs + 1;
+  const CallBlame b = BlameIndex(windows).Of(Call(2505, 10, SPLIT_THROTTLE, 9), kDisk);
+  EXPECT_NEAR(MsOf(b, 42), 6.0, 1e-9) << "2000 of the 3000 bytes held";
+  EXPECT_EQ(BytesOf(b, 42), 2000u);
+  EXPECT_NEAR(MsOf(b, 7), 3.0, 1e-9);
+  EXPECT_EQ(MsOf(b, 41), 0) << "all written back";
   EXPECT_EQ(MsOf(b, 43), 0) << "another file system";
+  EXPECT_EQ(MsOf(b, 44), 0) << "dirtied after it began";
+  // Written back beyond what it was seen dirtying (pages dirtied before
+  // tracing): it holds nothing, never less.
+  windows.push_back(Completed(Window(2600, 2610, false, {WrittenBack(7, 5000, "me")})));
+  windows.push_back(Window(2700, 2710, false, {Charge(7, 500, "me")}, TRACE_CHARGE_DIRTY));
+  const CallBlame later = BlameIndex(windows).Of(Call(2800, 10, SPLIT_THROTTLE, 9), kDisk);
+  EXPECT_EQ(BytesOf(later, 7), 500u);
+  EXPECT_EQ(BytesOf(later, 44), 5000u);
+  // Queued to be written back but not completed: still held. Of the 4000
+  // bytes queued, 2000 completed: the 2000 queued last are still queued,
+  // its direct writes' 1000 (not page cache) and 1000 of its pages.
+  windows.push_back(Window(2900, 2910, false, {WrittenBack(44, 3000, "late")}));
+  windows.push_back(Window(2910, 2920, false, {WrittenBack(44, 1000, "late", 0)}));
+  windows.back().done_bytes = 2000;
+  const CallBlame queued = BlameIndex(windows).Of(Call(3000, 10, SPLIT_THROTTLE, 9), kDisk);
+  EXPECT_EQ(BytesOf(queued, 44), 2000u + 1000u) << "dirty, and queued to be written";
+}
+
+// Many windows: what was held at any instant is the same as replayed from
+// the start, and a base (what was held before the first window) counts.
+TEST(Blame, WhatWasHeldIsTheSameAfterManyWindowsAndStartsFromItsBase) {
+  std::vector<ChargeWindow> w;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    w.push_back(Window(i * 10, i * 10 + 10, false, {Charge(42, 100, "dd")}, TRACE_CHARGE_DIRTY));
+    if (i % 2)
+      w.push_back(Completed(Window(i * 10, i * 10 + 10, false, {WrittenBack(42, 100, "dd")})));
+  }
+  for (uint64_t at : {10u, 2990u, 5000u, 7770u, 10000u}) {
+    const uint64_t dirtied = (at / 10) * 100, written = (at / 20) * 100;
+    const CallBlame b = BlameIndex(w).Of(Call(at, 1, SPLIT_THROTTLE, 1), kDisk);
+    EXPECT_EQ(BytesOf(b, 42), dirtied - written) << "at " << at << " ms";
+  }
+  // Half-way through a window: half its pages were dirtied by then.
+  const CallBlame half = BlameIndex(w).Of(Call(5005, 1, SPLIT_THROTTLE, 1), kDisk);
+  EXPECT_EQ(BytesOf(half, 42), 50'050u - 25'000u);
+  HeldByFs base;
+  base[kFs][CulpritId{TRACE_CAUSE_PROCESS, 9}] = {4000, "before"};
+  const CallBlame b = BlameIndex(w, &base).Of(Call(10005, 1, SPLIT_THROTTLE, 1), kDisk);
+  EXPECT_EQ(BytesOf(b, 9), 4000u);
+  EXPECT_EQ(BytesOf(b, 42), 50'000u);
 }
 
 TEST(Blame, ThrottlingWithNoPageDirtiedAndOtherSleepAreSaidNotCharged) {
@@ -220,8 +288,8 @@ TEST(Blame, ThrottlingWithNoPageDirtiedAndOtherSleepAreSaidNotCharged) {
   EXPECT_DOUBLE_EQ(b.blocked_ms, 5);
   EXPECT_DOUBLE_EQ(b.unattributed_ms, 5);
   const std::string line = BlameLine(b, 7);
-  EXPECT_NE(line.find("not charged 5.0 ms (dirty throttling, no page dirtied seen 3.0, other "
-                      "sleep 2.0)"),
+  EXPECT_NE(line.find("not charged 5.0 ms (dirty throttling, no dirty page's holder seen 3.0, "
+                      "other sleep 2.0)"),
             std::string::npos)
       << line;
 }

@@ -127,8 +127,8 @@ void FillTopDocument(const TopSpec& spec, const TopTally& tally, uint64_t start_
   stalls.notes = {
       "each durability call's (and each call of 1 ms or more) sleep for a journal commit, a cache "
       "flush or its writes charged to the processes whose writes that commit, flush or queue "
-      "carried, by bytes; dirty throttling to who dirtied pages on its file system in the "
-      "second before; \"self\": the victim's own writes"};
+      "carried, by bytes; dirty throttling to who held pages dirty or under writeback on its "
+      "file system when it began; \"self\": the victim's own writes"};
   doc.experiments.push_back(std::move(procs));
   doc.experiments.push_back(std::move(stalls));
 }

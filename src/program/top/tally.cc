@@ -113,6 +113,12 @@ void TopTally::Charge(const TraceCall& c, const BlameIndex& index) {
 void TopTally::Prune(uint64_t now_ns) {
   if (now_ns < kWindowKeepNs) return;
   const uint64_t keep_from = now_ns - kWindowKeepNs;
+  std::vector<const ChargeWindow*> gone;
+  for (const ChargeWindow& w : windows_)
+    if (w.t1 < keep_from) gone.push_back(&w);
+  std::stable_sort(gone.begin(), gone.end(),
+                   [](const ChargeWindow* a, const ChargeWindow* b) { return a->t1 < b->t1; });
+  for (const ChargeWindow* w : gone) AddHeld(*w, held_before_);
   std::erase_if(windows_, [&](const ChargeWindow& w) { return w.t1 < keep_from; });
 }
 
@@ -128,7 +134,7 @@ TopInterval TopTally::Close(uint64_t now_ns, bool final) {
     arriving_.clear();
   }
   if (!pending_.empty()) {
-    const BlameIndex index(windows_);
+    const BlameIndex index(windows_, &held_before_);
     for (const TraceCall& c : pending_) Charge(c, index);
   }
   pending_ = std::move(arriving_);

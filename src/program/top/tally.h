@@ -98,6 +98,7 @@ class TopTally {
   std::map<uint32_t, std::string> comms_;
   std::map<uint32_t, uint32_t> disk_of_;
   std::vector<ChargeWindow> windows_;
+  HeldByFs held_before_;  // the dirty pages held as the first window kept began
   uint64_t windows_dropped_ = 0;
   std::vector<TraceCall> pending_, arriving_;  // to charge at the next Close, and the one after
   TopInterval now_;

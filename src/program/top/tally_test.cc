@@ -121,7 +121,7 @@ TEST_F(TopTallyTest, ThrottlingIsCountedForAnyCallAndP99NeedsAHundredCalls) {
   ASSERT_TRUE(iv.processes.at(20).sync_p99_ms);
   EXPECT_NEAR(*iv.processes.at(20).sync_p99_ms, 1.0, 1.0 / 16);
   EXPECT_EQ(iv.processes.at(20).sync_max_ns, 50 * kMs);
-  // The throttled write is charged to who dirtied pages on its file system: itself.
+  // The throttled write is charged to who held pages on its file system: itself.
   EXPECT_NEAR(iv.stalls.at({10, CulpritId{TRACE_CAUSE_PROCESS, 10}}).ms, 8.0, 1e-9);
   EXPECT_EQ(tally.Run().at(10).waited_ms, 0.0) << "its own pages are not someone else's";
 }
