@@ -119,6 +119,8 @@ void TopTally::Prune(uint64_t now_ns) {
   std::stable_sort(gone.begin(), gone.end(),
                    [](const ChargeWindow* a, const ChargeWindow* b) { return a->t1 < b->t1; });
   for (const ChargeWindow* w : gone) AddHeld(*w, held_before_);
+  for (auto& [fs, held] : held_before_)  // those who hold nothing: a long run's exited writers
+    std::erase_if(held, [](const auto& h) { return h.second.first == 0; });
   std::erase_if(windows_, [&](const ChargeWindow& w) { return w.t1 < keep_from; });
 }
 

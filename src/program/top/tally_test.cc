@@ -126,6 +126,27 @@ TEST_F(TopTallyTest, ThrottlingIsCountedForAnyCallAndP99NeedsAHundredCalls) {
   EXPECT_EQ(tally.Run().at(10).waited_ms, 0.0) << "its own pages are not someone else's";
 }
 
+// Windows older than top keeps still count for who holds pages: a writer
+// that dirtied pages long before a throttled call, and whose pages were
+// not all written back, is charged by what it still held; one whose pages
+// were all written back is not.
+TEST_F(TopTallyTest, PagesDirtiedBeforeTheWindowsKeptStillThrottleTheOthers) {
+  tally.AddCharges(Window(TRACE_CHARGE_DIRTY, 0, 10, false,
+                          {Charged(10, 3'000'000, "dd", kFs), Charged(11, 1'000'000, "cp", kFs)}));
+  ChargeWindow written =
+      Window(TRACE_CHARGE_WINDOW, 20, 30, false,
+             {Charged(10, 1'000'000, "dd", kFs), Charged(11, 1'000'000, "cp", kFs)});
+  written.done_bytes = 2'000'000;
+  tally.AddCharges(written);
+  tally.Close(TopTally::kWindowKeepNs + 1000 * kMs, false);  // both windows let go
+  tally.AddCall(
+      Call(20, TRACE_KIND_PWRITE64, TopTally::kWindowKeepNs / kMs + 1500, 10, SPLIT_THROTTLE, 8));
+  const TopInterval iv = tally.Close(TopTally::kWindowKeepNs + 3000 * kMs, true);
+  ASSERT_TRUE(iv.stalls.count({20, CulpritId{TRACE_CAUSE_PROCESS, 10}})) << "dd still held 2 MB";
+  EXPECT_NEAR(iv.stalls.at({20, CulpritId{TRACE_CAUSE_PROCESS, 10}}).ms, 8.0, 1e-9);
+  EXPECT_FALSE(iv.stalls.count({20, CulpritId{TRACE_CAUSE_PROCESS, 11}})) << "cp held nothing";
+}
+
 TEST_F(TopTallyTest, ALocksHolderIsACulpritOfTheWaitAndItsOwnThreadsAreSelf) {
   TraceCall c = Call(20, TRACE_KIND_PWRITE64, 5, 10, SPLIT_OTHER, 8);
   c.lock = {8 * kMs, {{8 * kMs, SPLIT_LOCK_HELD, 10, "dd"}}};
