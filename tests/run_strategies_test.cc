@@ -166,11 +166,14 @@ TEST_F(RunCli, AStaticWriterIsPacedByTheSupervisor) {
 }
 
 // O_DIRECT needs the writer's own calls: a static writer's file is
-// refused under direct, said so, and left as it wrote it.
+// refused under direct, said so, and left as it wrote it. The supervisor
+// sees a file only while a process holds it open, every 5 ms at first: a
+// writer of 64 MiB once opened, wrote and closed it between two looks (a
+// CI run, beside the suite), and 256 MiB take it four times as long.
 TEST_F(RunCli, AStaticWritersFileIsRefusedDirect) {
   RunResult r;
   json doc = Run({"--strategy", "direct"},
-                 {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "64"}, &r);
+                 {WRITELAB_STATIC_WRITERS_BINARY, "stream", Path("out"), "256"}, &r);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const json* row = FileRow(doc, Path("out"));
   ASSERT_TRUE(row);
