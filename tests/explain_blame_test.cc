@@ -13,6 +13,11 @@
 //   - On a test bed whose device holds 4 requests, behind dd's of direct
 //     writes held to a slow pace: the victim's commits wait for their few
 //     log blocks' turn, so their time is charged to the dd's requests.
+//   - On test beds under a strict dirty limit, buffered writes: a write
+//     paused by the limit is charged to who held the pages then, against
+//     the writers' files' pages dirty or under writeback (cachestat(2)),
+//     for two steady writers and for one that stopped before the other
+//     began.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -28,7 +33,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -54,24 +58,6 @@ using nlohmann::json;
 struct Writer {
   long pid = 0;
   double mb = 0;  // by its own count
-};
-
-// A planted writer's pieces of 256 KiB, by when each pwrite returned
-// (wl_blame's LOG, CLOCK_MONOTONIC as the trace's): what it dirtied in a
-// stretch of time, by its own count.
-struct PieceLog {
-  std::vector<uint64_t> at;  // ns, in order
-  static PieceLog Read(const std::string& path) {
-    PieceLog log;
-    std::ifstream in(path);
-    for (uint64_t t = 0; in >> t;) log.at.push_back(t);
-    return log;
-  }
-  double Mb(uint64_t from, uint64_t to) const {
-    const auto n =
-        std::upper_bound(at.begin(), at.end(), to) - std::lower_bound(at.begin(), at.end(), from);
-    return static_cast<double>(n) * 256 * 1024 / 1e6;
-  }
 };
 
 // The observer of who holds dirty pages: two files' pages that are dirty
@@ -232,10 +218,10 @@ class ExplainBlame : public ::testing::Test {
     Shell("sync");
     std::optional<DirtySampler> held;
     if (which == Calls::kThrottledWrites) held.emplace(dir + "/big", dir + "/small");
-    const std::string out = Shell(
-        std::string(WRITELAB_BINARY) + " explain --quiet --calls " + csv + " --json " + doc_path +
-        " -- " + paths::kBlameLoad + " " + dir + " 6 " + big_mbps + " " + small_mbps + " " + mode +
-        " 60 100 " + work.path() + "/pieces 2>" + work.path() + "/err.txt; echo rc=$?");
+    const std::string out =
+        Shell(std::string(WRITELAB_BINARY) + " explain --quiet --calls " + csv + " --json " +
+              doc_path + " -- " + paths::kBlameLoad + " " + dir + " 6 " + big_mbps + " " +
+              small_mbps + " " + mode + " 60 100 2>" + work.path() + "/err.txt; echo rc=$?");
     if (held) held->Stop();
     ASSERT_NE(out.find("rc=0"), std::string::npos) << out << Slurp(work.path() + "/err.txt");
     if (held && held->unsupported()) GTEST_SKIP() << "no cachestat(2) (Linux 6.5): no observer";

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
 // The planted culprits of tests/explain_blame_test.cc, built as `wl_blame`:
 //
-//   wl_blame DIR SECONDS BIG_MBPS SMALL_MBPS direct|buffered CALLS GAP_MS [LOG]
+//   wl_blame DIR SECONDS BIG_MBPS SMALL_MBPS direct|buffered CALLS GAP_MS
 //
 // forks two writers, "big" and "small", that write DIR/big and DIR/small
 // in 256 KiB pieces at their paces (MB/s, 10^6 bytes) for SECONDS and then
 // fsync; meanwhile this process, the victim, makes CALLS appends of 4 KiB
 // to DIR/victim, each followed by fsync and a pause of GAP_MS. When all
 // are done it prints one line per writer: "writer NAME PID BYTES", the
-// bytes it wrote by its own count. With LOG, each writer also writes
-// LOG.NAME: a line per piece, when its pwrite returned (CLOCK_MONOTONIC, ns),
-// which is when its pages were dirtied, give or take the call.
+// bytes it wrote by its own count.
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -21,7 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <vector>
 
 namespace {
 
@@ -33,17 +30,8 @@ double Now() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-unsigned long long NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<unsigned long long>(ts.tv_sec) * 1000000000ull +
-         static_cast<unsigned long long>(ts.tv_nsec);
-}
-
-// Writes at mbps for seconds; reports its bytes through the pipe, and each
-// piece's time to log (none: "").
-int Writer(const std::string& path, double seconds, double mbps, bool direct, int report,
-           const std::string& log) {
+// Writes at mbps for seconds; reports its bytes through the pipe.
+int Writer(const std::string& path, double seconds, double mbps, bool direct, int report) {
   const int fd =
       open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | (direct ? O_DIRECT : 0), 0644);
   void* buf = nullptr;
@@ -51,27 +39,14 @@ int Writer(const std::string& path, double seconds, double mbps, bool direct, in
   std::memset(buf, 'w', kPiece);
   const double start = Now();
   unsigned long long bytes = 0;
-  std::vector<unsigned long long> pieces;  // kept in memory: no file I/O while it writes
   while (Now() - start < seconds) {
     const double due = start + static_cast<double>(bytes) / (mbps * 1e6);
     if (double wait = due - Now(); wait > 0) usleep(static_cast<useconds_t>(wait * 1e6));
     if (pwrite(fd, buf, kPiece, static_cast<off_t>(bytes)) != static_cast<ssize_t>(kPiece))
       return 1;
-    pieces.push_back(NowNs());
     bytes += kPiece;
   }
   if (fsync(fd) != 0 || close(fd) != 0) return 1;
-  if (!log.empty()) {
-    const int log_fd =
-        open(log.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    FILE* out = log_fd < 0 ? nullptr : fdopen(log_fd, "w");
-    if (!out) {
-      if (log_fd >= 0) close(log_fd);
-      return 1;
-    }
-    for (const unsigned long long t : pieces) std::fprintf(out, "%llu\n", t);
-    if (std::fclose(out) != 0) return 1;
-  }
   return write(report, &bytes, sizeof bytes) == sizeof bytes ? 0 : 1;
 }
 
@@ -90,10 +65,9 @@ int Victim(const std::string& path, int calls, int gap_ms) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 8 && argc != 9) {
-    std::fprintf(
-        stderr,
-        "usage: wl_blame DIR SECONDS BIG_MBPS SMALL_MBPS direct|buffered CALLS GAP_MS [LOG]\n");
+  if (argc != 8) {
+    std::fprintf(stderr,
+                 "usage: wl_blame DIR SECONDS BIG_MBPS SMALL_MBPS direct|buffered CALLS GAP_MS\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -109,8 +83,7 @@ int main(int argc, char** argv) {
     if (pids[i] < 0) return 1;
     if (pids[i] == 0) {
       prctl(PR_SET_NAME, names[i]);
-      const std::string log = argc == 9 ? std::string(argv[8]) + "." + names[i] : "";
-      const int failed = Writer(dir + "/" + names[i], seconds, rates[i], direct, pipes[i][1], log);
+      const int failed = Writer(dir + "/" + names[i], seconds, rates[i], direct, pipes[i][1]);
       if (failed) std::fprintf(stderr, "wl_blame: writer %s: %s\n", names[i], std::strerror(errno));
       _exit(failed);
     }
