@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -120,6 +121,14 @@ void CheckPageInBrowser(const std::string& page, const json& doc, const std::str
     std::string png = dir + "/report-" + picture + ".png";
     RunResult s = Screenshot("file://" + page + "#only=picture-" + picture, png,
                              scratch + "/profile-" + picture, "1000,340");
+    // Chromium once ended at once by a SIGTERM whose sender was not found
+    // (exit 143, in a CI run beside the suite; the five pictures before it
+    // were taken): the picture is asked for once more, the failure said.
+    if (s.exit_code != 0) {
+      std::printf("survey: chromium exited %d taking %s; once more\n", s.exit_code, picture);
+      s = Screenshot("file://" + page + "#only=picture-" + picture, png,
+                     scratch + "/profile-" + picture + "-again", "1000,340");
+    }
     EXPECT_EQ(s.exit_code, 0) << picture << ": " << s.err;
     EXPECT_GT(std::filesystem::file_size(png), 5000u) << png;
   }
