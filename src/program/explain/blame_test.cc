@@ -44,10 +44,21 @@ TraceCall Call(uint64_t start_ms, uint64_t ms, int part, uint64_t part_ms) {
   return c;
 }
 
-double MsOf(const CallBlame& b, uint32_t tgid) {
+// The share of process tgid (none: nullptr).
+const CallBlame::Share* ShareOf(const CallBlame& b, uint32_t tgid) {
   for (const auto& s : b.shares)
-    if (s.who.cause == TRACE_CAUSE_PROCESS && s.who.tgid == tgid) return s.ms;
-  return 0;
+    if (s.who.cause == TRACE_CAUSE_PROCESS && s.who.tgid == tgid) return &s;
+  return nullptr;
+}
+
+double MsOf(const CallBlame& b, uint32_t tgid) {
+  const CallBlame::Share* s = ShareOf(b, tgid);
+  return s ? s->ms : 0;
+}
+
+uint64_t BytesOf(const CallBlame& b, uint32_t tgid) {
+  const CallBlame::Share* s = ShareOf(b, tgid);
+  return s ? s->bytes : 0;
 }
 
 TEST(Blame, AFlushIsChargedWithWhatWasQueuedSinceTheFlushBefore) {
@@ -207,12 +218,6 @@ trace_charge WrittenBack(uint32_t tgid, uint64_t bytes, const char* comm, uint32
 ChargeWindow Completed(ChargeWindow w) {
   for (const trace_charge& ch : w.charges) w.done_bytes += ch.bytes;
   return w;
-}
-
-uint64_t BytesOf(const CallBlame& b, uint32_t tgid) {
-  for (const auto& s : b.shares)
-    if (s.who.cause == TRACE_CAUSE_PROCESS && s.who.tgid == tgid) return s.bytes;
-  return 0;
 }
 
 // Throttling is charged to who held dirty pages on its file system when
